@@ -1,0 +1,351 @@
+# cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
+"""The compiled streaming engine for context-free renderers.
+
+Most decoders render each token on its own: a piece of text, or a few raw bytes that are
+assembled into UTF-8 with their neighbours. A PieceTable holds that per-id rendering,
+precomputed once, and streams it at constant cost per token:
+
+* ``mode="text"``: every id renders a str, except byte pieces (``<0xNN>``), whose runs are
+  assembled into UTF-8 by one of three rules: ``"replace"`` (one U+FFFD per maximal invalid
+  subpart, as Python and Rust's from_utf8_lossy do), ``"per_byte"`` (one U+FFFD per invalid
+  byte, as SentencePiece does), ``"whole_run"`` (a run with any invalid byte renders entirely
+  as U+FFFD, one per byte, as the `tokenizers` ByteFallback decoder does).
+* ``mode="bytes"``: every id renders raw bytes, and the whole stream is one lossy UTF-8 byte
+  string (byte-level BPE: GPT-2, Qwen, Whisper).
+
+A "first" table lets a piece render differently while no piece has ended the leading rule yet
+(SentencePiece's dropped leading space, Metaspace's first token, WordPiece's first token); a
+lead rule drops one leading space or all leading whitespace of the output.
+
+Whether bytes are "incomplete" is decided from the bytes (a valid UTF-8 prefix of at most 3
+bytes is held back), never from a rendered U+FFFD: a genuine U+FFFD or an invalid byte is
+emitted at once. The held-back tail is rendered into state["text"] so that it always equals
+the full decode of the ids so far.
+"""
+import codecs
+
+from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+
+from oasr_tok._ids cimport as_id_list, id_at, oasr_small_id, oasr_list_items
+from oasr_tok._textbuf cimport oasr_commit
+from oasr_tok.errors import StreamStateError
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_ssize_t PyBytes_GET_SIZE(object)
+
+
+def _one_fffd_per_byte(exc):
+    # SentencePiece replaces each invalid byte on its own; Python's "replace" would replace
+    # a whole maximal invalid subpart with a single U+FFFD.
+    return "\ufffd", exc.start + 1
+
+
+codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
+
+cdef object _utf8_decode = codecs.utf_8_decode
+
+FLAG_SKIP = 1
+FLAG_BYTE = 2
+FLAG_KEEP_FIRST = 4
+
+cdef enum:
+    F_SKIP = 1
+    F_BYTE = 2
+    F_KEEP_FIRST = 4
+
+cdef enum:
+    MODE_TEXT = 0
+    MODE_BYTES = 1
+
+cdef enum:
+    RULE_REPLACE = 0
+    RULE_PER_BYTE = 1
+    RULE_WHOLE_RUN = 2
+
+cdef enum:
+    LEAD_NONE = 0
+    LEAD_ONE_SPACE = 1
+    LEAD_WHITESPACE = 2
+
+cdef dict _MODES = {"text": MODE_TEXT, "bytes": MODE_BYTES}
+cdef dict _RULES = {"replace": RULE_REPLACE, "per_byte": RULE_PER_BYTE, "whole_run": RULE_WHOLE_RUN}
+cdef dict _LEADS = {"none": LEAD_NONE, "one_space": LEAD_ONE_SPACE, "whitespace": LEAD_WHITESPACE}
+
+cdef struct Vars:
+    bint first        # the "first" table is still in force
+    bint lead         # no character has been output yet (the lead rule is pending)
+    bint run_invalid  # whole_run: the current byte run already failed to decode
+    bint closed       # final=True was given
+
+
+cdef class PieceTable:
+    """Per-id renderings plus the rules that join them; see the module docstring.
+
+    pieces: list of str (mode "text"; ignored for byte ids) or bytes (mode "bytes"), one per id.
+    first_pieces: optional list like `pieces`, used while the first rule is in force.
+    flags: bytes, one per id: FLAG_SKIP (renders nothing, changes nothing), FLAG_BYTE (a byte
+      piece, mode "text" only; its value is in `byte_values`), FLAG_KEEP_FIRST (does not end
+      the first rule).
+    byte_values: bytes, one per id (the byte of a FLAG_BYTE id; anything for the others).
+    """
+    cdef readonly Py_ssize_t vocab_size
+    cdef list pieces
+    cdef list first_pieces
+    cdef list texts            # mode bytes: the piece decoded, when it is complete UTF-8 alone
+    cdef bytes flags
+    cdef bytes byte_values
+    cdef const unsigned char* _flags
+    cdef const unsigned char* _bytes
+    cdef int mode, rule, lead_rule
+    cdef bint has_first
+    cdef str errors
+    cdef tuple fresh
+
+    def __init__(self, list pieces, *, list first_pieces=None, bytes flags=None, bytes byte_values=None,
+                 str mode="text", str byte_rule="replace", str lead="none"):
+        cdef Py_ssize_t n = len(pieces), i
+        if mode not in _MODES or byte_rule not in _RULES or lead not in _LEADS:
+            raise ValueError(f"bad PieceTable rules: mode={mode!r} byte_rule={byte_rule!r} lead={lead!r}")
+        self.mode = _MODES[mode]
+        self.rule = _RULES[byte_rule]
+        self.lead_rule = _LEADS[lead]
+        self.errors = "oasr_tok.per_byte" if self.rule == RULE_PER_BYTE else "replace"
+        if flags is None:
+            flags = bytes(n)
+        if byte_values is None:
+            byte_values = bytes(n)
+        if len(flags) != n or len(byte_values) != n or (first_pieces is not None and len(first_pieces) != n):
+            raise ValueError("PieceTable: pieces, first_pieces, flags and byte_values must have one entry per id")
+        want = bytes if self.mode == MODE_BYTES else str
+        for i in range(n):
+            if not (flags[i] & (F_SKIP | F_BYTE)):
+                if type(pieces[i]) is not want or (first_pieces is not None and type(first_pieces[i]) is not want):
+                    raise TypeError(f"PieceTable: piece {i} must be {want.__name__}")
+            if self.mode == MODE_BYTES and flags[i] & F_BYTE:
+                raise ValueError("PieceTable: byte pieces are only for mode 'text'")
+        self.vocab_size = n
+        self.pieces = list(pieces)
+        self.first_pieces = list(first_pieces) if first_pieces is not None else self.pieces
+        self.has_first = first_pieces is not None
+        self.flags = flags
+        self.byte_values = byte_values
+        self._flags = self.flags
+        self._bytes = self.byte_values
+        if self.mode == MODE_BYTES:
+            self.texts = [_complete_text(p) for p in self.pieces]
+        else:
+            self.texts = None
+        self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
+
+    # -- the per-token step ---------------------------------------------------------------
+
+    cdef inline object _emit(self, Vars* v, object out, str text):
+        """Append `text` (after the lead rule) to `out` (None, a str, or a list of str)."""
+        if v.lead and PyUnicode_GET_LENGTH(text):
+            if self.lead_rule == LEAD_ONE_SPACE:
+                if text[0] == " ":
+                    text = text[1:]
+                v.lead = False
+            else:
+                text = text.lstrip()
+                if PyUnicode_GET_LENGTH(text):
+                    v.lead = False
+        if not PyUnicode_GET_LENGTH(text):
+            return out
+        if out is None:
+            return text
+        if type(out) is list:
+            (<list>out).append(text)
+            return out
+        return [out, text]
+
+    cdef object _close_run(self, Vars* v, bytes pending, object out):
+        """A non-byte piece ends the byte run: render what the run held."""
+        if self.rule == RULE_WHOLE_RUN:
+            v.run_invalid = False
+            if PyBytes_GET_SIZE(pending):
+                out = self._emit(v, out, _whole_run_text(pending))
+        elif PyBytes_GET_SIZE(pending):
+            out = self._emit(v, out, _utf8_decode(pending, self.errors, True)[0])
+        return out
+
+    cdef object _step(self, Py_ssize_t tid, Vars* v, list pending_box, object out):
+        """Render one id. pending_box[0] holds the pending bytes."""
+        cdef unsigned char f = self._flags[tid]
+        cdef bytes pending, cand
+        cdef str text
+        if f & F_SKIP:
+            return out
+        pending = <bytes>pending_box[0]
+        if self.mode == MODE_BYTES:
+            text = self.texts[tid]
+            if text is not None and not PyBytes_GET_SIZE(pending):
+                out = self._emit(v, out, text)
+            else:
+                cand = pending + <bytes>self.pieces[tid]
+                decoded = _utf8_decode(cand, "replace", False)
+                out = self._emit(v, out, decoded[0])
+                pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
+        elif f & F_BYTE:
+            cand = pending + self.byte_values[tid:tid + 1]
+            if self.rule == RULE_WHOLE_RUN:
+                if v.run_invalid:
+                    out = self._emit(v, out, "\ufffd")
+                else:
+                    try:
+                        _utf8_decode(cand, "strict", False)
+                        pending_box[0] = cand
+                    except UnicodeDecodeError:
+                        out = self._emit(v, out, "\ufffd" * PyBytes_GET_SIZE(cand))
+                        pending_box[0] = b""
+                        v.run_invalid = True
+            else:
+                decoded = _utf8_decode(cand, self.errors, False)
+                out = self._emit(v, out, decoded[0])
+                pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
+        else:
+            if PyBytes_GET_SIZE(pending) or v.run_invalid:
+                out = self._close_run(v, pending, out)
+                pending_box[0] = b""
+            out = self._emit(v, out, <str>(self.first_pieces[tid] if v.first else self.pieces[tid]))
+        if v.first and not (f & F_KEEP_FIRST):
+            v.first = False
+        return out
+
+    cdef str _tail(self, Vars v, bytes pending):
+        """What the pending bytes render as if the stream ended now (v is a copy)."""
+        cdef str text
+        if not PyBytes_GET_SIZE(pending):
+            return ""
+        if self.mode == MODE_BYTES:
+            text = _utf8_decode(pending, "replace", True)[0]
+        elif self.rule == RULE_WHOLE_RUN:
+            text = _whole_run_text(pending)
+        else:
+            text = _utf8_decode(pending, self.errors, True)[0]
+        out = self._emit(&v, None, text)
+        return "" if out is None else out
+
+    # -- public entry points --------------------------------------------------------------
+
+    def decode_incremental(self, new_ids, dict state, bint final=False):
+        """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
+        cdef list ids = as_id_list(new_ids)
+        cdef Py_ssize_t i, n = PyList_GET_SIZE(ids)
+        cdef Vars v
+        cdef object out = None
+        cdef list pending_box
+        cdef str settled, tail
+        st = state.get("_s")
+        if st is None:
+            st = self.fresh
+        elif type(st) is not tuple or len(<tuple>st) != 5:
+            raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+        v.first = st[0]
+        v.lead = st[1]
+        pending_box = [st[2]]
+        v.run_invalid = st[3]
+        v.closed = st[4]
+        if v.closed:
+            if n:
+                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+            return ""
+        for i in range(n):  # validate first: a bad id must leave the state as it was
+            id_at(ids, i, self.vocab_size)
+        for i in range(n):
+            out = self._step(id_at(ids, i, self.vocab_size), &v, pending_box, out)
+        if final:
+            out = self._close_run(&v, <bytes>pending_box[0], out) if self.mode == MODE_TEXT else (
+                self._emit(&v, out, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
+                if PyBytes_GET_SIZE(<bytes>pending_box[0]) else out)
+            pending_box[0] = b""
+            v.closed = True
+            tail = ""
+        else:
+            tail = self._tail(v, <bytes>pending_box[0])
+        if out is None:
+            settled = ""
+        elif type(out) is list:
+            settled = "".join(<list>out)
+        else:
+            settled = <str>out
+        oasr_commit(state, settled, tail)
+        state["_s"] = (v.first, v.lead, pending_box[0], v.run_invalid, v.closed)
+        return settled
+
+    def token_pieces(self, ids):
+        """One string per id; they concatenate to the decode. A piece is what its token
+        settled; text still held back when the ids end goes on the last token that rendered."""
+        cdef list lst = as_id_list(ids)
+        cdef Py_ssize_t i, tid, n = PyList_GET_SIZE(lst), last_visible = -1
+        cdef list result = PyList_New(n)
+        cdef Vars v
+        cdef list pending_box = [b""]
+        cdef object out, piece
+        cdef unsigned char f
+        cdef bint bytes_mode = self.mode == MODE_BYTES
+        cdef list plain = self.texts if bytes_mode else self.pieces
+        cdef PyObject* raw
+        cdef const unsigned char* flags = self._flags
+        cdef Py_ssize_t vocab_size = self.vocab_size
+        v.first = self.has_first
+        v.lead = self.lead_rule != LEAD_NONE
+        v.run_invalid = False
+        v.closed = False
+        cdef PyObject** ids_items = oasr_list_items(lst)
+        cdef PyObject** plain_items = oasr_list_items(plain)
+        cdef bint fast = not (v.first or v.lead)
+        for i in range(n):
+            if not (oasr_small_id(ids_items[i], &tid) and 0 <= tid < vocab_size):
+                tid = id_at(lst, i, vocab_size)
+            f = flags[tid]
+            # The common case: a plain piece once the leading rules are done and no bytes wait.
+            if fast and f == 0:
+                raw = plain_items[tid]
+                if raw != <PyObject*>None:
+                    Py_INCREF(<object>raw)
+                    PyList_SET_ITEM(result, i, <object>raw)
+                    last_visible = i
+                    continue
+            out = self._step(tid, &v, pending_box, None)
+            if out is None:
+                piece = ""
+            elif type(out) is list:
+                piece = "".join(<list>out)
+            else:
+                piece = out
+            Py_INCREF(piece)
+            PyList_SET_ITEM(result, i, piece)
+            if not (f & F_SKIP):
+                last_visible = i
+            fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+        if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
+            if bytes_mode:
+                out = self._emit(&v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
+            else:
+                out = self._close_run(&v, <bytes>pending_box[0], None)
+            if out is not None:
+                result[last_visible] = result[last_visible] + ("".join(out) if type(out) is list else out)
+        return result
+
+    def render(self, ids):
+        """The whole rendering of `ids` (what the token pieces concatenate to)."""
+        return "".join(self.token_pieces(ids))
+
+
+cdef str _whole_run_text(bytes run):
+    try:
+        return _utf8_decode(run, "strict", True)[0]
+    except UnicodeDecodeError:
+        return "\ufffd" * PyBytes_GET_SIZE(run)
+
+
+cdef object _complete_text(object piece):
+    """The str a byte piece renders alone, or None if it is not complete, valid UTF-8."""
+    try:
+        return (<bytes>piece).decode("utf-8")
+    except UnicodeDecodeError:
+        return None

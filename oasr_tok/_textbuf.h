@@ -1,0 +1,126 @@
+/* The growing transcript of a stream, kept in state["text"].
+ *
+ * A stream's text is `settled + tail`: settled text never changes again, the tail is what a
+ * later token may still rewrite. Each step replaces the old tail with new settled text and a
+ * new tail. Doing that with ordinary string slicing copies the whole transcript per token,
+ * so a stream would cost O(n) per token; here the string is resized in place whenever the
+ * state dict holds the only reference to it (CPython's own rule for `s += t`).
+ *
+ * CPython requires a str to use the narrowest storage its characters need. Truncating in
+ * place keeps the storage kind, so it is only done when the kept part needs that same kind;
+ * the state records the kind ("level") the settled text needs. */
+#ifndef OASR_TEXTBUF_H
+#define OASR_TEXTBUF_H
+#include <Python.h>
+
+static PyObject *oasr_key_text = NULL, *oasr_key_tail = NULL, *oasr_key_level = NULL;
+
+static int oasr_textbuf_keys(void)
+{
+    if (oasr_key_text) return 0;
+    oasr_key_text = PyUnicode_InternFromString("text");
+    oasr_key_tail = PyUnicode_InternFromString("_tail");
+    oasr_key_level = PyUnicode_InternFromString("_level");
+    return (oasr_key_text && oasr_key_tail && oasr_key_level) ? 0 : -1;
+}
+
+/* 0: ASCII, 1: Latin-1, 2: UCS-2, 4: UCS-4. */
+static inline int oasr_str_level(PyObject *s)
+{
+    if (PyUnicode_IS_ASCII(s)) return 0;
+    return (int)PyUnicode_KIND(s);
+}
+
+static Py_ssize_t oasr_state_int(PyObject *state, PyObject *key)
+{
+    PyObject *v = PyDict_GetItemWithError(state, key);
+    if (v == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyLong_CheckExact(v)) {
+        PyErr_Format(PyExc_ValueError, "stream state[%R] must be an int, got %R", key, v);
+        return -1;
+    }
+    return PyLong_AsSsize_t(v);
+}
+
+/* state["text"] = state["text"][:-old_tail] + settled + tail; record the new tail length and
+ * settled level. Returns 0, or -1 with an exception set (state untouched then, except on
+ * MemoryError half-way). */
+static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
+{
+    PyObject *text, *num;
+    Py_ssize_t old_tail, level, n, settled_len, tail_len;
+    int settled_level;
+
+    if (oasr_textbuf_keys() < 0) return -1;
+    if (!PyDict_CheckExact(state) && !PyDict_Check(state)) {
+        PyErr_SetString(PyExc_TypeError, "stream state must be a dict");
+        return -1;
+    }
+    if (!PyUnicode_Check(settled) || !PyUnicode_Check(tail)) {
+        PyErr_SetString(PyExc_TypeError, "settled text and tail must be str");
+        return -1;
+    }
+    old_tail = oasr_state_int(state, oasr_key_tail);
+    if (old_tail < 0) return -1;
+    level = oasr_state_int(state, oasr_key_level);
+    if (level < 0) return -1;
+    settled_len = PyUnicode_GET_LENGTH(settled);
+    tail_len = PyUnicode_GET_LENGTH(tail);
+
+    text = PyDict_GetItemWithError(state, oasr_key_text);
+    if (text == NULL) {
+        if (PyErr_Occurred()) return -1;
+        text = PyUnicode_New(0, 0);
+        if (text == NULL) return -1;
+    } else {
+        if (!PyUnicode_CheckExact(text)) {
+            PyErr_Format(PyExc_ValueError, "stream state['text'] must be a str, got %R", text);
+            return -1;
+        }
+        n = PyUnicode_GET_LENGTH(text);
+        if (old_tail > n) {
+            PyErr_SetString(PyExc_ValueError, "stream state is corrupt: its tail is longer than its text");
+            return -1;
+        }
+        if (old_tail == 0 && settled_len == 0 && tail_len == 0) return 0;
+        Py_INCREF(text);
+        /* Drop the dict's reference so ours may be the only one. */
+        if (PyDict_SetItem(state, oasr_key_text, Py_None) < 0) { Py_DECREF(text); return -1; }
+    }
+    n = PyUnicode_GET_LENGTH(text);
+    if (old_tail > 0) {
+        if (oasr_str_level(text) == level) {
+            if (PyUnicode_Resize(&text, n - old_tail) < 0) goto fail;
+        } else {
+            PyObject *cut = PyUnicode_Substring(text, 0, n - old_tail);
+            if (cut == NULL) goto fail;
+            Py_DECREF(text);
+            text = cut;
+        }
+    }
+    if (settled_len) {
+        PyUnicode_Append(&text, settled);
+        if (text == NULL) return -1;
+        settled_level = oasr_str_level(settled);
+        if (settled_level > level) level = settled_level;
+    }
+    if (tail_len) {
+        PyUnicode_Append(&text, tail);
+        if (text == NULL) return -1;
+    }
+    if (PyDict_SetItem(state, oasr_key_text, text) < 0) goto fail;
+    Py_DECREF(text);
+    num = PyLong_FromSsize_t(tail_len);
+    if (num == NULL || PyDict_SetItem(state, oasr_key_tail, num) < 0) { Py_XDECREF(num); return -1; }
+    Py_DECREF(num);
+    num = PyLong_FromSsize_t(level);
+    if (num == NULL || PyDict_SetItem(state, oasr_key_level, num) < 0) { Py_XDECREF(num); return -1; }
+    Py_DECREF(num);
+    return 0;
+fail:
+    PyDict_SetItem(state, oasr_key_text, text);
+    Py_DECREF(text);
+    return -1;
+}
+
+#endif

@@ -1,0 +1,2 @@
+cdef extern from "_textbuf.h":
+    int oasr_commit(object state, object settled, object tail) except -1

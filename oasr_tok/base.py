@@ -1,0 +1,137 @@
+"""The Tokenizer contract every kind implements.
+
+Three promises, for every kind and every input (see docs/decoding.md):
+
+1. ``"".join(tok.token_pieces(ids)) == tok.decode(ids)``, one piece per id, "" for special ids.
+2. Feeding any split of ``ids`` through ``decode_incremental`` keeps ``state["text"] ==
+   tok.decode(ids so far)``; the deltas plus the ``final=True`` flush concatenate to the decode.
+3. No retraction: an emitted delta is a prefix of the decode of every continuation.
+
+The defaults here re-render the whole prefix (Θ(n²) in tokens); kinds override them for speed,
+never for behaviour.
+"""
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ._ids import check_ids
+from ._textbuf import commit_text
+from .errors import EncodeNotSupportedError, StreamStateError
+
+if TYPE_CHECKING:
+    from .spec import TokenizerSpec
+    from .words import Word
+
+__all__ = ["Tokenizer"]
+
+
+class Tokenizer(abc.ABC):
+    """Turns recogniser token ids into text (whole, streamed, per token, as timed words) and,
+    where `supports_encode` is true, text into ids."""
+
+    #: The spec this tokenizer was built from (set by build_tokenizer / from_spec).
+    spec: "TokenizerSpec | None" = None
+    #: Whether encode() works. Test this, never hasattr(tok, "encode").
+    supports_encode: bool = False
+
+    @property
+    @abc.abstractmethod
+    def vocab_size(self) -> int:
+        """Number of valid ids: 0 ... vocab_size - 1."""
+
+    @property
+    @abc.abstractmethod
+    def special_ids(self) -> frozenset[int]:
+        """Exactly the ids decode() strips."""
+
+    @abc.abstractmethod
+    def decode(self, ids: Sequence[int]) -> str:
+        """The transcript of `ids`."""
+
+    def encode(self, text: str) -> list[int]:
+        """Ids for `text` (prompts, hotwords). Decode-only kinds raise EncodeNotSupportedError."""
+        raise EncodeNotSupportedError(
+            f"{type(self).__name__} is decode-only: it cannot turn text into ids "
+            "(check tok.supports_encode before calling encode)"
+        )
+
+    # -- helpers kinds share ----------------------------------------------------------------
+
+    def check_ids(self, ids: Sequence[int]) -> list[int]:
+        """`ids` as a list of ints in range; InvalidIdError naming the first bad one."""
+        return check_ids(ids, self.vocab_size)
+
+    def settled_length(self, ids: list[int], text: str) -> int:
+        """How much of `text` (the decode of `ids`) no continuation can change. The default
+        says all of it: right for kinds whose rendering only ever appends. Kinds that may
+        rewrite the end of their text override this (or decode_incremental)."""
+        return len(text)
+
+    # -- streaming ---------------------------------------------------------------------------
+
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+        """Feed `new_ids` to the stream whose state is `state` (a dict the caller owns, {} at
+        the start) and return the text that is now settled. state["text"] is the decode of all
+        ids so far. final=True flushes what was held back and closes the stream.
+        A failed call leaves `state` as it was."""
+        new = self.check_ids(new_ids)
+        if state.get("_closed"):
+            if new:
+                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+            return ""
+        old_ids = state.get("ids", [])
+        ids = old_ids + new if new else old_ids
+        old_text = state.get("text", "")
+        text = self.decode(ids) if (new or "text" not in state) else old_text
+        emitted = len(old_text) - state.get("_tail", 0)
+        if text[:emitted] != old_text[:emitted]:
+            raise StreamStateError(
+                f"{type(self).__name__}.settled_length let out text that a later token changed; "
+                "this is a bug in the kind"
+            )
+        settled = len(text) if final else max(emitted, min(len(text), self.settled_length(ids, text)))
+        delta = text[emitted:settled]
+        # The default keeps every id: it is the quadratic reference, not the fast path.
+        state["ids"] = ids
+        commit_text(state, delta, text[settled:])
+        state["_closed"] = bool(final)
+        return delta
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        """One string per id, concatenating to decode(ids): what each token settled when
+        streamed one at a time. Text held back at the end goes on the last non-special token."""
+        ids = self.check_ids(ids)
+        state: dict[str, Any] = {}
+        pieces = [self.decode_incremental([i], state) for i in ids]
+        rest = self.decode_incremental([], state, final=True)
+        if rest:
+            special = self.special_ids
+            last = max((k for k, i in enumerate(ids) if i not in special), default=len(ids) - 1)
+            pieces[last] += rest
+        return pieces
+
+    # -- convenience -------------------------------------------------------------------------
+
+    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
+        """decode() for each hypothesis of an n-best list."""
+        return [self.decode(ids) for ids in batch]
+
+    def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> list["Word"]:
+        """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""
+        from .words import group_words
+
+        return group_words(self.token_pieces(ids), starts, ends)
+
+    # -- pickling: by spec, so workers rebuild from the files ---------------------------------
+
+    def __reduce__(self):  # type: ignore[override]
+        if self.spec is None:
+            raise TypeError(f"{type(self).__name__} was not built from a TokenizerSpec and cannot be pickled")
+        from .registry import build_tokenizer
+
+        return (build_tokenizer, (self.spec,))
+
+    def __repr__(self) -> str:
+        kind = self.spec.kind if self.spec is not None else type(self).__name__
+        return f"<{type(self).__name__} kind={kind!r} vocab_size={self.vocab_size}>"

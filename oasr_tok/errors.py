@@ -1,0 +1,93 @@
+"""One small exception hierarchy. Every error is a `TokenizerError` and also the builtin it
+refines, so callers can catch either."""
+from __future__ import annotations
+
+__all__ = [
+    "TokenizerError",
+    "SpecError",
+    "UnknownKindError",
+    "RegistryError",
+    "BackendNotInstalledError",
+    "AssetError",
+    "AssetNotFoundError",
+    "MalformedAssetError",
+    "InvalidIdError",
+    "NonIntegerIdError",
+    "EncodeNotSupportedError",
+    "EncodeError",
+    "StreamStateError",
+    "TimingError",
+    "ResolveError",
+]
+
+
+class TokenizerError(Exception):
+    """Base class of every error oasr_tok raises on purpose."""
+
+
+class SpecError(TokenizerError, ValueError):
+    """A TokenizerSpec (or a kind's options) is malformed."""
+
+
+class UnknownKindError(TokenizerError, LookupError):
+    """No tokenizer kind is registered under the requested name."""
+
+
+class RegistryError(TokenizerError, ValueError):
+    """A registration clashes with an existing kind, or its factory is unusable."""
+
+
+class BackendNotInstalledError(TokenizerError, ImportError):
+    """A built-in kind needs an optional backend that is not installed."""
+
+
+class AssetError(TokenizerError):
+    """A tokenizer file is missing or malformed. `path` (and `line`, for text tables) say where."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class AssetNotFoundError(AssetError, FileNotFoundError):
+    """A file named by the spec does not exist or cannot be read."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        # FileNotFoundError's own __init__ would reinterpret the message as errno arguments.
+        AssetError.__init__(self, message, path, line)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class MalformedAssetError(AssetError, ValueError):
+    """A file exists but its content cannot be used (bad line, gap, duplicate, bad JSON...)."""
+
+
+class InvalidIdError(TokenizerError, ValueError):
+    """A token id is outside 0 ... vocab_size - 1."""
+
+
+class NonIntegerIdError(InvalidIdError, TypeError):
+    """A token id is not an integer."""
+
+
+class EncodeNotSupportedError(TokenizerError, NotImplementedError):
+    """encode() was called on a decode-only kind. Check `supports_encode` first."""
+
+
+class EncodeError(TokenizerError, ValueError):
+    """Text cannot be turned into ids with this vocabulary."""
+
+
+class StreamStateError(TokenizerError, ValueError):
+    """A decode_incremental state is unusable: closed by final=True, corrupt, or foreign."""
+
+
+class TimingError(TokenizerError, ValueError):
+    """starts/ends given to word_timings have the wrong length, order or values."""
+
+
+class ResolveError(TokenizerError, LookupError):
+    """A checkpoint's files do not identify a tokenizer kind."""

@@ -1,0 +1,1 @@
+"""The built-in tokenizer kinds, one module each (imported lazily by the registry)."""

@@ -1,0 +1,154 @@
+"""symbol_table: an id -> piece map read from a WeNet units.txt or icefall/sherpa tokens.txt.
+
+Rendering is piece-local: `▁` is a word boundary rendered as a space, `<0xNN>` byte pieces
+are reassembled into UTF-8 (one U+FFFD per maximal invalid subpart), special ids render
+nothing, and the leading whitespace of the transcript is dropped. Streaming and token pieces
+run on the compiled PieceTable (constant work per token); `decode` below is the plain
+Python statement of the same rules and the oracle the compiled paths are tested against.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
+from ..base import Tokenizer
+from ..errors import MalformedAssetError
+from ..spec import TokenizerSpec
+from ._common import byte_piece_value, read_text, reject_unknown_options, special_ids_option
+
+__all__ = ["SymbolTableTokenizer", "read_symbol_table"]
+
+WORD_BOUNDARY = "\u2581"
+
+
+def read_symbol_table(path: str) -> list[str]:
+    """The pieces of a `piece id` table, indexed by id. A line holding only an id is a space
+    (sherpa writes the space piece that way). Gaps, duplicate ids and malformed lines raise
+    MalformedAssetError naming the file and line."""
+    text = read_text(path, "symbol table")
+    by_id: dict[int, tuple[str, int]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.rsplit(None, 1)
+        # A line that is only an id: the piece is a space that the split swallowed.
+        piece, raw_id = (" ", fields[0]) if len(fields) == 1 else fields
+        try:
+            token_id = int(raw_id)
+            if token_id < 0 or not raw_id.isdigit():
+                raise ValueError
+        except ValueError:
+            raise MalformedAssetError(
+                f"{path}:{number}: expected 'piece id' with a non-negative integer id, got {line!r}",
+                path=path,
+                line=number,
+            ) from None
+        if token_id in by_id:
+            raise MalformedAssetError(
+                f"{path}:{number}: id {token_id} is given twice (first on line {by_id[token_id][1]})",
+                path=path,
+                line=number,
+            )
+        by_id[token_id] = (piece, number)
+    if not by_id:
+        raise MalformedAssetError(f"{path}: the symbol table is empty", path=path)
+    size = max(by_id) + 1
+    if len(by_id) != size:
+        missing = next(i for i in range(size) if i not in by_id)
+        after = max((n for i, (_, n) in by_id.items() if i < missing), default=0)
+        raise MalformedAssetError(
+            f"{path}:{after + 1}: ids must run 0 ... {size - 1} without gaps, but id {missing} is missing",
+            path=path,
+            line=after + 1,
+        )
+    return [by_id[i][0] for i in range(size)]
+
+
+class SymbolTableTokenizer(Tokenizer):
+    """Decode-only tokenizer over a symbol table. Options: `special_ids` (default [0, 1, 2])."""
+
+    supports_encode = False
+
+    def __init__(self, pieces: Sequence[str], special_ids: Sequence[int] | None = None) -> None:
+        self._symbols = list(pieces)
+        size = len(self._symbols)
+        self._special = special_ids_option(
+            {} if special_ids is None else {"special_ids": list(special_ids)}, (0, 1, 2), size, "symbol_table"
+        )
+        self._rendered = [piece.replace(WORD_BOUNDARY, " ") for piece in self._symbols]
+        self._byte_of: dict[int, int] = {}
+        flags = bytearray(size)
+        values = bytearray(size)
+        for token_id, piece in enumerate(self._symbols):
+            value = byte_piece_value(piece)
+            if value is not None:
+                self._byte_of[token_id] = value
+                flags[token_id] |= FLAG_BYTE
+                values[token_id] = value
+        for token_id in self._special:
+            flags[token_id] = FLAG_SKIP
+            self._byte_of.pop(token_id, None)
+        self._table = PieceTable(self._rendered, flags=bytes(flags), byte_values=bytes(values), lead="whitespace")
+        # Bound straight to the compiled engine: no Python frame on the per-token path.
+        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> "SymbolTableTokenizer":
+        reject_unknown_options(spec.options, ["special_ids"], "symbol_table")
+        pieces = read_symbol_table(spec.file("units"))
+        tokenizer = cls(pieces, special_ids_option(spec.options, (0, 1, 2), len(pieces), "symbol_table"))
+        tokenizer.spec = spec
+        return tokenizer
+
+    @classmethod
+    def from_sentencepiece_model(cls, path: str, options: dict[str, Any] | None = None) -> "SymbolTableTokenizer":
+        """The legacy path: a symbol table made of a SentencePiece model's pieces."""
+        from .sentencepiece import load_processor
+
+        processor = load_processor(path)
+        pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+        options = dict(options or {})
+        tokenizer = cls(pieces, special_ids_option(options, (0, 1, 2), len(pieces), "symbol_table"))
+        tokenizer.spec = TokenizerSpec("symbol_table", {"sentencepiece_model": path}, options)
+        return tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._symbols)
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._special
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The raw symbol of `token_id` as the table spells it."""
+        return self._symbols[self.check_ids([token_id])[0]]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        special, byte_of, rendered = self._special, self._byte_of, self._rendered
+        parts: list[str] = []
+        run = bytearray()
+        for token_id in self.check_ids(ids):
+            if token_id in special:
+                continue
+            value = byte_of.get(token_id)
+            if value is not None:
+                run.append(value)
+                continue
+            if run:
+                parts.append(run.decode("utf-8", "replace"))
+                run.clear()
+            parts.append(rendered[token_id])
+        if run:
+            parts.append(run.decode("utf-8", "replace"))
+        return "".join(parts).lstrip()
+
+    def __reduce__(self):  # type: ignore[override]
+        if self.spec is not None and "sentencepiece_model" in self.spec.files:
+            return (_from_sentencepiece_model, (self.spec.files["sentencepiece_model"], dict(self.spec.options)))
+        return super().__reduce__()
+
+
+def _from_sentencepiece_model(path: str, options: dict[str, Any]) -> SymbolTableTokenizer:
+    return SymbolTableTokenizer.from_sentencepiece_model(path, options)

@@ -1,0 +1,100 @@
+"""The kind registry: explicit and strict. A name clash raises unless replacement is asked
+for; built-in kinds are imported on first use, with an install hint when their backend is
+missing."""
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import TYPE_CHECKING, Callable
+
+from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
+from .spec import TokenizerSpec
+
+if TYPE_CHECKING:
+    from .base import Tokenizer
+
+__all__ = ["register_tokenizer", "unregister_tokenizer", "build_tokenizer", "available_kinds"]
+
+Factory = Callable[[TokenizerSpec], "Tokenizer"]
+
+# kind -> (module, class, backend module or None, extra to install)
+_BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
+    "symbol_table": ("oasr_tok.kinds.symbol_table", "SymbolTableTokenizer", None, None),
+    "sentencepiece": ("oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece"),
+    "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
+    "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
+    "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
+}
+
+_factories: dict[str, Factory] = {}
+_lock = threading.Lock()
+
+
+def register_tokenizer(kind: str, factory: Factory, *, replace: bool = False) -> None:
+    """Register `factory(spec) -> Tokenizer` under `kind`. Registering a name that exists
+    (a built-in included) raises RegistryError unless `replace=True`."""
+    if not isinstance(kind, str) or not kind:
+        raise RegistryError(f"a tokenizer kind must be a non-empty string, got {kind!r}")
+    if not callable(factory):
+        raise RegistryError(f"the factory for kind {kind!r} must be callable, got {factory!r}")
+    with _lock:
+        if not replace and (kind in _factories or kind in _BUILTINS):
+            raise RegistryError(
+                f"tokenizer kind {kind!r} is already registered; "
+                "pass replace=True to register_tokenizer to replace it on purpose"
+            )
+        _factories[kind] = factory
+
+
+def unregister_tokenizer(kind: str) -> None:
+    """Remove a kind registered with register_tokenizer (a replaced built-in comes back)."""
+    with _lock:
+        if kind not in _factories:
+            raise UnknownKindError(f"tokenizer kind {kind!r} was not registered with register_tokenizer")
+        del _factories[kind]
+
+
+def available_kinds() -> list[str]:
+    """Every kind build_tokenizer accepts, built-ins included (sorted)."""
+    return sorted(set(_BUILTINS) | set(_factories))
+
+
+def _builtin_factory(kind: str) -> Factory:
+    module_name, class_name, backend, extra = _BUILTINS[kind]
+    if backend is not None:
+        try:
+            importlib.import_module(backend)
+        except ImportError as exc:
+            raise BackendNotInstalledError(
+                f"the {kind!r} tokenizer kind needs the {backend!r} package, which is not installed "
+                f"({exc}); install it with: pip install 'oasr_tok[{extra}]'"
+            ) from exc
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name).from_spec
+
+
+def get_factory(kind: str) -> Factory:
+    """The factory for `kind`, loading a built-in lazily."""
+    with _lock:
+        factory = _factories.get(kind)
+    if factory is not None:
+        return factory
+    if kind in _BUILTINS:
+        return _builtin_factory(kind)
+    raise UnknownKindError(f"unknown tokenizer kind {kind!r}; known kinds: {', '.join(available_kinds())}")
+
+
+def build_tokenizer(spec: TokenizerSpec) -> "Tokenizer":
+    """Build the tokenizer a spec describes, resolving its kind through the registry."""
+    from .base import Tokenizer
+
+    if not isinstance(spec, TokenizerSpec):
+        raise SpecError(f"build_tokenizer takes a TokenizerSpec, got {type(spec).__name__}")
+    tokenizer = get_factory(spec.kind)(spec)
+    if not isinstance(tokenizer, Tokenizer):
+        raise RegistryError(
+            f"the factory for kind {spec.kind!r} returned {type(tokenizer).__name__}, not an oasr_tok.Tokenizer"
+        )
+    if getattr(tokenizer, "spec", None) is None:
+        tokenizer.spec = spec
+    return tokenizer

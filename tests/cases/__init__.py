@@ -1,0 +1,63 @@
+"""Every kind plugs into the contract suite by adding a module here that defines
+``CASES: list[KindCase]``. The suite (test_contract.py) discovers them all."""
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable
+
+from oasr_tok import Tokenizer
+
+
+@dataclass(frozen=True)
+class KindCase:
+    """One tokenizer the contract suite runs on.
+
+    name: test id, "<kind>/<which file>".
+    build: makes the tokenizer (called once per test session).
+    interesting: ids the generated streams should use often — byte pieces, specials,
+      word-boundary pieces, timestamps, ids that end or keep a leading rule...
+    texts: strings whose encode() (or a case-specific id list) gives realistic streams.
+    realistic: optional callable tok -> list of id lists for realistic hypotheses (used when
+      the kind cannot encode, e.g. symbol tables fed with SentencePiece ids).
+    """
+
+    name: str
+    build: Callable[[], Tokenizer]
+    interesting: Callable[[Tokenizer], list[int]] = lambda tok: []
+    texts: tuple[str, ...] = ()
+    realistic: Callable[[Tokenizer], list[list[int]]] | None = None
+    extra: dict = field(default_factory=dict)
+
+    def tokenizer(self) -> Tokenizer:
+        return _built(self)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _built(case: KindCase) -> Tokenizer:
+    return case.build()
+
+
+def all_cases() -> list[KindCase]:
+    cases: list[KindCase] = []
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        cases.extend(importlib.import_module(f"{__name__}.{module.name}").CASES)
+    return cases
+
+
+# Shared text samples in several scripts, for cases that can encode.
+MULTISCRIPT = (
+    "the quick brown fox jumps over the lazy dog",
+    "I'll tell you: don't stop, it's fine.",
+    "今天天气很好，我们去公园散步吧。",
+    "東京は晴れです。カタカナとひらがな",
+    "สวัสดีครับ ยินดีต้อนรับ",
+    "مرحبا بالعالم",
+    "emoji 😀🎉👍🏽 and café naïve résumé",
+    "hello 世界 mixed 中英文 text 123 4.5%",
+)
