@@ -1,0 +1,164 @@
+"""TokenizerSpec validation and round trip; the registry's strictness and lazy built-ins."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import oasr_tok
+from oasr_tok import SpecError, TokenizerSpec
+from paths import shared
+
+UNITS = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
+
+
+def test_spec_round_trips_through_json(tmp_path):
+    spec = TokenizerSpec("symbol_table", {"units": UNITS}, {"special_ids": [0, 1, 2, 500, 501]})
+    again = TokenizerSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again == spec
+    assert oasr_tok.build_tokenizer(again).special_ids == frozenset({0, 1, 2, 500, 501})
+
+
+def test_spec_paths_travel_relative_to_the_checkpoint(tmp_path):
+    table = tmp_path / "tokens.txt"
+    table.write_text("<blk> 0\n<sos/eos> 1\n<unk> 2\n\u2581hi 3\n", encoding="utf-8")
+    data = TokenizerSpec("symbol_table", {"units": str(table)}).to_dict(relative_to=tmp_path)
+    assert data["files"] == {"units": "tokens.txt"}
+    spec = TokenizerSpec.from_dict(data, base_dir=tmp_path)
+    assert oasr_tok.build_tokenizer(spec).decode([3]) == "hi"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"kind": "", "files": {}},
+        {"files": {}},
+        {"kind": "symbol_table", "files": ["tokens.txt"]},
+        {"kind": "symbol_table", "files": {"units": 3}},
+        {"kind": "symbol_table", "files": {}, "options": {"x": object()}},
+        {"kind": "symbol_table", "flies": {}},
+        "symbol_table",
+    ],
+)
+def test_malformed_specs_raise_spec_error(bad):
+    with pytest.raises(SpecError) as info:
+        TokenizerSpec.from_dict(bad)
+    assert isinstance(info.value, ValueError)
+
+
+def test_missing_role_names_the_role_and_what_is_there():
+    with pytest.raises(SpecError, match="'units'.*'model'"):
+        oasr_tok.build_tokenizer(TokenizerSpec("symbol_table", {"model": UNITS}))
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(SpecError, match="special_idz"):
+        oasr_tok.build_tokenizer(TokenizerSpec("symbol_table", {"units": UNITS}, {"special_idz": [0]}))
+
+
+@pytest.mark.parametrize("special", [[0, 502], [-1], ["0"], [True], 5])
+def test_bad_special_ids_option(special):
+    with pytest.raises(SpecError):
+        oasr_tok.build_tokenizer(TokenizerSpec("symbol_table", {"units": UNITS}, {"special_ids": special}))
+
+
+def test_unknown_kind_lists_the_known_ones():
+    with pytest.raises(oasr_tok.UnknownKindError, match="symbol_table") as info:
+        oasr_tok.build_tokenizer(TokenizerSpec("no_such_kind", {}))
+    assert isinstance(info.value, LookupError)
+
+
+class _Upper(oasr_tok.Tokenizer):
+    def __init__(self, spec):
+        self.spec = spec
+
+    vocab_size = property(lambda self: 26)
+    special_ids = property(lambda self: frozenset())
+
+    def decode(self, ids):
+        return "".join(chr(65 + i) for i in self.check_ids(ids))
+
+
+def test_registry_is_strict_about_clashes():
+    oasr_tok.register_tokenizer("test_upper", _Upper)
+    try:
+        with pytest.raises(oasr_tok.RegistryError, match="replace=True"):
+            oasr_tok.register_tokenizer("test_upper", _Upper)
+        with pytest.raises(oasr_tok.RegistryError):
+            oasr_tok.register_tokenizer("symbol_table", _Upper)
+        oasr_tok.register_tokenizer("test_upper", _Upper, replace=True)
+        assert "test_upper" in oasr_tok.available_kinds()
+        tok = oasr_tok.build_tokenizer(TokenizerSpec("test_upper", {}))
+        assert tok.decode([7, 8]) == "HI"
+        # A plug-in gets the contract's defaults for free.
+        state: dict = {}
+        assert tok.decode_incremental([0, 1], state) == "AB" and state["text"] == "AB"
+        assert tok.token_pieces([2, 3]) == ["C", "D"]
+        assert tok.supports_encode is False
+        with pytest.raises(oasr_tok.EncodeNotSupportedError):
+            tok.encode("AB")
+    finally:
+        oasr_tok.unregister_tokenizer("test_upper")
+    assert "test_upper" not in oasr_tok.available_kinds()
+
+
+def test_replacing_a_builtin_on_purpose_and_getting_it_back():
+    oasr_tok.register_tokenizer("symbol_table", _Upper, replace=True)
+    try:
+        assert isinstance(oasr_tok.build_tokenizer(TokenizerSpec("symbol_table", {})), _Upper)
+    finally:
+        oasr_tok.unregister_tokenizer("symbol_table")
+    assert oasr_tok.build_tokenizer(TokenizerSpec("symbol_table", {"units": UNITS})).vocab_size == 502
+
+
+def test_factory_must_return_a_tokenizer():
+    oasr_tok.register_tokenizer("test_bad", lambda spec: "not a tokenizer")
+    try:
+        with pytest.raises(oasr_tok.RegistryError, match="str"):
+            oasr_tok.build_tokenizer(TokenizerSpec("test_bad", {}))
+    finally:
+        oasr_tok.unregister_tokenizer("test_bad")
+    with pytest.raises(oasr_tok.RegistryError):
+        oasr_tok.register_tokenizer("test_bad", "not callable")
+
+
+def test_importing_oasr_tok_imports_no_backend():
+    code = "import sys, oasr_tok; print(sorted(m for m in ('tokenizers', 'sentencepiece', 'numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_missing_backend_gives_an_install_hint():
+    code = (
+        "import sys; sys.modules['sentencepiece'] = None\n"
+        "import oasr_tok\n"
+        "try:\n"
+        "    oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('sentencepiece', {'model': 'x.model'}))\n"
+        "except oasr_tok.BackendNotInstalledError as e:\n"
+        "    print(isinstance(e, ImportError), e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("True") and "pip install 'oasr_tok[sentencepiece]'" in out.stdout
+
+
+def test_every_error_is_a_tokenizer_error_and_its_builtin():
+    pairs = {
+        oasr_tok.SpecError: ValueError,
+        oasr_tok.UnknownKindError: LookupError,
+        oasr_tok.RegistryError: ValueError,
+        oasr_tok.BackendNotInstalledError: ImportError,
+        oasr_tok.AssetNotFoundError: FileNotFoundError,
+        oasr_tok.MalformedAssetError: ValueError,
+        oasr_tok.InvalidIdError: ValueError,
+        oasr_tok.NonIntegerIdError: TypeError,
+        oasr_tok.EncodeNotSupportedError: NotImplementedError,
+        oasr_tok.EncodeError: ValueError,
+        oasr_tok.StreamStateError: ValueError,
+        oasr_tok.TimingError: ValueError,
+        oasr_tok.ResolveError: LookupError,
+    }
+    for error, builtin in pairs.items():
+        assert issubclass(error, oasr_tok.TokenizerError) and issubclass(error, builtin)
+    assert str(oasr_tok.AssetNotFoundError("tokens.txt is missing", path="tokens.txt")) == "tokens.txt is missing"
