@@ -1,0 +1,280 @@
+"""Translate a `tokenizers` decoder (the "decoder" of a tokenizer.json) into a PieceTable.
+
+`tokenizers` decodes in three steps (tokenizer/mod.rs `decode`): ids become token strings
+(special tokens, and ids with no token, are dropped), the decoder's `decode_chain` turns the
+list of strings into a list of strings, and those are joined with "". A decoder whose steps
+are *context-free* — each token rendered on its own, except for three rules the compiled
+PieceTable knows — streams at constant cost per token. The rules, read from the Rust source
+(decoders/*.rs, pre_tokenizers/metaspace.rs) and checked against the installed runtime:
+
+* ByteLevel: every token becomes bytes (its characters through the byte alphabet, or its own
+  UTF-8 when a character lies outside it), and the whole list is one lossy UTF-8 string
+  (`String::from_utf8_lossy`: one U+FFFD per maximal invalid subpart) -> PieceTable mode
+  "bytes".
+* ByteFallback: a token spelled `<0xHH>` (6 bytes, parsed by `u8::from_str_radix`, which also
+  takes lower case and a leading "+") is a byte; a run of them renders as its UTF-8 when the
+  whole run is valid, else as one U+FFFD per byte -> byte_rule "whole_run".
+* Metaspace and WordPiece treat token 0 (the first token left after special tokens are
+  dropped) differently from the others -> a "first" table. Metaspace drops *every*
+  replacement character of token 0 unless prepend_scheme is "never", and turns the others
+  into spaces; WordPiece keeps token 0 as it is and, for the others, removes the prefix or
+  prepends a space; its clean-up then rewrites each token *on its own* (so nothing ever
+  rewrites across tokens, and no tail needs holding for it).
+* Replace (plain string pattern) and Strip before any fusing step act on each token.
+* Fuse (and the end of the chain, which joins with "") glues everything into one string; a
+  Strip(" ", 1, 0) after that drops one leading space of the whole text -> lead "one_space".
+* No decoder at all: the runtime joins the token strings with " " -> a "first" table whose
+  later pieces start with a space.
+
+Anything else (regex Replace, CTC, BPEDecoder, Strip after ByteFallback without Fuse, a
+per-token step after a fusing one, ...) either depends on neighbours we would have to hold
+or is something we have not proved exact, so it is refused with UnsupportedDecoderError
+rather than guessed.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
+from ..errors import MalformedAssetError
+from ._bytelevel import token_bytes
+
+__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte"]
+
+_HEX = set("0123456789abcdefABCDEF")
+
+
+class UnsupportedDecoderError(MalformedAssetError):
+    """The tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
+
+
+def fallback_byte(token: str) -> int | None:
+    """The byte ByteFallback reads from `token`, exactly as the Rust decoder does: the token
+    is 6 bytes long, starts with "<0x", ends with ">", and bytes 3..5 parse with
+    u8::from_str_radix(_, 16) (an optional "+" then hex digits)."""
+    if len(token) > 6 or not token.startswith("<0x") or not token.endswith(">"):
+        return None
+    raw = token.encode("utf-8")
+    if len(raw) != 6:
+        return None
+    digits = token[3:-1]
+    if len(digits) != 2:  # bytes 3..5 are not two characters: not a valid str slice of digits
+        return None
+    if digits[0] == "+":
+        digits = digits[1:]
+    if not digits or any(c not in _HEX for c in digits):
+        return None
+    return int(digits, 16)
+
+
+def _wordpiece_cleanup(text: str) -> str:
+    # decoders/wordpiece.rs `cleanup`, in the same order (each replace sees the previous one's output).
+    for old, new in (
+        (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+        (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+    ):
+        text = text.replace(old, new)
+    return text
+
+
+# A per-token step: (token, is_first) -> token.
+TokenStep = Callable[[str, bool], str]
+
+
+@dataclass
+class DecoderPlan:
+    """What a decoder chain does, in PieceTable terms."""
+
+    steps: list[TokenStep] = field(default_factory=list)  # per-token rewrites, in order
+    first_dependent: bool = False  # some step treats token 0 differently
+    mode: str = "text"  # "bytes" for ByteLevel
+    byte_fallback: bool = False
+    lead: str = "none"
+    description: list[str] = field(default_factory=list)
+
+    def render(self, token: str, first: bool) -> str:
+        for step in self.steps:
+            token = step(token, first)
+        return token
+
+
+def _flatten(decoder: Any) -> list[dict]:
+    if decoder is None:
+        return []
+    if not isinstance(decoder, dict) or "type" not in decoder:
+        raise UnsupportedDecoderError(f"the decoder {decoder!r} has no type")
+    if decoder["type"] == "Sequence":
+        out: list[dict] = []
+        for inner in decoder.get("decoders") or []:
+            out.extend(_flatten(inner))
+        return out
+    return [decoder]
+
+
+def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> DecoderPlan:
+    """The PieceTable plan for a decoder given as tokenizer.json's "decoder" value (None: no
+    decoder). UnsupportedDecoderError (naming `where` and the decoder) when no exact plan exists."""
+    plan = DecoderPlan()
+    if decoder is None:
+        # No decoder: the runtime joins the token strings with a space.
+        plan.steps.append(lambda t, first: t if first else " " + t)
+        plan.first_dependent = True
+        plan.description.append("join with ' '")
+        return plan
+    chain = _flatten(decoder)
+    fused = False  # every token has been glued into one string (or bytes) already
+
+    def refuse(step: dict, why: str) -> UnsupportedDecoderError:
+        return UnsupportedDecoderError(
+            f"{where}: the decoder step {json.dumps(step, ensure_ascii=False)} is not supported: {why}; "
+            "oasr_tok refuses decoders it cannot stream exactly rather than guess",
+            path=where,
+        )
+
+    for step in chain:
+        kind = step["type"]
+        if fused:
+            # After fusing there is one string: only a one-space leading strip is a known rule.
+            if kind == "Strip" and step.get("content") == " " and step.get("stop", 0) == 0 and step.get("start", 0) in (0, 1):
+                if step.get("start", 0) == 1:
+                    if plan.lead != "none":
+                        raise refuse(step, "a second leading strip")
+                    plan.lead = "one_space"
+                plan.description.append(f"Strip({step.get('start')}) of the whole text")
+                continue
+            if kind == "Fuse":
+                continue
+            raise refuse(step, "it acts on the text after the tokens were fused")
+        if plan.byte_fallback and kind != "Fuse":
+            # ByteFallback turned each run into one or several strings; a per-token step here
+            # would see those, not our ids.
+            raise refuse(step, "only Fuse may follow ByteFallback")
+        if kind == "Replace":
+            pattern = step.get("pattern") or {}
+            if "String" not in pattern:
+                raise refuse(step, "only plain-string Replace patterns are supported (not regexes)")
+            old, new = pattern["String"], step.get("content", "")
+            if old == "":
+                raise refuse(step, "an empty Replace pattern")
+            plan.steps.append(lambda t, first, old=old, new=new: t.replace(old, new))
+        elif kind == "Strip":
+            content, start, stop = step.get("content", " "), int(step.get("start", 0)), int(step.get("stop", 0))
+            plan.steps.append(lambda t, first, c=content, a=start, b=stop: _strip(t, c, a, b))
+        elif kind == "Metaspace":
+            replacement = step.get("replacement", "\u2581")
+            scheme = step.get("prepend_scheme")
+            if scheme is None:  # older files: add_prefix_space
+                scheme = "always" if step.get("add_prefix_space", True) else "never"
+            drop_first = scheme != "never"
+            plan.steps.append(
+                lambda t, first, r=replacement, d=drop_first: t.replace(r, "") if (first and d) else t.replace(r, " ")
+            )
+            plan.first_dependent = plan.first_dependent or drop_first
+        elif kind == "WordPiece":
+            prefix, cleanup = step.get("prefix", "##"), bool(step.get("cleanup", True))
+
+            def wordpiece(t: str, first: bool, p: str = prefix, c: bool = cleanup) -> str:
+                if not first:
+                    t = t.replace(p, "", 1) if t.startswith(p) else " " + t
+                return _wordpiece_cleanup(t) if c else t
+
+            plan.steps.append(wordpiece)
+            plan.first_dependent = True
+        elif kind == "ByteFallback":
+            plan.byte_fallback = True
+        elif kind == "Fuse":
+            fused = True
+        elif kind == "ByteLevel":
+            plan.mode = "bytes"
+            fused = True
+        else:
+            raise refuse(step, f"decoder type {kind!r} depends on neighbouring tokens or is unknown to oasr_tok")
+        plan.description.append(kind)
+    if plan.mode == "bytes" and plan.byte_fallback:
+        raise refuse(decoder, "ByteFallback together with ByteLevel")
+    if plan.mode == "bytes" and plan.first_dependent:
+        raise refuse(decoder, "a first-token rule before ByteLevel")
+    return plan
+
+
+def _strip(token: str, content: str, start: int, stop: int) -> str:
+    # decoders/strip.rs: drop up to `start` leading and `stop` trailing `content` characters.
+    lo = 0
+    while lo < min(start, len(token)) and token[lo] == content:
+        lo += 1
+    hi = len(token)
+    dropped = 0
+    while dropped < stop and hi > lo and token[hi - 1] == content:
+        hi -= 1
+        dropped += 1
+    return token[lo:hi]
+
+
+def piece_table_for(
+    tokenizer: Any,
+    skip_ids: Iterable[int],
+    vocab_size: int | None = None,
+    decoder: dict | None | str = "from-tokenizer",
+    where: str = "tokenizer.json",
+) -> PieceTable:
+    """A PieceTable rendering ids exactly as `tokenizer.decode(ids, skip_special_tokens=True)`
+    does, for a `tokenizers.Tokenizer`. `skip_ids` render nothing and do not count as token 0
+    (the special ids, and ids with no token). `decoder` is the tokenizer.json "decoder" value;
+    by default it is read from the tokenizer itself."""
+    if decoder == "from-tokenizer":
+        decoder = json.loads(tokenizer.decoder.__getstate__()) if tokenizer.decoder is not None else None
+    plan = compile_decoder(decoder, where)  # type: ignore[arg-type]
+    size = tokenizer.get_vocab_size(True) if vocab_size is None else vocab_size
+    skip = set(skip_ids)
+    id_to_token = tokenizer.id_to_token
+    tokens: list[str | None] = [None if i in skip else id_to_token(i) for i in range(size)]
+    return table_from_tokens(tokens, plan, where)
+
+
+def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> PieceTable:
+    """The PieceTable for token strings indexed by id (None: the id renders nothing)."""
+    size = len(tokens)
+    flags = bytearray(size)
+    values = bytearray(size)
+    if plan.mode == "bytes":
+        empty = b""
+        pieces: list[Any] = [empty] * size
+        for i, token in enumerate(tokens):
+            if token is None:
+                flags[i] = FLAG_SKIP
+            else:
+                pieces[i] = token_bytes(plan.render(token, False) if plan.steps else token)
+        return PieceTable(pieces, flags=bytes(flags), mode="bytes", lead=plan.lead)
+    pieces = [""] * size
+    first: list[str] | None = [""] * size if plan.first_dependent else None
+    steps = plan.steps
+    for i, token in enumerate(tokens):
+        if token is None:
+            flags[i] = FLAG_SKIP
+            continue
+        rest = plan.render(token, False) if steps else token
+        pieces[i] = rest
+        if first is not None:
+            first[i] = plan.render(token, True)
+        if plan.byte_fallback:
+            value = fallback_byte(rest)
+            if first is not None and fallback_byte(first[i]) != value:
+                raise UnsupportedDecoderError(
+                    f"{where}: token {i} ({token!r}) is a byte piece in one position and not in another "
+                    "after the decoder's first-token rule; oasr_tok cannot stream that exactly",
+                    path=where,
+                )
+            if value is not None:
+                flags[i] = FLAG_BYTE
+                values[i] = value
+    return PieceTable(
+        pieces,
+        first_pieces=first,
+        flags=bytes(flags),
+        byte_values=bytes(values),
+        mode="text",
+        byte_rule="whole_run",
+        lead=plan.lead,
+    )
