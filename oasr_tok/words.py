@@ -1,26 +1,29 @@
-"""Timed words cut out of a rendered transcript."""
+"""Timed words cut out of a rendered transcript (rules: docs/decoding.md § Word timings).
+
+`Word` and the grouping are compiled (oasr_tok/_words.pyx): the grouping runs on every request
+that asks for word timestamps, so it is one linear pass with no per-character Python calls.
+benchmarks/words_reference.py is the same rules in plain Python, kept as the oracle."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, Union
+
+from ._words import Word
+from ._words import group_words as _group_words
+
+if TYPE_CHECKING:
+    import numpy
 
 __all__ = ["Word", "group_words"]
 
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One word of a transcript: its exact text (a substring of the decode), its time span,
-    and the indices of the first and last tokens whose pieces overlap it."""
-
-    text: str
-    start: float
-    end: float
-    first_token: int
-    last_token: int
+Times = Union[Sequence[float], Sequence[int], "numpy.ndarray"]
 
 
-def group_words(pieces: Sequence[str], starts: Sequence[float], ends: Sequence[float] | None = None) -> list[Word]:
-    """Cut words out of "".join(pieces), timed by the tokens that rendered them."""
-    from ._words import group_words as _group
+def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> list[Word]:
+    """Cut words out of ``"".join(pieces)``, timed by the tokens that rendered them.
 
-    return _group(pieces, starts, ends)
+    `pieces` holds one string per token (``tok.token_pieces(ids)``); `starts` one start time
+    per token and `ends`, if given, one end time per token, in whatever unit the caller uses
+    (seconds as floats, frames as ints; lists, tuples or NumPy arrays). Word.start/end are the
+    caller's own values. Raises TimingError (a ValueError) naming the position when a time is
+    missing, not a finite number, out of order, or an end precedes its start."""
+    return _group_words(pieces, starts, ends)

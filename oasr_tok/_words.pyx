@@ -1,0 +1,348 @@
+# cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
+"""The compiled word grouping behind ``Tokenizer.word_timings`` (rules: docs/decoding.md
+§ Word timings).
+
+One left-to-right pass over the transcript ``"".join(pieces)``, with O(1) state: cores (a run
+of letters/digits/symbols, or one character of a script written without spaces) become words,
+and the punctuation between cores is handed to the core before it (closing marks) or after it
+(everything from the first opening bracket or quote on). Token ownership of a word's first and
+last character is found with a pointer that only moves forward, so the whole call is linear
+in characters + tokens.
+
+Character classes come from ``unicodedata`` (general category) and code point ranges (script),
+computed once per distinct code point and cached in a lazily allocated byte table: the scan
+itself never calls back into Python for a character it has seen before.
+"""
+import math
+import unicodedata
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.math cimport isfinite
+from libc.stdlib cimport calloc
+
+from oasr_tok.errors import TimingError
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
+    bint Py_UNICODE_ISSPACE(Py_UCS4)
+
+# Character classes. The table stores class + 1 so that 0 means "not computed yet".
+cdef enum:
+    C_SPACE = 1   # str.isspace(): separates words, belongs to none (unless inside one)
+    C_WORD = 2    # letters, digits, symbols...: runs of them make one word
+    C_SOLO = 3    # a character of a script written without spaces: a word on its own
+    C_OPEN = 4    # opening punctuation (Ps, Pi): joins the word after it
+    C_CLOSE = 5   # any other punctuation (Pe, Pf, Po, Pd, Pc): joins the word before it
+    C_EXTEND = 6  # combining marks, format characters, length/voicing marks: part of the
+                  # character before them
+
+cdef enum:
+    MAX_CP = 0x110000
+
+cdef unsigned char *_table = NULL
+
+# Scripts written without spaces (Unicode Scripts.txt ranges for Han, Hiragana, Katakana,
+# Bopomofo, Thai, Lao, Myanmar, Khmer). Punctuation, digits and marks inside these ranges are
+# classified by their general category first.
+_SOLO_RANGES = (
+    (0x0E01, 0x0E3E), (0x0E40, 0x0E7F),  # Thai (U+0E3F BAHT SIGN is a currency symbol)
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F),  # Myanmar
+    (0x1780, 0x17FF), (0x19E0, 0x19FF),  # Khmer
+    (0x2E80, 0x2FDF),  # CJK and Kangxi radicals
+    (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B),  # 々 〆 〇, Hangzhou numerals
+    (0x3041, 0x309F),  # Hiragana
+    (0x30A0, 0x30FF),  # Katakana
+    (0x3100, 0x312F), (0x31A0, 0x31BF),  # Bopomofo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),  # Han
+    (0xFF66, 0xFF9D),  # halfwidth Katakana
+    (0x1AFF0, 0x1B16F),  # Kana extensions and supplement
+    (0x20000, 0x323AF),  # Han extensions B-H and compatibility supplement
+)
+
+# Spacing characters that still belong to the character before them: the Katakana-Hiragana
+# prolonged sound mark, (halfwidth) voiced sound marks, Thai/Lao SARA AM, zero width joiner.
+_EXTENDERS = frozenset((0x30FC, 0xFF70, 0x309B, 0x309C, 0xFF9E, 0xFF9F, 0x0E33, 0x0EB3))
+
+
+def char_class(str ch) -> int:
+    """The class of one character (see the enum above); the rules in docs/decoding.md."""
+    cdef long cp = ord(ch)
+    if ch.isspace():
+        return C_SPACE
+    category = unicodedata.category(ch)
+    if category in ("Ps", "Pi"):
+        return C_OPEN
+    if category[0] == "P":
+        return C_CLOSE
+    if category[0] == "M" or category == "Cf" or cp in _EXTENDERS:
+        return C_EXTEND
+    if category == "Nd":
+        return C_WORD
+    for low, high in _SOLO_RANGES:
+        if low <= cp <= high:
+            return C_SOLO
+    return C_WORD
+
+
+cdef inline int _cls(Py_UCS4 cp) except -1:
+    global _table
+    cdef int c
+    if cp >= MAX_CP:  # cannot happen for a str, but never index past the table
+        return C_WORD
+    if _table == NULL:
+        _table = <unsigned char *>calloc(MAX_CP, 1)  # pages are only touched when used
+        if _table == NULL:
+            raise MemoryError()
+    c = _table[cp]
+    if c == 0:
+        c = char_class(chr(cp))
+        _table[cp] = <unsigned char>c
+    return c
+
+
+cdef class Word:
+    """One word of a transcript: its exact text (a substring of the decode), its time span in
+    the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
+    Immutable; compares by value."""
+
+    cdef readonly str text
+    cdef readonly object start
+    cdef readonly object end
+    cdef readonly Py_ssize_t first_token
+    cdef readonly Py_ssize_t last_token
+
+    def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
+        self.text = text
+        self.start = start
+        self.end = end
+        self.first_token = first_token
+        self.last_token = last_token
+
+    def _key(self):
+        return (self.text, self.start, self.end, self.first_token, self.last_token)
+
+    def __eq__(self, other):
+        if not isinstance(other, Word):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return (f"Word(text={self.text!r}, start={self.start!r}, end={self.end!r}, "
+                f"first_token={self.first_token}, last_token={self.last_token})")
+
+    def __reduce__(self):
+        return (Word, self._key())
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (for JSON)."""
+        return {"text": self.text, "start": self.start, "end": self.end,
+                "first_token": self.first_token, "last_token": self.last_token}
+
+
+cdef inline Word _new_word(str text, object start, object end, Py_ssize_t first, Py_ssize_t last):
+    cdef Word w = Word.__new__(Word)
+    w.text = text
+    w.start = start
+    w.end = end
+    w.first_token = first
+    w.last_token = last
+    return w
+
+
+cdef list _as_list(object values, str name):
+    # NumPy arrays: tolist() gives Python ints for integer arrays and floats for float arrays,
+    # so the caller's unit and type survive into Word.start/end.
+    if isinstance(values, list):
+        return <list>values
+    tolist = getattr(values, "tolist", None)
+    if tolist is not None and not isinstance(values, (str, bytes)):
+        out = tolist()
+        if isinstance(out, list):
+            return out
+    if isinstance(values, (str, bytes, dict, set, frozenset)):
+        raise TimingError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    try:
+        return list(values)
+    except TypeError:
+        raise TimingError(f"{name} must be a sequence of numbers, got {type(values).__name__}") from None
+
+
+cdef double _number(list values, Py_ssize_t k, str name) except? -1.0:
+    value = values[k]
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TimingError(f"{name}[{k}] = {value!r} is not a number") from None
+    if not isfinite(x):
+        raise TimingError(f"{name}[{k}] = {value!r}: times must be finite numbers (no NaN or infinity)")
+    return x
+
+
+cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
+    cdef Py_ssize_t k
+    cdef double s, prev_s = 0.0, e, prev_e = 0.0
+    for k in range(n):
+        s = _number(starts, k, "starts")
+        if k and s < prev_s:
+            raise TimingError(
+                f"starts[{k}] = {starts[k]!r} is before starts[{k - 1}] = {starts[k - 1]!r}: "
+                "token start times must be non-decreasing")
+        prev_s = s
+        if ends is not None:
+            e = _number(ends, k, "ends")
+            if e < s:
+                raise TimingError(f"ends[{k}] = {ends[k]!r} is before starts[{k}] = {starts[k]!r}")
+            if k and e < prev_e:
+                raise TimingError(
+                    f"ends[{k}] = {ends[k]!r} is before ends[{k - 1}] = {ends[k - 1]!r}: "
+                    "token end times must be non-decreasing")
+            prev_e = e
+
+
+cdef class _Emitter:
+    """Turns word character ranges into Word records. Ranges arrive in order, so the token
+    that owns a character is found by a pointer that only moves forward."""
+
+    cdef str text
+    cdef Py_ssize_t *cum_end  # cum_end[t] = offset just past token t's piece
+    cdef Py_ssize_t n
+    cdef Py_ssize_t tok
+    cdef list starts
+    cdef list ends
+    cdef list words
+
+    def __dealloc__(self):
+        PyMem_Free(self.cum_end)
+
+    cdef Py_ssize_t owner(self, Py_ssize_t pos) except -1:
+        while self.tok < self.n and self.cum_end[self.tok] <= pos:
+            self.tok += 1
+        if self.tok >= self.n:  # a position past the text: a bug, never a crash
+            raise AssertionError(f"character {pos} lies past the last piece")
+        return self.tok
+
+    cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
+        cdef Py_ssize_t first = self.owner(a)
+        cdef Py_ssize_t last = self.owner(b - 1)
+        if self.ends is not None:
+            end = self.ends[last]
+        elif last + 1 < self.n:
+            end = self.starts[last + 1]
+        else:
+            end = self.starts[last]
+        self.words.append(_new_word(PyUnicode_Substring(self.text, a, b), self.starts[first], end, first, last))
+        return 0
+
+
+def group_words(pieces, starts, ends=None) -> list:
+    """Timed words cut out of ``"".join(pieces)``: see docs/decoding.md § Word timings.
+
+    ``pieces`` holds one str per token; ``starts`` (and ``ends``, if given) one time per token,
+    non-decreasing, finite, with ``ends[k] >= starts[k]``. TimingError otherwise."""
+    cdef list piece_list = list(pieces) if not isinstance(pieces, list) else pieces
+    cdef Py_ssize_t n = len(piece_list)
+    cdef list start_list = _as_list(starts, "starts")
+    cdef list end_list = None if ends is None else _as_list(ends, "ends")
+    if len(start_list) != n:
+        raise TimingError(f"starts has {len(start_list)} times for {n} tokens: give one start time per token")
+    if end_list is not None and len(end_list) != n:
+        raise TimingError(f"ends has {len(end_list)} times for {n} tokens: give one end time per token")
+    _check_times(start_list, end_list, n)
+
+    cdef _Emitter out = _Emitter.__new__(_Emitter)
+    out.words = []
+    out.starts = start_list
+    out.ends = end_list
+    out.n = n
+    if n == 0:
+        return out.words
+    out.cum_end = <Py_ssize_t *>PyMem_Malloc(n * sizeof(Py_ssize_t))
+    if out.cum_end == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t k, total = 0
+    for k in range(n):
+        piece = piece_list[k]
+        if not isinstance(piece, str):
+            raise TypeError(f"pieces[{k}] is {type(piece).__name__}, not str")
+        total += PyUnicode_GET_LENGTH(piece)
+        out.cum_end[k] = total
+    cdef str text = "".join(piece_list)
+    out.text = text
+    if PyUnicode_GET_LENGTH(text) != total:  # a str subclass lying about itself
+        raise TypeError("pieces do not join to their own total length")
+
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_UCS4 cp, prev_cp = 0
+    cdef int c, prev_c = C_SPACE
+    cdef Py_ssize_t i
+    # The word being built runs from w_start to w_end (-1: none yet). A pending opening mark
+    # at `pending` starts the next word; `lead` is where punctuation before the first core began.
+    cdef Py_ssize_t w_start = -1, w_end = 0, pending = -1, lead = -1, last_visible = 0
+    cdef bint in_word_run = False  # inside a run of word characters that may still continue
+    cdef bint stacked = False      # previous character was a Myanmar virama / Khmer coeng
+
+    for i in range(total):
+        cp = PyUnicode_READ(kind, data, i)
+        c = C_SPACE if Py_UNICODE_ISSPACE(cp) else _cls(cp)
+        if c == C_EXTEND or (stacked and c == C_SOLO):
+            # Part of the character before it; at the start of a run it is an ordinary word
+            # character (a stray mark must still land in some word).
+            c = C_WORD if prev_c == C_SPACE else C_EXTEND
+        stacked = cp == 0x1039 or cp == 0x17D2
+        if c == C_SPACE:
+            in_word_run = False
+        elif c == C_EXTEND:
+            if w_start >= 0 and w_end == i:
+                w_end = i + 1
+        elif c == C_CLOSE:
+            if w_start < 0:
+                if lead < 0:
+                    lead = i
+            elif pending < 0:
+                w_end = i + 1
+        elif c == C_OPEN:
+            if w_start < 0:
+                if lead < 0:
+                    lead = i
+            elif pending < 0:
+                pending = i
+        elif c == C_WORD and in_word_run:
+            w_end = i + 1  # the punctuation since the last word character was inside the word
+            pending = -1
+        else:  # a new core: a word character starting a run, or a character written without spaces
+            if w_start >= 0:
+                out.emit(w_start, w_end)
+                w_start = pending if pending >= 0 else i
+            else:
+                w_start = lead if lead >= 0 else i
+            w_end = i + 1
+            pending = -1
+            in_word_run = c == C_WORD
+        if c != C_SPACE:
+            last_visible = i + 1
+        prev_c = c
+    if w_start >= 0:
+        out.emit(w_start, last_visible)  # trailing punctuation, opening or not, joins the last word
+    elif lead >= 0:
+        # Punctuation only: each whitespace-separated run is a word.
+        w_start = -1
+        for i in range(total):
+            if Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+                if w_start >= 0:
+                    out.emit(w_start, i)
+                    w_start = -1
+            elif w_start < 0:
+                w_start = i
+        if w_start >= 0:
+            out.emit(w_start, total)
+    return out.words
