@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ._ids import check_ids
 from ._textbuf import commit_text
-from .errors import EncodeNotSupportedError, StreamStateError
+from .errors import EncodeNotSupportedError, PiecesNotSupportedError, StreamStateError
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -54,6 +54,17 @@ class Tokenizer(abc.ABC):
         raise EncodeNotSupportedError(
             f"{type(self).__name__} is decode-only: it cannot turn text into ids "
             "(check tok.supports_encode before calling encode)"
+        )
+
+    # -- vocabulary pieces: an optional capability -------------------------------------------
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The vocabulary's own spelling of `token_id` (the table symbol, SentencePiece piece,
+        `tokenizers` token string or token-list entry: "▁the", "Ġthe", "<0xE4>", "and@@"), not
+        its rendered text. Used by the NeMo-style adapter and `describe`. Kinds with a piece
+        vocabulary override this; the default raises PiecesNotSupportedError."""
+        raise PiecesNotSupportedError(
+            f"{type(self).__name__} does not spell ids as vocabulary pieces (it has no id_to_piece)"
         )
 
     # -- helpers kinds share ----------------------------------------------------------------

@@ -18,6 +18,7 @@ __all__ = [
     "StreamStateError",
     "TimingError",
     "ResolveError",
+    "PiecesNotSupportedError",
 ]
 
 
@@ -91,3 +92,7 @@ class TimingError(TokenizerError, ValueError):
 
 class ResolveError(TokenizerError, LookupError):
     """A checkpoint's files do not identify a tokenizer kind."""
+
+
+class PiecesNotSupportedError(TokenizerError, NotImplementedError):
+    """The kind has no piece vocabulary to spell ids with (see Tokenizer.id_to_piece)."""

@@ -1,0 +1,575 @@
+"""Resolve a checkpoint's tokenizer from its own side files, by evidence, in a fixed order.
+
+Users point at a model directory (or one file), not at a spec. `resolve(path)` looks at the
+files that are there and returns the `TokenizerSpec` they describe; `load(path)` builds it;
+`describe(path)` is the dry run that says what was chosen, from which files, and why.
+
+The order of evidence is fixed (first match wins; everything else that also fits is reported
+as having lost, with the reason):
+
+1. ``tokenizer_spec.json`` — an explicit spec the library wrote (``TokenizerSpec.to_dict``).
+2. ``tokenizer.json`` (+ ``tokenizer_config.json`` when present) — `whisper` when its special
+   tokens are Whisper's (``<|startoftranscript|>`` and ``<|notimestamps|>``; language tokens
+   are reported as further evidence), `huggingface` otherwise. Never decided from names.
+3. A SentencePiece model: ``bpe.model``, then ``tokenizer.model``, then a single ``*.model``.
+4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
+   written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
+5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
+
+Special ids are worked out from the vocabulary, never assumed (see `markup_kind`): the ASR
+and LM control symbols (``<blk>``, ``<blank>``, ``<eps>``, ``<sos/eos>``, ``<sos>``, ``<eos>``,
+``<s>``, ``</s>``, ``<unk>``, ``<pad>``…), the ``#0``, ``#1``… disambiguation symbols of
+icefall/sherpa/Kaldi tables (graph bookkeeping, never text) and ``<|…|>`` tags. That covers
+the icefall/sherpa layout (``<blk>`` 0, ``<sos/eos>`` 1, ``<unk>`` 2, ``#N`` at the end) and
+WeNet's (``<blank>`` 0, ``<unk>`` 1, ``<sos/eos>`` last) without trusting positions.
+
+A file with one of the exact conventional names that cannot be parsed raises (naming the
+file and line): silently falling through to weaker evidence would build the wrong tokenizer.
+A loosely matched file (``*.model``) that is not what its name suggests is set aside with the
+reason and resolution goes on. Directories are not searched recursively.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, TokenizerError
+from .spec import TokenizerSpec
+
+if TYPE_CHECKING:
+    from .base import Tokenizer
+
+__all__ = ["resolve", "load", "describe", "Description", "Resolution", "Candidate", "SPEC_FILE", "markup_kind"]
+
+SPEC_FILE = "tokenizer_spec.json"
+#: What resolution can recognise, in its fixed order (for error messages and docs).
+EVIDENCE_ORDER = (
+    f"{SPEC_FILE} (any kind)",
+    "tokenizer.json [+ tokenizer_config.json] (whisper or huggingface)",
+    "bpe.model / tokenizer.model / *.model (sentencepiece)",
+    "tokens.json / tokens.txt one token per line (funasr_char)",
+    "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
+)
+
+# The control symbols ASR and LM vocabularies use; they are markup, never transcript text.
+MARKUP_NAMES = frozenset(
+    {"<blk>", "<blank>", "<eps>", "<sos/eos>", "<sos>", "<eos>", "<s>", "</s>", "<unk>", "<UNK>", "<pad>", "<PAD>"}
+)
+_DISAMBIGUATION = re.compile(r"#\d+")
+_TAG = re.compile(r"<\|[^|<>\s]+\|>")
+_WHISPER_LANGUAGE = re.compile(r"<\|[a-z]{2,3}\|>")
+_FUNASR_MARKERS = ("<blank>", "<s>", "</s>", "<unk>")
+
+
+def markup_kind(piece: str) -> str | None:
+    """Why `piece` is markup rather than text: "control symbol", "disambiguation symbol",
+    "tag", or None for an ordinary piece."""
+    if piece in MARKUP_NAMES:
+        return "control symbol"
+    if _DISAMBIGUATION.fullmatch(piece):
+        return "disambiguation symbol"
+    if _TAG.fullmatch(piece):
+        return "tag"
+    return None
+
+
+@dataclass
+class Candidate:
+    """One tokenizer the files could describe. `rank` orders candidates (lower wins)."""
+
+    kind: str
+    files: dict[str, str]
+    options: dict[str, Any]
+    rank: tuple[int, int]
+    source: str  # the file (or files) that are the evidence, as the user sees them
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # (about, reason)
+    notes: list[str] = field(default_factory=list)
+
+    def spec(self) -> TokenizerSpec:
+        return TokenizerSpec(self.kind, self.files, self.options)
+
+
+@dataclass
+class Resolution:
+    """The outcome of resolution: the chosen candidate, the ones that lost, the files set aside."""
+
+    path: str
+    chosen: Candidate
+    lost: list[Candidate]
+    rejected: list[tuple[str, str]]
+    seen: list[str]
+
+    @property
+    def spec(self) -> TokenizerSpec:
+        return self.chosen.spec()
+
+
+# -- reading evidence -----------------------------------------------------------------------
+
+
+def _read_json(path: str, what: str) -> Any:
+    from .kinds._common import read_text
+
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedAssetError(f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+
+
+def _summarise(ids: list[int], limit: int = 8) -> str:
+    shown = ", ".join(map(str, ids[:limit]))
+    return shown + (f", … ({len(ids)} in all)" if len(ids) > limit else "")
+
+
+def _markup_evidence(pieces: list[str]) -> tuple[list[int], str]:
+    """The markup ids of a vocabulary and a sentence saying which symbols made them special."""
+    groups: dict[str, list[int]] = {}
+    for token_id, piece in enumerate(pieces):
+        why = markup_kind(piece)
+        if why is not None:
+            groups.setdefault(why, []).append(token_id)
+    ids = sorted(i for group in groups.values() for i in group)
+    parts = []
+    for why, group in groups.items():
+        named = ", ".join(f"{pieces[i]} {i}" for i in group[:6]) + (" …" if len(group) > 6 else "")
+        parts.append(f"{len(group)} {why}{'s' if len(group) > 1 else ''} ({named})")
+    return ids, "; ".join(parts) if parts else "no control symbols, #N or <|…|> tags found"
+
+
+def _table_layout(pieces: list[str]) -> str:
+    if pieces[:3] == ["<blk>", "<sos/eos>", "<unk>"]:
+        return "icefall/sherpa layout (<blk> 0, <sos/eos> 1, <unk> 2)"
+    if pieces[:2] == ["<blank>", "<unk>"] and pieces[-1] == "<sos/eos>":
+        return f"WeNet layout (<blank> 0, <unk> 1, <sos/eos> last at {len(pieces) - 1})"
+    if pieces[:1] == ["<blank>"] and "<sos>" in pieces and "<eos>" in pieces:
+        return "WeNet Paraformer layout (<blank> 0, <sos>/<eos>, <unk>)"
+    if pieces[:1] == ["<eps>"]:
+        return "Kaldi/k2 word-table layout (<eps> 0)"
+    return "no known layout; special ids from the symbols themselves"
+
+
+def _text_lines(path: str, what: str) -> list[str]:
+    from .kinds._common import read_text
+
+    return read_text(path, what).splitlines()
+
+
+def _sniff_text_table(path: str) -> str:
+    """"table" (`piece id` lines), "list" (one token per line) or "unknown"."""
+    lines = [line for line in _text_lines(path, "token table") if line.strip()]
+    if not lines:
+        raise MalformedAssetError(f"{path}: the file is empty", path=path)
+    paired = sum(1 for line in lines if len(line.split()) == 2 and line.split()[1].isdigit())
+    single = sum(1 for line in lines if len(line.split()) == 1)
+    # A sherpa table writes its space piece as a lone id, so a few single fields are fine.
+    if paired and paired >= single:
+        return "table"
+    if single == len(lines):
+        return "list"
+    return "unknown"
+
+
+def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]) -> Candidate:
+    data = _read_json(tokenizer_json, "tokenizer.json")
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise MalformedAssetError(
+            f"{tokenizer_json}: not a `tokenizers` tokenizer.json (no 'model' object)", path=tokenizer_json
+        )
+    added = [a for a in data.get("added_tokens") or [] if isinstance(a, dict) and isinstance(a.get("content"), str)]
+    by_content = {a["content"]: a.get("id") for a in added}
+    model = data["model"].get("type", "?")
+    decoder = (data.get("decoder") or {}).get("type", "none")
+    files = {"tokenizer": tokenizer_json}
+    structure = f"tokenizers model {model}, decoder {decoder}, {len(added)} added tokens"
+    if "<|startoftranscript|>" in by_content and "<|notimestamps|>" in by_content:
+        languages = sorted(c for c in by_content if _WHISPER_LANGUAGE.fullmatch(c))
+        notimestamps = by_content["<|notimestamps|>"]
+        cand = Candidate("whisper", files, {}, rank, os.path.basename(tokenizer_json))
+        cand.evidence.append(
+            ("kind", f"whisper: its added tokens include <|startoftranscript|> {by_content['<|startoftranscript|>']}, "
+             f"<|notimestamps|> {notimestamps} and {len(languages)} language tokens "
+             f"({', '.join(languages[:4])}{' …' if len(languages) > 4 else ''}); {structure}")
+        )
+        if isinstance(notimestamps, int):
+            cand.evidence.append(
+                ("vocab_size", f"derived by the kind: <|notimestamps|> {notimestamps} + 1 + 1501 timestamps "
+                 f"= {notimestamps + 1502}; the timestamp ids are not in tokenizer.json")
+            )
+        cand.evidence.append(("special_ids", "every id from <|endoftext|> (eot) to vocab_size - 1"))
+        if config is not None:
+            cand.notes.append(f"{os.path.basename(config)} is not used by the whisper kind")
+        return cand
+    cand = Candidate("huggingface", files, {}, rank, os.path.basename(tokenizer_json))
+    cand.evidence.append(("kind", f"huggingface: {structure}; no <|startoftranscript|>/<|notimestamps|>, so not Whisper"))
+    if config is not None:
+        files["tokenizer_config"] = config
+        cand.source += f" + {os.path.basename(config)}"
+        declared = _read_json(config, "tokenizer_config.json")
+        extra = 0
+        if isinstance(declared, dict) and isinstance(declared.get("added_tokens_decoder"), dict):
+            extra = sum(
+                1 for entry in declared["added_tokens_decoder"].values()
+                if isinstance(entry, dict) and entry.get("content") not in by_content
+            )
+        cand.evidence.append(
+            ("files", f"tokenizer_config.json beside it: {extra} added tokens it declares are missing from "
+             "tokenizer.json and are added by the kind in declared-id order")
+        )
+    special = sum(1 for a in added if a.get("special"))
+    cand.evidence.append(("special_ids", f"the backend's special added tokens ({special} in tokenizer.json)"))
+    return cand
+
+
+def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | str:
+    """A candidate, or the reason the file is not a SentencePiece model."""
+    cand = Candidate("sentencepiece", {"model": path}, {}, rank, os.path.basename(path))
+    try:
+        import sentencepiece as spm
+    except ImportError:
+        cand.evidence.append(("kind", "sentencepiece: a *.model file (the sentencepiece package is not installed, so "
+                              "the model was not opened)"))
+        cand.evidence.append(("special_ids", "the kind's default [0, 1, 2] (model not inspected)"))
+        return cand
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.Load(path)
+    except (OSError, RuntimeError) as exc:
+        return f"not a SentencePiece model ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})"
+    size = processor.get_piece_size()
+    pieces = [processor.id_to_piece(i) for i in range(size)]
+    control = [i for i in range(size) if processor.is_control(i)]
+    unknown = [i for i in range(size) if processor.is_unknown(i)]
+    markup, why = _markup_evidence(pieces)
+    special = sorted(set(control) | set(unknown) | set(markup))
+    cand.options["special_ids"] = special
+    cand.evidence.append(("kind", f"sentencepiece: the file loads as a SentencePiece model with {size} pieces"))
+    cand.evidence.append(
+        ("special_ids", f"{special if len(special) <= 8 else _summarise(special)}: control pieces "
+         f"[{_summarise(control)}], unknown [{_summarise(unknown)}] (asked of SentencePiece); markup by name: {why}")
+    )
+    return cand
+
+
+def _funasr_candidate(path: str, pieces: list[str], form: str, rank: tuple[int, int]) -> Candidate:
+    continuation = sum(1 for p in pieces if p.endswith("@@"))
+    markers = {m: pieces.index(m) for m in _FUNASR_MARKERS if m in pieces}
+    cand = Candidate("funasr_char", {"tokens": path}, {"special_ids": sorted(markers.values())}, rank, os.path.basename(path))
+    cand.evidence.append(
+        ("kind", f"funasr_char: {form} of {len(pieces)} tokens, {continuation} with @@ continuation; "
+         f"FunASR markers {', '.join(markers) or 'none'}")
+    )
+    cand.evidence.append(
+        ("special_ids", f"the ids of FunASR's <blank>, <s>, </s>, <unk>: "
+         + (", ".join(f"{m} {i}" for m, i in markers.items()) or "none present"))
+    )
+    return cand
+
+
+def _symbol_table_candidate(path: str, rank: tuple[int, int]) -> Candidate:
+    from .kinds.symbol_table import read_symbol_table
+
+    pieces = read_symbol_table(path)
+    special, why = _markup_evidence(pieces)
+    cand = Candidate("symbol_table", {"units": path}, {"special_ids": special}, rank, os.path.basename(path))
+    cand.evidence.append(("kind", f"symbol_table: {len(pieces)} 'piece id' lines; {_table_layout(pieces)}"))
+    cand.evidence.append(("special_ids", f"{_summarise(special)}: {why}"))
+    continuation = sum(1 for p in pieces if p.endswith("@@"))
+    if continuation:
+        cand.notes.append(
+            f"{continuation} pieces end in @@ (a Paraformer vocabulary): symbol_table renders them literally; "
+            "FunASR's rules need the funasr_char kind and its tokens.json / one-per-line tokens.txt"
+        )
+    if os.path.basename(path) == "words.txt":
+        cand.notes.append("words.txt is a word table: symbol_table joins its entries without spaces")
+    return cand
+
+
+# -- scanning ---------------------------------------------------------------------------------
+
+
+def _spec_candidate(path: str) -> Candidate:
+    data = _read_json(path, SPEC_FILE)
+    base = os.path.dirname(os.path.abspath(path))
+    try:
+        spec = TokenizerSpec.from_dict(data, base_dir=base)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+    files = {role: os.path.abspath(p) for role, p in spec.files.items()}
+    for role, p in files.items():
+        if not os.path.isfile(p):
+            raise AssetNotFoundError(f"{path}: file for role {role!r} not found: {p!r}", path=p)
+    cand = Candidate(spec.kind, files, dict(spec.options), (0, 0), os.path.basename(path))
+    cand.evidence.append(("kind", f"{spec.kind}: named by {os.path.basename(path)}, an explicit spec (always first)"))
+    if spec.options:
+        cand.evidence.append(("options", f"as written in the spec: {json.dumps(spec.options)[:200]}"))
+    return cand
+
+
+def _list_tokens(path: str) -> list[str] | None:
+    data = _read_json(path, "tokens.json")
+    if isinstance(data, list) and data and all(isinstance(p, str) for p in data):
+        return data
+    return None
+
+
+def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
+    """Candidates in the directory, and (file, reason) for files set aside."""
+    names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+    at = lambda name: os.path.join(folder, name)  # noqa: E731
+    if SPEC_FILE in names:
+        yield _spec_candidate(at(SPEC_FILE))
+    if "tokenizer.json" in names:
+        config = at("tokenizer_config.json") if "tokenizer_config.json" in names else None
+        yield _hf_candidate(at("tokenizer.json"), config, (1, 0))
+    elif "tokenizer_config.json" in names:
+        yield ("tokenizer_config.json", "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)")
+    models = [n for n in names if n.endswith(".model")]
+    preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
+    if len(models) > 1 and not preferred:
+        raise ResolveError(
+            f"{folder}: several SentencePiece model candidates and none is bpe.model or tokenizer.model: "
+            f"{', '.join(models)}; write a {SPEC_FILE} naming the one to use"
+        )
+    ordered = preferred + [n for n in models if n not in preferred]
+    for sub, name in enumerate(ordered):
+        found = _sentencepiece_candidate(at(name), (2, sub))
+        yield (name, found) if isinstance(found, str) else found
+    if "tokens.json" in names:
+        pieces = _list_tokens(at("tokens.json"))
+        if pieces is None:
+            yield ("tokens.json", "not a JSON array of token strings")
+        else:
+            yield _funasr_candidate(at("tokens.json"), pieces, "a JSON array", (3, 0))
+    for sub, name in enumerate(("units.txt", "tokens.txt", "words.txt")):
+        if name not in names:
+            continue
+        form = _sniff_text_table(at(name))
+        if form == "table":
+            yield _symbol_table_candidate(at(name), (4, sub))
+        elif form == "list" and name == "tokens.txt":
+            pieces = [line.strip() for line in _text_lines(at(name), "tokens.txt") if line.strip()]
+            if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
+                yield _funasr_candidate(at(name), pieces, "one token per line", (3, 1))
+            else:
+                yield (name, "one token per line, but without @@ pieces or FunASR markers")
+        else:
+            yield (name, "neither 'piece id' lines nor one token per line")
+
+
+def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
+    name = os.path.basename(path)
+    folder = os.path.dirname(path)
+    if name.endswith(".json"):
+        data = _read_json(path, name)
+        if isinstance(data, dict) and "kind" in data:
+            yield _spec_candidate(path)
+        elif isinstance(data, dict) and isinstance(data.get("model"), dict):
+            # tokenizer.json's own config travels with it: without it added tokens can be lost.
+            config = os.path.join(folder, "tokenizer_config.json")
+            sibling = config if name == "tokenizer.json" and os.path.isfile(config) else None
+            yield _hf_candidate(path, sibling, (1, 0))
+        elif isinstance(data, list) and data and all(isinstance(p, str) for p in data):
+            yield _funasr_candidate(path, data, "a JSON array", (3, 0))
+        elif name == "tokenizer_config.json":
+            yield (name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder")
+        else:
+            yield (name, "JSON that is neither a spec, a tokenizer.json nor a token list")
+        return
+    if name.endswith(".model"):
+        found = _sentencepiece_candidate(path, (2, 0))
+        yield (name, found) if isinstance(found, str) else found
+        return
+    form = _sniff_text_table(path)
+    if form == "table":
+        yield _symbol_table_candidate(path, (4, 0))
+    elif form == "list":
+        pieces = [line.strip() for line in _text_lines(path, name) if line.strip()]
+        if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
+            yield _funasr_candidate(path, pieces, "one token per line", (3, 1))
+        else:
+            yield (name, "one token per line, but without @@ pieces or FunASR markers")
+    else:
+        yield (name, "neither 'piece id' lines nor one token per line")
+
+
+def _resolution(path: str | os.PathLike[str]) -> Resolution:
+    path = os.path.abspath(os.fspath(path))
+    if os.path.isdir(path):
+        seen = sorted(n for n in os.listdir(path) if os.path.isfile(os.path.join(path, n)))
+        found = list(_scan_directory(path))
+    elif os.path.isfile(path):
+        seen = [os.path.basename(path)]
+        found = list(_single_file(path))
+    else:
+        raise AssetNotFoundError(f"no such file or directory: {path!r}", path=path)
+    candidates = sorted((c for c in found if isinstance(c, Candidate)), key=lambda c: c.rank)
+    rejected = [c for c in found if not isinstance(c, Candidate)]
+    if not candidates:
+        from .registry import available_kinds
+
+        set_aside = "".join(f"\n  {name}: {why}" for name, why in rejected)
+        raise ResolveError(
+            f"cannot tell which tokenizer {path!r} uses. Files seen: {', '.join(seen) or 'none'}."
+            + (f"\nSet aside:{set_aside}" if set_aside else "")
+            + "\nRecognised evidence, in order: " + "; ".join(EVIDENCE_ORDER)
+            + f".\nKnown kinds: {', '.join(available_kinds())}. Write a {SPEC_FILE} "
+            "(TokenizerSpec.to_dict(relative_to=folder)) to name one explicitly."
+        )
+    chosen, lost = candidates[0], candidates[1:]
+    return Resolution(path, chosen, lost, rejected, seen)
+
+
+def _why_lost(loser: Candidate, winner: Candidate) -> str:
+    if loser.rank[0] == winner.rank[0]:
+        return f"{winner.source} is preferred to {loser.source} for the same kind of evidence"
+    return f"{winner.source} ({winner.kind}) comes before {loser.source} ({loser.kind}) in the fixed order of evidence"
+
+
+# -- public API ---------------------------------------------------------------------------------
+
+
+def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
+    """The TokenizerSpec a checkpoint directory (or a single tokenizer file) describes, with
+    absolute file paths. ResolveError names the files seen and the kinds known when nothing
+    fits; a malformed conventional file raises its own AssetError naming file and line."""
+    return _resolution(path).spec
+
+
+def load(path: str | os.PathLike[str]) -> "Tokenizer":
+    """build_tokenizer(resolve(path))."""
+    from .registry import build_tokenizer
+
+    return build_tokenizer(resolve(path))
+
+
+def _ranges(ids: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in ids:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+@dataclass
+class Description:
+    """The dry run of `load`: what would be built, from which files, and why."""
+
+    path: str
+    kind: str
+    files: dict[str, str]
+    options: dict[str, Any]
+    vocab_size: int | None
+    special_ids: list[int]
+    special_pieces: dict[int, str]
+    supports_encode: bool | None
+    evidence: list[tuple[str, str]]
+    lost: list[dict[str, Any]]
+    rejected: list[tuple[str, str]]
+    seen: list[str]
+    notes: list[str]
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able. Special ids are given as inclusive [first, last] ranges plus a count."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "files": dict(self.files),
+            "options": json.loads(json.dumps(self.options)),
+            "vocab_size": self.vocab_size,
+            "special_ids": {
+                "count": len(self.special_ids),
+                "ranges": _ranges(self.special_ids),
+                "pieces": {str(i): p for i, p in self.special_pieces.items()},
+            },
+            "supports_encode": self.supports_encode,
+            "evidence": [{"about": about, "reason": reason} for about, reason in self.evidence],
+            "lost": [dict(entry) for entry in self.lost],
+            "set_aside": [{"file": name, "reason": why} for name, why in self.rejected],
+            "files_seen": list(self.seen),
+            "notes": list(self.notes),
+            "error": self.error,
+        }
+
+    def text(self) -> str:
+        lines = [f"{self.path}", f"  kind:          {self.kind}"]
+        for role, p in self.files.items():
+            lines.append(f"  {'file ' + role + ':':<14} {p}")
+        if self.options:
+            shown = json.dumps(self.options)
+            lines.append(f"  {'options:':<14} {shown if len(shown) <= 120 else shown[:117] + '...'}")
+        lines.append(f"  vocab size:    {self.vocab_size if self.vocab_size is not None else '?'}")
+        spans = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in _ranges(self.special_ids)[:12])
+        more = " …" if len(_ranges(self.special_ids)) > 12 else ""
+        lines.append(f"  special ids:   {len(self.special_ids)}: {spans}{more}")
+        if self.special_pieces:
+            named = ", ".join(f"{i} {p}" for i, p in list(self.special_pieces.items())[:12])
+            lines.append(f"                 ({named}{' …' if len(self.special_pieces) > 12 else ''})")
+        encode = {True: "yes", False: "no (decode-only)", None: "?"}[self.supports_encode]
+        lines.append(f"  encode:        {encode}")
+        lines.append("  evidence:")
+        lines.extend(f"    {about}: {reason}" for about, reason in self.evidence)
+        if self.lost:
+            lines.append("  also fit, but lost:")
+            lines.extend(f"    {e['kind']} from {e['source']}: {e['reason']}" for e in self.lost)
+        if self.rejected:
+            lines.append("  set aside:")
+            lines.extend(f"    {name}: {why}" for name, why in self.rejected)
+        if self.notes:
+            lines.append("  notes:")
+            lines.extend(f"    {note}" for note in self.notes)
+        if self.error:
+            lines.append(f"  ERROR building it: {self.error}")
+        return "\n".join(lines)
+
+    __str__ = text
+
+
+def describe(path: str | os.PathLike[str]) -> Description:
+    """Resolve `path`, build the tokenizer and say what it is and why. A tokenizer that
+    resolves but fails to build is described with `error` set (resolution errors raise)."""
+    from .errors import PiecesNotSupportedError
+    from .registry import build_tokenizer
+
+    res = _resolution(path)
+    chosen = res.chosen
+    notes = list(chosen.notes)
+    vocab_size = supports_encode = None
+    special: list[int] = []
+    pieces: dict[int, str] = {}
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            tok = build_tokenizer(res.spec)
+        except (TokenizerError, ImportError, OSError) as exc:
+            # A resolved tokenizer that cannot be built (backend missing, bad asset) is
+            # described, not raised: the dry run's job is to say so.
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            vocab_size, supports_encode = tok.vocab_size, tok.supports_encode
+            special = sorted(tok.special_ids)
+            try:
+                pieces = {i: tok.id_to_piece(i) for i in special[:16]}
+            except PiecesNotSupportedError:
+                notes.append(f"the {chosen.kind} kind does not spell ids as pieces (no id_to_piece)")
+    notes.extend(f"warning while building: {w.message}" for w in caught)
+    lost = [
+        {"kind": c.kind, "source": c.source, "files": dict(c.files), "reason": _why_lost(c, chosen)} for c in res.lost
+    ]
+    evidence = list(chosen.evidence)
+    evidence.insert(1, ("files", ", ".join(f"{role} = {os.path.basename(p)}" for role, p in chosen.files.items())))
+    if supports_encode is not None:
+        evidence.append(("encode", f"the {chosen.kind} kind {'can' if supports_encode else 'cannot'} encode text"))
+    return Description(
+        path=res.path, kind=chosen.kind, files=dict(chosen.files), options=dict(chosen.options),
+        vocab_size=vocab_size, special_ids=special, special_pieces=pieces, supports_encode=supports_encode,
+        evidence=evidence, lost=lost, rejected=res.rejected, seen=res.seen, notes=notes, error=error,
+    )
