@@ -27,6 +27,7 @@ import codecs
 from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from oasr_tok._ids cimport as_id_list, id_at, oasr_small_id, oasr_list_items
 from oasr_tok._textbuf cimport oasr_commit
@@ -46,6 +47,7 @@ def _one_fffd_per_byte(exc):
 codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
 
 cdef object _utf8_decode = codecs.utf_8_decode
+cdef PyObject* _EMPTY = <PyObject*>""
 
 FLAG_SKIP = 1
 FLAG_BYTE = 2
@@ -99,6 +101,7 @@ cdef class PieceTable:
     cdef bytes byte_values
     cdef const unsigned char* _flags
     cdef const unsigned char* _bytes
+    cdef PyObject** _plain    # per id: the str a plain id renders once no rule is pending, else NULL
     cdef int mode, rule, lead_rule
     cdef bint has_first
     cdef str errors
@@ -139,6 +142,17 @@ cdef class PieceTable:
         else:
             self.texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
+        PyMem_Free(self._plain)  # __init__ may run twice
+        self._plain = <PyObject**>PyMem_Malloc(max(n, 1) * sizeof(PyObject*))
+        if self._plain == NULL:
+            raise MemoryError()
+        plain = self.texts if self.mode == MODE_BYTES else self.pieces
+        for i in range(n):
+            # Borrowed: self.pieces / self.texts keep these alive as long as the table lives.
+            self._plain[i] = NULL if (self._flags[i] or plain[i] is None) else <PyObject*>plain[i]
+
+    def __dealloc__(self):
+        PyMem_Free(self._plain)
 
     # -- the per-token step ---------------------------------------------------------------
 
@@ -287,7 +301,6 @@ cdef class PieceTable:
         cdef object out, piece
         cdef unsigned char f
         cdef bint bytes_mode = self.mode == MODE_BYTES
-        cdef list plain = self.texts if bytes_mode else self.pieces
         cdef PyObject* raw
         cdef const unsigned char* flags = self._flags
         cdef Py_ssize_t vocab_size = self.vocab_size
@@ -296,20 +309,23 @@ cdef class PieceTable:
         v.run_invalid = False
         v.closed = False
         cdef PyObject** ids_items = oasr_list_items(lst)
-        cdef PyObject** plain_items = oasr_list_items(plain)
+        cdef PyObject** fast_items = self._plain
         cdef bint fast = not (v.first or v.lead)
         for i in range(n):
             if not (oasr_small_id(ids_items[i], &tid) and 0 <= tid < vocab_size):
                 tid = id_at(lst, i, vocab_size)
-            f = flags[tid]
             # The common case: a plain piece once the leading rules are done and no bytes wait.
-            if fast and f == 0:
-                raw = plain_items[tid]
-                if raw != <PyObject*>None:
-                    Py_INCREF(<object>raw)
-                    PyList_SET_ITEM(result, i, <object>raw)
-                    last_visible = i
-                    continue
+            raw = fast_items[tid]
+            if fast and raw != NULL:
+                Py_INCREF(<object>raw)
+                PyList_SET_ITEM(result, i, <object>raw)
+                last_visible = i
+                continue
+            f = flags[tid]
+            if f == F_SKIP:  # a special id renders nothing and changes nothing
+                Py_INCREF(<object>_EMPTY)
+                PyList_SET_ITEM(result, i, <object>_EMPTY)
+                continue
             out = self._step(tid, &v, pending_box, None)
             if out is None:
                 piece = ""
