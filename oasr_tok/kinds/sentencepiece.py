@@ -1,0 +1,269 @@
+"""sentencepiece: ids are SentencePiece piece ids; SentencePiece itself is the oracle.
+
+`decode` is SentencePiece's own decode of the ids left after stripping `special_ids`
+(option, default [0, 1, 2]); `encode` is its encode (no BOS/EOS).
+
+Streaming runs on the compiled PieceTable (constant work per token, no call into
+SentencePiece per token). SentencePiece's decode (sentencepiece_processor.cc, `Decode`) is
+piece-local except for two rules, and the table is built from per-id facts asked of the
+loaded model, never from piece spellings:
+
+* Byte pieces (`is_byte`) are gathered into runs (a run is cut by any non-byte piece that
+  survives special stripping, a control piece included) and decoded one character at a
+  time: a valid character goes on its last byte piece, every invalid byte renders one
+  U+FFFD on its own piece. PieceTable's "per_byte" rule; a valid prefix of a character is
+  held back until the run says what it is.
+* The leading-`▁` rule: while nothing visible has been output, a piece's leading `▁` is
+  dropped (how many ids keep the rule in force depends on add_dummy_prefix and
+  remove_extra_whitespaces, and on the SentencePiece version). What each id renders first
+  is SentencePiece's decode of that id alone; what it renders afterwards is its surface
+  after a primer piece that has ended the rule; whether it ends the rule is read from the
+  surface a probe piece gets after it. All three are asked of SentencePiece per id, in
+  batches, when the tokenizer is built; the build fails loudly if SentencePiece's answers
+  are not piece-local (a model with a denormalizer, which rewrites the decoded text as a
+  whole, is refused up front).
+
+`token_pieces` are SentencePiece's own per-piece surfaces (specials get ""). The compiled
+table gives exactly those whenever no byte run turns out invalid; when one does, the
+table's streaming attribution (the U+FFFD of a broken prefix lands on the token that broke
+it) differs from SentencePiece's (on the invalid byte itself), so that rare case asks
+SentencePiece for the surfaces.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+from ..base import Tokenizer
+from ..errors import EncodeError, MalformedAssetError
+from ..spec import TokenizerSpec
+from ._common import byte_piece_value, existing_file, reject_unknown_options, special_ids_option
+
+__all__ = ["SentencePieceTokenizer", "load_processor"]
+
+DEFAULT_SPECIAL_IDS = (0, 1, 2)
+
+
+def load_processor(path: str) -> Any:
+    """A `sentencepiece.SentencePieceProcessor` for the model file at `path`.
+    AssetNotFoundError if there is no such file; MalformedAssetError (naming the file) if
+    SentencePiece cannot load it."""
+    import sentencepiece
+
+    existing_file(path, "SentencePiece model")
+    processor = sentencepiece.SentencePieceProcessor()
+    try:
+        processor.LoadFromFile(path)
+    except (RuntimeError, OSError) as exc:
+        raise MalformedAssetError(f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path) from None
+    if processor.get_piece_size() <= 0:
+        raise MalformedAssetError(f"{path}: the SentencePiece model has no pieces", path=path)
+    return processor
+
+
+# -- reading two facts the Python API does not expose ------------------------------------------
+
+
+def _fields(message: bytes):
+    """(field number, wire type, value) of a serialized protobuf message; value is an int
+    or, for length-delimited fields, the bytes. Raises ValueError on a truncated message."""
+    pos, end = 0, len(message)
+
+    def varint() -> int:
+        nonlocal pos
+        shift = value = 0
+        while True:
+            if pos >= end or shift > 63:
+                raise ValueError("truncated varint")
+            byte = message[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+
+    while pos < end:
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            yield number, wire, varint()
+        elif wire == 1 or wire == 5:
+            size = 8 if wire == 1 else 4
+            if pos + size > end:
+                raise ValueError("truncated fixed field")
+            yield number, wire, int.from_bytes(message[pos : pos + size], "little")
+            pos += size
+        elif wire == 2:
+            size = varint()
+            if pos + size > end:
+                raise ValueError("truncated length-delimited field")
+            yield number, wire, message[pos : pos + size]
+            pos += size
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+
+
+def _has_denormalizer(serialized: bytes) -> bool:
+    """Whether ModelProto.denormalizer_spec (field 5) has a non-empty precompiled_charsmap
+    (field 2): the condition under which SentencePiece rewrites its decoded text as a whole."""
+    for number, wire, value in _fields(serialized):
+        if number == 5 and wire == 2:
+            for inner, inner_wire, charsmap in _fields(value):
+                if inner == 2 and inner_wire == 2 and charsmap:
+                    return True
+    return False
+
+
+# -- the table, asked of SentencePiece -----------------------------------------------------------
+
+
+def build_piece_table(processor: Any, special: frozenset[int], path: str = "<model>") -> PieceTable:
+    """The PieceTable that renders ids exactly as `processor.decode` does after `special` is
+    stripped. Every per-id fact comes from the processor (see the module docstring)."""
+    size = processor.get_piece_size()
+    decode = processor.decode
+    flags = bytearray(size)
+    values = bytearray(size)
+    text_ids: list[int] = []
+    for token_id in range(size):
+        if processor.is_byte(token_id):
+            value = byte_piece_value(processor.id_to_piece(token_id))
+            if value is None:
+                raise MalformedAssetError(
+                    f"{path}: byte piece {token_id} is spelled {processor.id_to_piece(token_id)!r}, not <0xNN>", path=path
+                )
+            flags[token_id] = FLAG_BYTE
+            values[token_id] = value
+        else:
+            text_ids.append(token_id)
+
+    # What each id renders while the leading rule is in force: SentencePiece's decode of it alone.
+    alone = decode([[i] for i in text_ids]) if text_ids else []
+    first = [""] * size
+    for token_id, text in zip(text_ids, alone):
+        first[token_id] = text
+
+    # A primer: an ordinary piece that renders something when first. It ends the rule under
+    # every SentencePiece version (checked below with the probe).
+    primer = next(
+        (i for i in text_ids if first[i] and not processor.is_control(i) and not processor.is_unknown(i)),
+        None,
+    )
+    rest = list(first)
+    if primer is not None:
+        head = len(first[primer])
+        for token_id, text in zip(text_ids, decode([[primer, i] for i in text_ids])):
+            if text[:head] != first[primer]:
+                raise MalformedAssetError(f"{path}: SentencePiece's decode is not piece-local for this model", path=path)
+            rest[token_id] = text[head:]
+
+    # A probe: an id that renders differently while the rule is in force. None: no rule to track.
+    probe = next((i for i in text_ids if first[i] != rest[i]), None)
+    if probe is None:
+        first_pieces = None
+    else:
+        first_pieces = first
+        # Whether id i ends the rule: the surface the probe gets after it.
+        everything = list(range(size))
+        before = decode([[i] for i in everything])
+        after = decode([[i, probe] for i in everything])
+        for token_id, head_text, text in zip(everything, before, after):
+            surface = text[len(head_text):] if text.startswith(head_text) else None
+            if surface == rest[probe]:
+                continue
+            if surface == first[probe]:
+                flags[token_id] |= FLAG_KEEP_FIRST
+                continue
+            raise MalformedAssetError(
+                f"{path}: SentencePiece's decode is not piece-local for this model (id {token_id})", path=path
+            )
+        if primer is not None and flags[primer] & FLAG_KEEP_FIRST:
+            raise MalformedAssetError(f"{path}: no piece of this model ends SentencePiece's leading-space rule", path=path)
+
+    for token_id in special:
+        flags[token_id] = FLAG_SKIP
+    return PieceTable(rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte")
+
+
+class SentencePieceTokenizer(Tokenizer):
+    """A SentencePiece model (.model). Options: `special_ids` (default [0, 1, 2])."""
+
+    supports_encode = True
+
+    def __init__(self, path: str, special_ids: Sequence[int] | None = None) -> None:
+        self._path = path
+        self._sp = load_processor(path)
+        if _has_denormalizer(self._sp.serialized_model_proto()):
+            raise MalformedAssetError(
+                f"{path}: this SentencePiece model has a denormalizer, which rewrites decoded text as a whole; "
+                "oasr_tok cannot stream it token by token and refuses it rather than render it wrongly",
+                path=path,
+            )
+        options = {} if special_ids is None else {"special_ids": list(special_ids)}
+        self._special = special_ids_option(options, DEFAULT_SPECIAL_IDS, self._sp.get_piece_size(), "sentencepiece")
+        self._table = build_piece_table(self._sp, self._special, path)
+        # Bound straight to the compiled engine: no Python frame on the per-token path.
+        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+        self._table_pieces = self._table.token_pieces
+        self.spec = TokenizerSpec("sentencepiece", {"model": path}, options)
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> "SentencePieceTokenizer":
+        reject_unknown_options(spec.options, ["special_ids"], "sentencepiece")
+        path = spec.file("model")
+        raw = spec.options.get("special_ids")
+        if raw is not None:
+            # Validate the option's shape before the (slower) model load; ranges are checked after.
+            special_ids_option({"special_ids": raw}, (), 1 << 62, "sentencepiece")
+        tokenizer = cls(path, raw)
+        tokenizer.spec = spec
+        return tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return self._table.vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._special
+
+    @property
+    def processor(self) -> Any:
+        """The `sentencepiece.SentencePieceProcessor` underneath."""
+        return self._sp
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The model's own spelling of `token_id` ("▁the", "<0xE4>", "<unk>")."""
+        return self._sp.id_to_piece(self.check_ids([token_id])[0])
+
+    def _visible(self, ids: Sequence[int]) -> list[int]:
+        special = self._special
+        return [i for i in self.check_ids(ids) if i not in special]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self._sp.decode(self._visible(ids))
+
+    def encode(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
+        return list(self._sp.encode(text))
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        """SentencePiece's own surface of each piece; "" for special ids."""
+        pieces = self._table_pieces(ids)
+        if "\ufffd" not in "".join(pieces):
+            # No byte run was invalid, so the table attributed every character exactly as
+            # SentencePiece does (on its last byte piece).
+            return pieces
+        ids = self.check_ids(ids)
+        special = self._special
+        mapping = self._sp.decode([i for i in ids if i not in special], out_type="offset_mapping")
+        text, offsets = mapping["text"], iter(mapping["offsets"])
+        result = []
+        for token_id in ids:
+            if token_id in special:
+                result.append("")
+            else:
+                begin, end = next(offsets)
+                result.append(text[begin:end])
+        return result
