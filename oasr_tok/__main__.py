@@ -1,0 +1,4 @@
+"""`python -m oasr_tok`: the oasr-tok command line."""
+from .cli import main
+
+raise SystemExit(main())

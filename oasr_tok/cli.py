@@ -1,0 +1,267 @@
+"""The ``oasr-tok`` command (also ``python -m oasr_tok``). See docs/cli.md.
+
+    oasr-tok describe PATH            what PATH resolves to, and why
+    oasr-tok decode PATH [IDS ...]    ids as arguments, or one JSON list per stdin line
+    oasr-tok stream PATH              ids on stdin; deltas printed (and flushed) as they settle
+    oasr-tok words PATH               {"ids", "starts", "ends"} JSON on stdin; timed words out
+    oasr-tok demo [ARGS ...]          the bundled demo
+
+``--json`` works everywhere (before or after the subcommand). Exit codes: 0 success; 1 the
+tokenizer cannot be resolved or built (bad path, missing/malformed file, backend missing);
+2 bad command line; 3 bad input (ids, JSON, timings); 141 stdout closed early. A user
+mistake is one line on stderr, never a traceback. Input and output are UTF-8.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import IO, Any, Sequence
+
+from .errors import TokenizerError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_LOAD, EXIT_USAGE, EXIT_INPUT, EXIT_PIPE = 0, 1, 2, 3, 141
+_INT = re.compile(r"-?\d+")
+
+
+class _Failure(Exception):
+    """A user mistake: printed as one line on stderr, then `code` is the exit status."""
+
+    def __init__(self, code: int, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.code, self.kind = code, kind
+
+
+def _load(path: str):
+    from .resolve import load
+
+    try:
+        return load(path)
+    except (TokenizerError, OSError) as exc:
+        raise _Failure(EXIT_LOAD, f"cannot load a tokenizer from {path}: {exc}", type(exc).__name__) from None
+
+
+def _bad_input(where: str, exc: BaseException | str) -> _Failure:
+    kind = type(exc).__name__ if isinstance(exc, BaseException) else "InputError"
+    return _Failure(EXIT_INPUT, f"{where}: {exc}", kind)
+
+
+def _ids_from_json(text: str, where: str) -> list[int]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _bad_input(where, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, list):
+        raise _bad_input(where, f"expected a JSON list of ids, got {type(value).__name__}")
+    return value  # the tokenizer checks each element (type and range) and names the bad one
+
+
+def _ids_from_words(fields: Sequence[str], where: str) -> list[int]:
+    for field in fields:
+        if not _INT.fullmatch(field):
+            raise _bad_input(where, f"not an integer id: {field!r}")
+    return [int(field) for field in fields]
+
+
+def _parse_ids(text: str, where: str) -> list[int]:
+    """A JSON list, or whitespace-separated integers."""
+    text = text.strip()
+    return _ids_from_json(text, where) if text.startswith("[") else _ids_from_words(text.split(), where)
+
+
+def _emit(out: IO[str], value: Any, as_json: bool) -> None:
+    out.write((json.dumps(value, ensure_ascii=False) if as_json else str(value)) + "\n")
+    out.flush()
+
+
+# -- subcommands ------------------------------------------------------------------------------
+
+
+def _describe(args: argparse.Namespace, out: IO[str]) -> int:
+    from .resolve import describe
+
+    try:
+        description = describe(args.path)
+    except (TokenizerError, OSError) as exc:
+        raise _Failure(EXIT_LOAD, f"cannot describe {args.path}: {exc}", type(exc).__name__) from None
+    if args.json:
+        _emit(out, description.to_dict(), True)
+    else:
+        _emit(out, description.text(), False)
+    return EXIT_LOAD if description.error else EXIT_OK
+
+
+def _decode(args: argparse.Namespace, out: IO[str]) -> int:
+    tok = _load(args.path)
+
+    def one(ids: list[int], where: str) -> None:
+        try:
+            text = tok.decode(ids)
+        except (TokenizerError, ValueError, TypeError) as exc:
+            raise _bad_input(where, exc) from None
+        _emit(out, {"ids": ids, "text": text} if args.json else text, args.json)
+
+    if args.ids:
+        one(_parse_ids(" ".join(args.ids), "ids"), "ids")
+        return EXIT_OK
+    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+        # A blank line is an empty hypothesis, so output lines stay aligned with input lines.
+        one(_ids_from_json(line, f"stdin line {number}") if line.strip() else [], f"stdin line {number}")
+    return EXIT_OK
+
+
+def _stream(args: argparse.Namespace, out: IO[str]) -> int:
+    tok = _load(args.path)
+    state: dict[str, Any] = {}
+    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+        where = f"stdin line {number}"
+        ids = _parse_ids(line, where)
+        try:
+            delta = tok.decode_incremental(ids, state)
+        except (TokenizerError, ValueError, TypeError) as exc:
+            raise _bad_input(where, exc) from None
+        if args.json:
+            _emit(out, {"delta": delta}, True)
+        elif delta:
+            out.write(delta)
+            out.flush()
+    rest = tok.decode_incremental([], state, final=True)
+    if args.json:
+        _emit(out, {"delta": rest, "final": True, "text": state.get("text", "")}, True)
+    else:
+        out.write(rest + "\n")
+        out.flush()
+    return EXIT_OK
+
+
+_WORD_KEYS = {"ids", "starts", "ends"}
+
+
+def _word_requests(text: str) -> list[tuple[str, Any]]:
+    """One JSON document (an object or a list of objects), or JSON lines."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        requests = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    requests.append((f"stdin line {number}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise _bad_input(f"stdin line {number}", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+        return requests
+    if isinstance(value, list):
+        return [(f"request {k}", v) for k, v in enumerate(value)]
+    return [("stdin", value)]
+
+
+def _words(args: argparse.Namespace, out: IO[str]) -> int:
+    tok = _load(args.path)
+    requests = _word_requests(sys.stdin.read())
+    if not requests:
+        raise _bad_input("stdin", 'expected {"ids": [...], "starts": [...], "ends": [...]} (ends optional)')
+    for where, request in requests:
+        if not isinstance(request, dict) or "ids" not in request or "starts" not in request:
+            raise _bad_input(where, 'expected an object {"ids": [...], "starts": [...], "ends": [...]} (ends optional)')
+        unknown = set(request) - _WORD_KEYS
+        if unknown:
+            raise _bad_input(where, f"unknown key(s) {sorted(unknown)}; expected {sorted(_WORD_KEYS)}")
+        for key in _WORD_KEYS & set(request):
+            if request[key] is not None and not isinstance(request[key], list):
+                raise _bad_input(where, f"{key!r} must be a JSON list")
+        try:
+            words = tok.word_timings(request["ids"], request["starts"], request.get("ends"))
+            text = tok.decode(request["ids"])
+        except (TokenizerError, ValueError, TypeError) as exc:
+            raise _bad_input(where, exc) from None
+        rows = [
+            {"text": w.text, "start": w.start, "end": w.end, "first_token": w.first_token, "last_token": w.last_token}
+            for w in words
+        ]
+        _emit(out, {"text": text, "words": rows}, True)
+    return EXIT_OK
+
+
+def _demo(args: argparse.Namespace, out: IO[str]) -> int:
+    try:
+        from .demo import main as demo_main
+    except ImportError as exc:
+        raise _Failure(EXIT_LOAD, f"the demo is not available in this installation ({exc})") from None
+    argv = list(args.demo_args)
+    if args.json and "--json" not in argv:
+        argv.append("--json")
+    return int(demo_main(argv) or 0)
+
+
+# -- the parser -------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand's default must not overwrite a --json given before it.
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
+    parser = argparse.ArgumentParser(
+        prog="oasr-tok", description="Turn ASR token ids back into text, with the tokenizer a checkpoint ships."
+    )
+    parser.add_argument("--json", action="store_true", default=False, help="machine-readable JSON output")
+    parser.add_argument("--version", action="version", version=f"oasr-tok {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("describe", parents=[common], help="what a checkpoint's tokenizer files resolve to, and why")
+    p.add_argument("path", help="a model directory or one tokenizer file")
+    p.set_defaults(run=_describe)
+
+    p = sub.add_parser("decode", parents=[common], help="ids to text (arguments, or one JSON list per stdin line)")
+    p.add_argument("path", help="a model directory or one tokenizer file")
+    p.add_argument("ids", nargs="*", help="token ids (integers, or one JSON list); none: read stdin")
+    p.set_defaults(run=_decode)
+
+    p = sub.add_parser("stream", parents=[common], help="stream ids from stdin, printing text as it settles")
+    p.add_argument("path", help="a model directory or one tokenizer file")
+    p.set_defaults(run=_stream)
+
+    p = sub.add_parser("words", parents=[common], help='timed words for {"ids", "starts", "ends"} JSON on stdin')
+    p.add_argument("path", help="a model directory or one tokenizer file")
+    p.set_defaults(run=_words)
+
+    p = sub.add_parser("demo", parents=[common], help="run the bundled demo (arguments are passed on)")
+    p.add_argument("demo_args", nargs=argparse.REMAINDER, help="arguments for the demo")
+    p.set_defaults(run=_demo)
+    return parser
+
+
+def _utf8(stream: Any) -> None:
+    if hasattr(stream, "reconfigure"):
+        stream.reconfigure(encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring)."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        _utf8(stream)
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    try:
+        return args.run(args, sys.stdout)
+    except _Failure as failure:
+        if args.json:
+            sys.stderr.write(json.dumps({"error": failure.kind, "message": str(failure)}, ensure_ascii=False) + "\n")
+        else:
+            sys.stderr.write(f"oasr-tok {args.command}: error: {failure}\n")
+        return failure.code
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, like other filters.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        return 130
