@@ -11,6 +11,7 @@ from .errors import (
     InvalidIdError,
     MalformedAssetError,
     NonIntegerIdError,
+    PiecesNotSupportedError,
     RegistryError,
     ResolveError,
     SpecError,
@@ -19,7 +20,11 @@ from .errors import (
     TokenizerError,
     UnknownKindError,
 )
+from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
+# The function shadows the submodule of the same name on the package: use
+# `from oasr_tok.resolve import ...` to reach the module itself.
+from .resolve import Description, describe, load, resolve
 from .spec import TokenizerSpec
 from .words import Word
 
@@ -49,4 +54,10 @@ __all__ = [
     "StreamStateError",
     "TimingError",
     "ResolveError",
+    "PiecesNotSupportedError",
+    "resolve",
+    "load",
+    "describe",
+    "Description",
+    "NeMoTokenizer",
 ]
