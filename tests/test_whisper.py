@@ -363,3 +363,41 @@ def test_pickles_by_spec():
     ids = decoder_outputs(tok)[1]
     clone = pickle.loads(pickle.dumps(tok))
     assert clone.decode(ids) == tok.decode(ids) and clone.spec == tok.spec
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_id_to_piece_spells_as_the_file(name):
+    tok, rt = load(name)
+    for token_id in (0, 220, tok.eot - 1, tok.eot, tok.sot_prev, tok.no_timestamps):
+        assert tok.id_to_piece(token_id) == rt.id_to_token(token_id)
+    # timestamps the file lacks are spelled as the files that carry them spell them
+    _, v3 = load("large-v3")
+    assert tok.id_to_piece(tok.timestamp_begin + 62) == v3.id_to_token(v3.token_to_id("<|0.00|>") + 62) == "<|1.24|>"
+    with pytest.raises(oasr_tok.InvalidIdError):
+        tok.id_to_piece(tok.vocab_size)
+
+
+def test_encode_takes_text_only():
+    tok, _ = load("multilingual")
+    with pytest.raises(oasr_tok.EncodeError):
+        tok.encode(b"bytes")  # type: ignore[arg-type]
+
+
+def test_special_added_token_below_eot_is_skipped_like_the_runtime(tmp_path):
+    """A file that marks an ordinary-range token special (none of the published ones does):
+    decode skips it as the runtime does with skip_special_tokens, and special_ids says so."""
+    from tokenizers import Tokenizer
+
+    with open(FILES["multilingual"](), encoding="utf-8") as handle:
+        data = json.load(handle)
+    token = next(t for t, i in data["model"]["vocab"].items() if i == 300)
+    data["added_tokens"].append({"id": 300, "content": token, "single_word": False, "lstrip": False,
+                                 "rstrip": False, "normalized": False, "special": True})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    tok, rt = build_tokenizer(spec(path)), Tokenizer.from_file(str(path))
+    ids = [299, 300, 301, tok.eot]
+    assert 300 in tok.special_ids and 299 not in tok.special_ids
+    assert tok.decode(ids) == rt.decode(ids, skip_special_tokens=True) == rt.decode([299, 301])
+    assert rt.decode([299, 301]) != rt.decode([299, 300, 301], skip_special_tokens=False)
+    assert tok.token_pieces(ids)[1] == ""

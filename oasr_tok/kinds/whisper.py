@@ -37,7 +37,14 @@ from typing import Any, Sequence
 
 from .._stream import FLAG_SKIP, PieceTable
 from ..base import Tokenizer
-from ..errors import BackendNotInstalledError, InvalidIdError, MalformedAssetError, SpecError
+from ..errors import (
+    BackendNotInstalledError,
+    EncodeError,
+    InvalidIdError,
+    MalformedAssetError,
+    SpecError,
+    StreamStateError,
+)
 from ..spec import TokenizerSpec
 from ._bytelevel import token_bytes
 from ._common import read_text, reject_unknown_options
@@ -178,6 +185,7 @@ class WhisperTokenizer(Tokenizer):
         for token_id in self._special:
             flags[token_id] = FLAG_SKIP
         self._table = PieceTable(self._bytes + [b""] * (vocab_size - eot), flags=bytes(flags), mode="bytes")
+        self._sot_prev = layout.sot_prev
         self._table_step = self._table.decode_incremental
         self._table_pieces = self._table.token_pieces
         self._runtime: Any = None
@@ -271,6 +279,16 @@ class WhisperTokenizer(Tokenizer):
             ids.append(self.no_timestamps)
         return ids
 
+    def id_to_piece(self, token_id: int) -> str:
+        """The file's spelling of `token_id` ("Ġthe", "<|en|>"); timestamps the file lacks are
+        spelled as Whisper spells them ("<|1.24|>"); an id the file has no token for (a padded
+        vocabulary) is ""."""
+        token_id = self.check_ids([token_id])[0]
+        token = self._layout.tokens.get(token_id)
+        if token is None and self.is_timestamp(token_id):
+            token = f"<|{self.timestamp_seconds(token_id):.2f}|>"
+        return token or ""
+
     # -- timestamps ---------------------------------------------------------------------------
 
     def is_timestamp(self, token_id: int) -> bool:
@@ -355,13 +373,11 @@ class WhisperTokenizer(Tokenizer):
         return masked, in_prompt
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
-        in_prompt = state.get(_STATE_KEY, False)
-        if not in_prompt and type(new_ids) is list and self._layout.sot_prev not in new_ids:
-            # The common case: no prompt block anywhere near, the compiled engine does it all.
+        if type(new_ids) is list and self._sot_prev not in new_ids and not state.get(_STATE_KEY):
+            # The common case: no prompt block open or opening, the compiled engine does it all.
             return self._table_step(new_ids, state, final)
+        in_prompt = state.get(_STATE_KEY, False)
         if type(in_prompt) is not bool:
-            from ..errors import StreamStateError
-
             raise StreamStateError("this stream state was not made by a whisper tokenizer; start from {}")
         masked, still_open = self._mask_prompts(self.check_ids(new_ids), in_prompt)
         delta = self._table_step(masked, state, final)  # raises before touching state on failure
@@ -372,7 +388,7 @@ class WhisperTokenizer(Tokenizer):
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         if type(ids) is not list:
             ids = self.check_ids(ids)
-        if self._layout.sot_prev not in ids:
+        if self._sot_prev not in ids:
             return self._table_pieces(ids)
         return self._table_pieces(self._mask_prompts(self.check_ids(ids), False)[0])
 
@@ -384,7 +400,7 @@ class WhisperTokenizer(Tokenizer):
         runtime matches added tokens. To prompt Whisper, send [sot_prev] + encode(" " + prompt)
         + sot_sequence(...)."""
         if not isinstance(text, str):
-            raise TypeError(f"encode takes a str, got {type(text).__name__}")
+            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
         return list(self._backend().encode(text, add_special_tokens=False).ids)
 
     def _backend(self) -> Any:
