@@ -38,7 +38,7 @@ def _generated_table() -> str:
     """A table with byte pieces, a space written as an id-only line, and multi-script pieces."""
     pieces = ["<blk>", "<sos/eos>", "<unk>", None, "\u2581", "\u2581the", "cat", "\u2581a", "b", "\u2581\u2581"]
     pieces += [f"<0x{b:02X}>" for b in range(256)]
-    pieces += ["中", "文", "\u2581ok", "<0xZZ>", "x\u2581y", "#0"]
+    pieces += ["中", "文", "\u2581ok", "<0xZZ>", "x\u2581y", "#0", "\ufffd"]
     folder = tempfile.mkdtemp(prefix="oasr_tok_table_")
     path = os.path.join(folder, "tokens.txt")
     with open(path, "w", encoding="utf-8") as handle:
@@ -49,9 +49,11 @@ def _generated_table() -> str:
 
 def _generated_interesting(tok):
     byte = lambda b: 10 + b  # noqa: E731  (byte pieces start at id 10)
-    # Complete 2-, 3- and 4-byte characters, lone lead and continuation bytes, invalid bytes.
+    # Complete 2-, 3- and 4-byte characters, lone lead and continuation bytes, invalid bytes
+    # (0xFF, surrogate and overlong starts), the bytes of a genuine U+FFFD, and a U+FFFD piece.
     return [3, 4, 5, 6, 7, 9, byte(0xE4), byte(0xB8), byte(0xAD), byte(0xC3), byte(0xA9), byte(0xF0),
-            byte(0x9F), byte(0x98), byte(0x80), byte(0xFF), byte(0x80), byte(0x20), byte(0x41), 266, 267, 268, 270, 271]
+            byte(0x9F), byte(0x98), byte(0x80), byte(0xFF), byte(0x80), byte(0x20), byte(0x41), byte(0xEF), byte(0xBF),
+            byte(0xBD), byte(0xED), byte(0xA0), byte(0xC0), 266, 267, 268, 270, 271, 272]
 
 
 def _sp_ids(tok):

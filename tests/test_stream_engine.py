@@ -1,0 +1,155 @@
+"""The compiled PieceTable engine against a plain statement of its rules, on generated tables
+and every combination of byte rule, lead rule and first table."""
+from __future__ import annotations
+
+import codecs
+import copy
+
+import pytest
+from hypothesis import example, given, strategies as st
+
+import oasr_tok
+from oasr_tok._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+
+ALPHABET = ["a", "b", " ", "\u3000", "é", "中", "\ufffd", "😀", "", "  x"]
+BYTES = [0x20, 0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xFF, 0xC0, 0xED, 0xA0, 0xEF, 0xBF, 0xBD, 0xF4, 0x90]
+
+
+def _per_byte(exc):
+    return "\ufffd", exc.start + 1
+
+
+codecs.register_error("test.per_byte", _per_byte)
+
+
+@st.composite
+def tables(draw):
+    mode = draw(st.sampled_from(["text", "bytes"]))
+    n = draw(st.integers(1, 12))
+    lead = draw(st.sampled_from(["none", "one_space", "whitespace"]))
+    rule = draw(st.sampled_from(["replace", "per_byte", "whole_run"]))
+    flags, values, pieces, firsts = [], [], [], []
+    with_first = mode == "text" and draw(st.booleans())
+    for _ in range(n):
+        flag = draw(st.sampled_from([0, 0, 0, FLAG_SKIP, FLAG_KEEP_FIRST] + ([FLAG_BYTE, FLAG_BYTE] if mode == "text" else [])))
+        flags.append(flag)
+        values.append(draw(st.sampled_from(BYTES)))
+        if mode == "bytes":
+            pieces.append(bytes(draw(st.lists(st.sampled_from(BYTES), max_size=3))))
+            firsts.append(pieces[-1])
+        else:
+            pieces.append(draw(st.sampled_from(ALPHABET)))
+            firsts.append(draw(st.sampled_from(ALPHABET)) if with_first else pieces[-1])
+    return dict(mode=mode, lead=lead, rule=rule, flags=flags, values=values, pieces=pieces,
+                firsts=firsts if with_first else None)
+
+
+def build(t):
+    return PieceTable(t["pieces"], first_pieces=t["firsts"], flags=bytes(t["flags"]), byte_values=bytes(t["values"]),
+                      mode=t["mode"], byte_rule=t["rule"], lead=t["lead"])
+
+
+def reference(t, ids):
+    """The rules, stated plainly: strip skips, join pieces, decode byte runs, apply the lead rule."""
+    kept = [i for i in ids if not t["flags"][i] & FLAG_SKIP]
+    if t["mode"] == "bytes":
+        text = b"".join(t["pieces"][i] for i in kept).decode("utf-8", "replace")
+    else:
+        def run_text(run):
+            if t["rule"] == "whole_run":
+                try:
+                    return bytes(run).decode("utf-8")
+                except UnicodeDecodeError:
+                    return "\ufffd" * len(run)
+            return bytes(run).decode("utf-8", "test.per_byte" if t["rule"] == "per_byte" else "replace")
+
+        parts, run, first = [], [], t["firsts"] is not None
+        for i in kept:
+            if t["flags"][i] & FLAG_BYTE:
+                run.append(t["values"][i])
+            else:
+                if run:
+                    parts.append(run_text(run))
+                    run = []
+                parts.append(t["firsts"][i] if first else t["pieces"][i])
+            if first and not t["flags"][i] & FLAG_KEEP_FIRST:
+                first = False
+        if run:
+            parts.append(run_text(run))
+        text = "".join(parts)
+    if t["lead"] == "one_space" and text.startswith(" "):
+        text = text[1:]
+    elif t["lead"] == "whitespace":
+        text = text.lstrip()
+    return text
+
+
+@st.composite
+def table_and_ids(draw):
+    t = draw(tables())
+    ids = draw(st.lists(st.integers(0, len(t["pieces"]) - 1), max_size=25))
+    more = draw(st.lists(st.integers(0, len(t["pieces"]) - 1), max_size=8))
+    cuts = sorted(draw(st.lists(st.integers(0, len(ids)), max_size=5)))
+    return t, ids, more, cuts
+
+
+# A valid character then an invalid byte in one whole run: the character must not be emitted.
+WHOLE_RUN_TRAP = (
+    dict(mode="text", lead="none", rule="whole_run", flags=[FLAG_BYTE] * 4, values=[0xC3, 0xA9, 0xFF, 0x41],
+         pieces=["", "", "", ""], firsts=None),
+    [0, 1, 2], [3], [2],
+)
+
+
+@given(table_and_ids())
+@example(WHOLE_RUN_TRAP)
+def test_engine_matches_the_plain_rules(case):
+    t, ids, more, cuts = case
+    table = build(t)
+    expected = reference(t, ids)
+    pieces = table.token_pieces(ids)
+    assert len(pieces) == len(ids) and "".join(pieces) == expected
+    for token_id, piece in zip(ids, pieces):
+        if t["flags"][token_id] & FLAG_SKIP:
+            assert piece == ""
+    state: dict = {}
+    emitted = ""
+    for a, b in zip([0, *cuts], [*cuts, len(ids)]):
+        emitted += table.decode_incremental(ids[a:b], state)
+        assert state["text"] == reference(t, ids[:b])
+        # No retraction: what is out survives any continuation.
+        assert reference(t, ids[:b] + more).startswith(emitted)
+    fork = copy.deepcopy(state)
+    emitted_fork = emitted + table.decode_incremental(more, fork) + table.decode_incremental([], fork, final=True)
+    assert emitted_fork == reference(t, ids + more)
+    emitted += table.decode_incremental([], state, final=True)
+    assert emitted == expected == state["text"]
+
+
+def test_bad_ids_leave_the_state_alone_and_name_the_id():
+    table = PieceTable(["a", "b"], flags=bytes(2))
+    state: dict = {}
+    table.decode_incremental([0], state)
+    before = dict(state)
+    with pytest.raises(oasr_tok.InvalidIdError, match=r"token id 2 at position 1 .* 0 \.\.\. 1"):
+        table.decode_incremental([1, 2], state)
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="'x' at position 0"):
+        table.decode_incremental(["x"], state)
+    with pytest.raises(oasr_tok.InvalidIdError):
+        table.token_pieces([0, 2**80])
+    assert state == before
+
+
+def test_foreign_state_is_refused():
+    table = PieceTable(["a"], flags=bytes(1))
+    with pytest.raises(oasr_tok.StreamStateError):
+        table.decode_incremental([0], {"_s": "not ours"})
+
+
+def test_malformed_tables_are_refused():
+    with pytest.raises(ValueError):
+        PieceTable(["a", "b"], flags=bytes(1))
+    with pytest.raises(TypeError):
+        PieceTable([b"a"], flags=bytes(1))
+    with pytest.raises(ValueError):
+        PieceTable(["a"], mode="nope")
