@@ -16,6 +16,8 @@ itself never calls back into Python for a character it has seen before.
 import math
 import unicodedata
 
+cimport cython
+from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc
@@ -106,6 +108,10 @@ cdef inline int _cls(Py_UCS4 cp) except -1:
     return c
 
 
+# Not tracked by the cyclic GC: a Word only holds a str, two caller time values and two ints,
+# and a million tracked Words would make every collection during a long transcript walk them.
+@cython.no_gc
+@cython.final
 cdef class Word:
     """One word of a transcript: its exact text (a substring of the decode), its time span in
     the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
@@ -177,7 +183,16 @@ cdef list _as_list(object values, str name):
 
 
 cdef double _number(list values, Py_ssize_t k, str name) except? -1.0:
+    cdef double x
     value = values[k]
+    if type(value) is float:  # the common cases, without a Python-level call
+        x = PyFloat_AS_DOUBLE(value)
+        if isfinite(x):
+            return x
+    elif type(value) is int:
+        return <double>value
+    if isinstance(value, (str, bytes, bytearray)):  # float() would parse them
+        raise TimingError(f"{name}[{k}] = {value!r} is not a number")
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):

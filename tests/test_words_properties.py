@@ -1,0 +1,150 @@
+"""Word timings as properties: over generated pieces (checked against the plain-Python
+reference in benchmarks/words_reference.py) and over every kind's contract cases (tests/cases/),
+whose pieces come from real tokenizer files.
+
+For any pieces and monotone times:
+- rebuild: the words in order, with whitespace-only separators between them, give the transcript;
+- every non-space character of the transcript lies in exactly one word;
+- each word's first/last token are the first/last tokens whose pieces overlap it, and its times
+  are those tokens' start / end (next token's start without ends; the last token's own start);
+- times are monotone: starts and ends non-decreasing, start <= end.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from cases import all_cases
+from oasr_tok.words import group_words
+from strategies import id_streams
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import words_reference  # noqa: E402
+
+# Characters that exercise every class and rule: letters, digits, apostrophes and hyphens,
+# opening/closing punctuation (ASCII, typographic, CJK), whitespace of several kinds, Han, kana
+# with prolonged/voiced marks, Thai/Lao/Myanmar/Khmer with marks and stackers, combining
+# marks, format characters, emoji, U+FFFD, and a lone surrogate.
+ALPHABET = list(
+    "aZé1 '-,.!?:;(){}[]\"«»“”‘’¿¡…—"
+    "。，、：「」『』（）《》！？"
+    "我们好中文東京コーヒーかはカ\u3099\u309b\uff70ｶ"
+    "สวัสดีำทກິນ\u1039\u1000\u1001\u17d2\u1780\u1781\u17c2"
+    "\u0301\u200d\u200b\ufeff😀👍🏽\ufffd\ud800"
+    " \t\n\u3000\u00a0\u2028"
+)
+
+pieces_strategy = st.lists(
+    st.one_of(st.text(st.sampled_from(ALPHABET), max_size=4), st.text(max_size=3)), max_size=30
+)
+
+
+@st.composite
+def monotone_times(draw, n: int, with_ends: bool):
+    as_int = draw(st.booleans())
+    step = st.integers(0, 5) if as_int else st.floats(0, 5, allow_nan=False, allow_infinity=False)
+    starts, t = [], draw(step)
+    for _ in range(n):
+        t = t + draw(step)
+        starts.append(t)
+    if not with_ends:
+        return starts, None
+    ends, last = [], None
+    for s in starts:
+        e = s + draw(step)
+        e = e if last is None else max(e, last)
+        ends.append(e)
+        last = e
+    return starts, ends
+
+
+def check_words(pieces, starts, ends, words, text):
+    assert "".join(pieces) == text
+    bounds, offset = [], 0
+    for piece in pieces:
+        bounds.append((offset, offset + len(piece)))
+        offset += len(piece)
+
+    # Rebuild: each word found where the previous one ended, past whitespace only.
+    position, places = 0, []
+    for word in words:
+        assert word.text and not word.text[0].isspace() and not word.text[-1].isspace()
+        at = text.find(word.text, position)
+        assert at >= 0
+        assert text[position:at].strip() == ""
+        places.append((at, at + len(word.text)))
+        position = at + len(word.text)
+    assert text[position:].strip() == ""
+    separators = [text[prev:a] for prev, (a, _) in zip([0] + [b for _, b in places], places)]
+    assert "".join(sep + w.text for sep, w in zip(separators, words)) + text[position:] == text
+
+    # Every non-space character in exactly one word (a space may sit inside one: "Bonjour !").
+    covered = [0] * len(text)
+    for a, b in places:
+        for i in range(a, b):
+            covered[i] += 1
+    for i, ch in enumerate(text):
+        assert covered[i] <= 1
+        assert covered[i] == 1 or ch.isspace()
+
+    # Tokens and times.
+    n = len(pieces)
+    for word, (a, b) in zip(words, places):
+        overlapping = [k for k, (pa, pb) in enumerate(bounds) if pa < b and a < pb]
+        assert (word.first_token, word.last_token) == (overlapping[0], overlapping[-1])
+        assert word.start == starts[word.first_token]
+        last = word.last_token
+        expected_end = ends[last] if ends is not None else (starts[last + 1] if last + 1 < n else starts[last])
+        assert word.end == expected_end
+        assert word.start <= word.end
+    for before, after in zip(words, words[1:]):
+        assert before.start <= after.start and before.end <= after.end
+
+
+@given(pieces=pieces_strategy, data=st.data())
+def test_generated_pieces_follow_the_rules_and_match_the_reference(pieces, data):
+    starts, ends = data.draw(monotone_times(len(pieces), data.draw(st.booleans())))
+    words = group_words(pieces, starts, ends)
+    check_words(pieces, starts, ends, words, "".join(pieces))
+    assert words == words_reference.group_words(pieces, starts, ends)
+
+
+@given(pieces=pieces_strategy, data=st.data())
+def test_bad_times_fail_alike_in_both_implementations(pieces, data):
+    n = len(pieces)
+    starts = data.draw(st.lists(st.one_of(st.integers(-5, 5), st.floats()), min_size=max(0, n - 1), max_size=n + 1))
+    outcomes = []
+    for implementation in (group_words, words_reference.group_words):
+        try:
+            outcomes.append(implementation(pieces, starts))
+        except ValueError as error:
+            outcomes.append(type(error))
+    assert outcomes[0] == outcomes[1]
+
+
+CASES = all_cases()
+
+
+def _inputs(case):
+    tok = case.tokenizer()
+    realistic = []
+    if case.realistic is not None:
+        realistic = case.realistic(tok)
+    elif tok.supports_encode:
+        realistic = [tok.encode(text) for text in case.texts]
+    return tok, case.interesting(tok), realistic
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+@given(data=st.data())
+def test_every_kind(case, data):
+    tok, interesting, realistic = _inputs(case)
+    ids = data.draw(id_streams(tok, interesting, realistic))
+    starts, ends = data.draw(monotone_times(len(ids), data.draw(st.booleans())))
+    words = tok.word_timings(ids, starts, ends)
+    pieces = tok.token_pieces(ids)
+    check_words(pieces, starts, ends, words, tok.decode(ids))
+    assert words == words_reference.group_words(pieces, starts, ends)
