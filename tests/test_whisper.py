@@ -401,3 +401,25 @@ def test_special_added_token_below_eot_is_skipped_like_the_runtime(tmp_path):
     assert tok.decode(ids) == rt.decode(ids, skip_special_tokens=True) == rt.decode([299, 301])
     assert rt.decode([299, 301]) != rt.decode([299, 300, 301], skip_special_tokens=False)
     assert tok.token_pieces(ids)[1] == ""
+
+
+def test_word_timings_from_token_times():
+    tok, _ = load("faster-whisper-base")
+    t = tok.timestamp_id
+    hello, world = tok.encode(" Hello world")
+    ids = [tok.sot, tok.language_ids["en"], tok.transcribe, t(1.0), hello, world, t(3.0), tok.eot]
+    words = tok.word_timings(ids, tok.token_times(ids, offset=10.0))
+    # the rule: two tokens spread over 1.00 ... 3.00, the window starting at 10 s
+    assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
+        ("Hello", 11.0, 12.0, 4, 4),
+        ("world", 12.0, 13.0, 5, 5),
+    ]
+
+
+def test_the_runtime_itself_drops_timestamps_it_does_not_know():
+    """Why vocab_size must count the timestamps: the older files lack them and the runtime
+    drops them without a word; decode agrees with it on such decoder outputs."""
+    tok, rt = load("faster-whisper-base")
+    assert rt.id_to_token(tok.timestamp_begin) is None and rt.get_vocab_size() == tok.timestamp_begin
+    for ids in decoder_outputs(tok)[1:3]:
+        assert tok.decode(ids) == rt.decode(ids, skip_special_tokens=True)
