@@ -1,0 +1,598 @@
+"""funasr_char: Paraformer's token list (tokens.json, or tokens.txt one token per line), rendered
+the way FunASR's `sentence_postprocess` renders it (mode "parity", the default) or with its
+data-losing quirks fixed (mode "clean"). docs/kinds/funasr_char.md states every rule.
+
+How the rendering is organised (both modes):
+
+1. Special ids are stripped, then the words FunASR washes out (`<s>`, `</s>`, `<unk>`, `<OOV>`).
+2. A small machine turns each remaining token into *elements* (FunASR's `word_lists`): CJK
+   tokens as they are, English words followed by a " " element, `x@@` pieces collected into a
+   pending word, anything else as it is. A CJK token after an English word removes the last
+   element (FunASR's `alpha_blank` pop).
+3. Runs of single ASCII letters separated by " " elements become one upper-cased element
+   (`a b c` -> `ABC`), the elements are joined and the text is stripped.
+
+In parity mode FunASR first picks a branch from the WHOLE sentence (all "Chinese", all
+"alpha", or mixed). For every token whose per-token class agrees with its sentence-level class
+the three branches render identically; only "divergent" tokens (none in the real Paraformer
+vocabulary: a token with a space inside, `a中`, ...) make the choice visible. Streaming runs the
+mixed machine and, once a divergent token appears while the choice is still open, a second
+machine for the open branch, emitting only what both agree on.
+
+Streaming is O(1) amortised per token: only the end of the element list can still change (the
+element a CJK token may pop, a single letter that may start a run, the " " that a run may
+swallow, trailing whitespace the final strip removes), so at most a few elements are held.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Sequence
+
+from ..base import Tokenizer
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError
+from ..spec import TokenizerSpec
+from .._textbuf import commit_text
+from ._common import read_text, reject_unknown_options, special_ids_option
+
+__all__ = ["FunASRCharTokenizer", "read_token_list"]
+
+KIND = "funasr_char"
+MODES = ("parity", "clean")
+DEFAULT_SPECIALS = ("<blank>", "<s>", "</s>", "<unk>")
+# sentence_postprocess drops these words whether or not they are special ids.
+WASHED = frozenset(("<s>", "</s>", "<unk>", "<OOV>"))
+CONT = "@@"
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+# Token classes for the per-token machine.
+SKIP, CJK, PIECE, WORD, OTHER, DIGITS = 0, 1, 2, 3, 4, 5
+# Sentence branch (parity): nothing seen yet, still all-Chinese, still all-alpha, mixed.
+B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED = 0, 1, 2, 3
+# Kinds of element the abbreviation rule looks at.
+K_OTHER, K_LETTER, K_SPACE = 0, 1, 2
+
+
+# -- FunASR's predicates, stated exactly ------------------------------------------------------
+
+def _chinese_string(s: str) -> bool:
+    """FunASR's isChinese applied to a whole string: Python's string ORDER, not a per-character
+    test, so "1@@" counts (it sorts between "0" and "9") and "9@@" does not."""
+    return "\u4e00" <= s <= "\u9fff" or "0" <= s <= "9" or s == "@"
+
+
+def _washed(token: str) -> str:
+    """What the sentence-level tests look at: the token without spaces and markup words."""
+    for markup in (" ", "</s>", "<s>", "<unk>", "<OOV>"):
+        token = token.replace(markup, "")
+    return token
+
+
+def sentence_chinese(token: str) -> bool:
+    """The token passes isAllChinese(list of tokens)."""
+    return _chinese_string(_washed(token))
+
+
+def sentence_alpha(token: str) -> bool:
+    """The token passes isAllAlpha(list of tokens)."""
+    cur = _washed(token)
+    if cur == "'":
+        return True
+    return cur.isalpha() and not _chinese_string(cur)
+
+
+def _chinese_char(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "0" <= ch <= "9" or ch == "@"
+
+
+def token_chinese(token: str) -> bool:
+    """isAllChinese(token): every CHARACTER a CJK ideograph, an ASCII digit or "@"."""
+    return token != "" and all(_chinese_char(ch) for ch in token)
+
+
+def token_alpha(token: str) -> bool:
+    """isAllAlpha(token): every character a letter outside U+4E00..U+9FFF, or an apostrophe."""
+    return token != "" and all(ch == "'" or (ch.isalpha() and not "\u4e00" <= ch <= "\u9fff") for ch in token)
+
+
+def _element_kind(element: str) -> int:
+    if element == " ":
+        return K_SPACE
+    # FunASR: len(w) == 1 and w.encode("utf-8").isalpha() -- an ASCII letter.
+    if element in _ASCII_LETTERS:
+        return K_LETTER
+    return K_OTHER
+
+
+# -- reading the token list -----------------------------------------------------------------
+
+_TABLE_LINE = re.compile(r"^\S+\s+0$")
+
+
+def read_token_list(path: str) -> list[str]:
+    """Tokens indexed by id, from a tokens.json list or a tokens.txt (one token per line, id =
+    line index, trailing whitespace dropped as FunASR's reader does). Empty, duplicate or
+    non-string tokens raise MalformedAssetError naming the file and the line (or element)."""
+    text = read_text(path, "token list")
+    if path.lower().endswith(".json"):
+        return _json_tokens(path, text)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    if not lines:
+        raise MalformedAssetError(f"{path}: the token list is empty", path=path, line=1)
+    if _TABLE_LINE.match(lines[0].rstrip()):
+        raise MalformedAssetError(
+            f"{path}:1: {lines[0].rstrip()!r} looks like a 'piece id' symbol table; funasr_char reads one "
+            "token per line (use kind 'symbol_table' for this file)",
+            path=path,
+            line=1,
+        )
+    tokens: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        token = raw.rstrip()
+        if token == "":
+            raise MalformedAssetError(
+                f"{path}:{number}: empty line; a token list has one token per line", path=path, line=number
+            )
+        if token in first_line:
+            raise MalformedAssetError(
+                f"{path}:{number}: token {token!r} is listed twice (first on line {first_line[token]})",
+                path=path,
+                line=number,
+            )
+        first_line[token] = number
+        tokens.append(token)
+    return tokens
+
+
+def _json_tokens(path: str, text: str) -> list[str]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedAssetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    if not isinstance(data, list):
+        raise MalformedAssetError(f"{path}: expected a JSON list of tokens, got {type(data).__name__}", path=path)
+    if not data:
+        raise MalformedAssetError(f"{path}: the token list is empty", path=path)
+    seen: dict[str, int] = {}
+    for index, token in enumerate(data):
+        if not isinstance(token, str):
+            raise MalformedAssetError(
+                f"{path}: element {index} (id {index}) must be a string token, got {token!r}", path=path
+            )
+        if token in seen:
+            raise MalformedAssetError(
+                f"{path}: token {token!r} is listed twice (ids {seen[token]} and {index})", path=path
+            )
+        seen[token] = index
+    return list(data)
+
+
+# -- the streaming machine ------------------------------------------------------------------
+
+class _Track:
+    """One rendering in progress: the token machine (pending `@@` word, whether the last
+    element may still be popped, whether it ended with digits) and the held end of the element
+    list with what the abbreviation and strip rules need to know about what was released."""
+
+    __slots__ = ("word", "blank", "digit", "pend", "c1", "c2", "ws", "started")
+
+    def __init__(self, data: tuple | None = None) -> None:
+        if data is None:
+            self.word, self.blank, self.digit, self.c1, self.c2, self.ws, self.started = "", False, False, 0, 0, "", False
+            self.pend: list[str] = []
+        else:
+            self.word, self.blank, self.digit, pend, self.c1, self.c2, self.ws, self.started = data
+            self.pend = list(pend)
+
+    def freeze(self) -> tuple:
+        return (self.word, self.blank, self.digit, tuple(self.pend), self.c1, self.c2, self.ws, self.started)
+
+    def copy(self) -> "_Track":
+        return _Track(self.freeze())
+
+    # The machine: one token's effect on the element list (see the module docstring).
+    def parity_step(self, cls: int, text: str) -> None:
+        if cls == CJK:
+            if self.blank:
+                self.pend.pop()
+            self.pend.append(text)
+            self.blank = False
+        elif cls == PIECE:
+            self.word += text
+            self.blank = False
+        elif cls == WORD:
+            self.pend.append(self.word + text)
+            self.pend.append(" ")
+            self.word = ""
+            self.blank = True
+        else:  # OTHER: appended; the pending word and the pop flag stay as they are
+            self.pend.append(text)
+
+    def clean_step(self, cls: int, text: str) -> None:
+        if cls == PIECE:
+            self.word += text
+            self.blank = False
+            return
+        if cls == WORD or (cls == DIGITS and self.word):
+            self._clean_word(self.word + text)
+            return
+        if self.word:  # a piece that nothing continued: it ends here, as a word of its own
+            self._clean_word(self.word)
+        if cls == CJK:
+            if self.blank:
+                self.pend.pop()
+            self.pend.append(text)
+            self.digit = False
+        elif cls == DIGITS:
+            self.pend.append(text)
+            self.digit = True
+        else:
+            self.pend.append(text)
+            self.digit = False
+        self.blank = False
+
+    def _clean_word(self, word: str) -> None:
+        if self.digit:
+            self.pend.append(" ")
+        self.pend.append(word)
+        self.pend.append(" ")
+        self.word = ""
+        self.blank = True
+        self.digit = False
+
+    def clean_close(self) -> None:
+        """End of sentence in clean mode: a pending piece is kept as a word."""
+        if self.word:
+            self._clean_word(self.word)
+
+    # The held end: release every element whose rendering no later token can change.
+    def settle(self, out: list[str], final: bool = False) -> None:
+        pend = self.pend
+        while pend:
+            n = len(pend)
+            if n == 1 and self.blank and not final:
+                break  # a CJK token may still pop it
+            element = pend[0]
+            kind = _element_kind(element)
+            if kind == K_LETTER:
+                if self.c1 == K_SPACE and self.c2 == K_LETTER:
+                    rendered = element.upper()  # continues a run
+                elif n >= 3 and pend[1] == " ":
+                    rendered = element.upper() if _element_kind(pend[2]) == K_LETTER else element
+                elif n >= 2 and pend[1] != " ":
+                    rendered = element
+                elif final:
+                    rendered = element
+                else:
+                    break  # "x" + " ": a letter may follow and start a run
+            elif kind == K_SPACE and self.c1 == K_LETTER:
+                if n >= 2:
+                    rendered = "" if _element_kind(pend[1]) == K_LETTER else " "
+                elif final:
+                    rendered = " "
+                else:
+                    break  # inside a run if a letter follows
+            else:
+                rendered = element
+            del pend[0]
+            self.c2, self.c1 = self.c1, kind
+            if rendered:
+                self._emit(rendered, out)
+
+    def _emit(self, text: str, out: list[str]) -> None:
+        # The final strip(): leading whitespace is dropped for good, trailing whitespace is
+        # held until something visible follows it.
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return
+        body = text.rstrip()
+        if body:
+            out.append(self.ws + body if self.ws else body)
+            self.started = True
+            self.ws = text[len(body):]
+        else:
+            self.ws += text
+
+    def rest(self, clean: bool) -> str:
+        """What this track adds if the sentence ends now (the track itself is unchanged)."""
+        probe = self.copy()
+        if clean:
+            probe.clean_close()
+        out: list[str] = []
+        probe.settle(out, final=True)
+        return "".join(out)
+
+
+def _abbreviate(elements: list[str]) -> list[str]:
+    """abbr_dispose in one pass: every maximal run of single ASCII letters separated by single
+    " " elements (two letters or more) becomes one upper-cased element."""
+    out: list[str] = []
+    i, n = 0, len(elements)
+    while i < n:
+        element = elements[i]
+        if element in _ASCII_LETTERS and i + 2 < n and elements[i + 1] == " " and elements[i + 2] in _ASCII_LETTERS:
+            j = i + 2
+            while j + 2 < n and elements[j + 1] == " " and elements[j + 2] in _ASCII_LETTERS:
+                j += 2
+            out.append("".join(elements[i : j + 1 : 2]).upper())
+            i = j + 1
+        else:
+            out.append(element)
+            i += 1
+    return out
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+class FunASRCharTokenizer(Tokenizer):
+    """Paraformer token list. Options: `special_ids` (default: the ids of <blank>, <s>, </s>,
+    <unk> present in the list), `mode` ("parity", default, or "clean")."""
+
+    supports_encode = True
+
+    def __init__(self, tokens: Sequence[str], special_ids: Sequence[int] | None = None, mode: str = "parity") -> None:
+        if mode not in MODES:
+            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {mode!r}")
+        self._tokens = list(tokens)
+        self._mode = mode
+        self._clean = mode == "clean"
+        size = len(self._tokens)
+        self._index = {token: i for i, token in enumerate(self._tokens)}
+        default = [self._index[t] for t in DEFAULT_SPECIALS if t in self._index]
+        options = {} if special_ids is None else {"special_ids": list(special_ids)}
+        self._special = special_ids_option(options, default, size, KIND)
+        # Per id: (class, machine text, sentence-chinese, sentence-alpha, divergent, branch text)
+        self._info = [self._classify(i, t) for i, t in enumerate(self._tokens)]
+        self._longest = max((len(t) for t in self._tokens), default=0)
+
+    def _classify(self, token_id: int, token: str) -> tuple:
+        if token_id in self._special or token in WASHED:
+            return (SKIP, "", False, False, False, "")
+        if self._clean:
+            if token != "" and all("\u4e00" <= ch <= "\u9fff" for ch in token):
+                cls, text = CJK, token
+            elif CONT in token:
+                cls, text = PIECE, token.replace(CONT, "")
+            elif token != "" and all("0" <= ch <= "9" for ch in token):
+                cls, text = DIGITS, token
+            elif token_alpha(token):
+                cls, text = WORD, token
+            else:
+                cls, text = OTHER, token
+            return (cls, text, False, False, False, "")
+        if token_chinese(token):
+            cls, text = CJK, token
+        elif CONT in token:
+            cls, text = PIECE, token.replace(CONT, "")
+        elif token_alpha(token):
+            cls, text = WORD, token
+        else:
+            cls, text = OTHER, token
+        chinese, alpha = sentence_chinese(token), sentence_alpha(token)
+        # Divergent: the sentence-level branch would render it differently from the mixed rules.
+        divergent = (chinese and cls != CJK) or (alpha and cls != WORD)
+        branch_text = token.replace(" ", "") if chinese else token
+        return (cls, text, chinese, alpha, divergent, branch_text)
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> "FunASRCharTokenizer":
+        reject_unknown_options(spec.options, ["special_ids", "mode"], KIND)
+        tokens = read_token_list(spec.file("tokens"))
+        index = {t: i for i, t in enumerate(tokens)}
+        default = [index[t] for t in DEFAULT_SPECIALS if t in index]
+        special = special_ids_option(spec.options, default, len(tokens), KIND)
+        tokenizer = cls(tokens, sorted(special), spec.options.get("mode", "parity"))
+        tokenizer.spec = spec
+        return tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._tokens)
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._special
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def id_to_token(self, token_id: int) -> str:
+        """The token as the list spells it."""
+        return self._tokens[self.check_ids([token_id])[0]]
+
+    # -- whole decode: the plain statement of the rules ---------------------------------------
+
+    def decode(self, ids: Sequence[int]) -> str:
+        info = self._info
+        kept = [info[i] for i in self.check_ids(ids) if info[i][0] != SKIP]
+        track = _Track()
+        if self._clean:
+            for entry in kept:
+                track.clean_step(entry[0], entry[1])
+            track.clean_close()
+            elements = track.pend
+        elif kept and all(entry[2] for entry in kept):
+            elements = [entry[5] for entry in kept]  # the all-Chinese branch
+        elif kept and all(entry[3] for entry in kept):
+            elements = [x for entry in kept for x in (entry[5], " ")]  # the all-alpha branch
+        else:
+            for entry in kept:
+                track.parity_step(entry[0], entry[1])
+            elements = track.pend  # a dangling `@@` word is lost
+        return "".join(_abbreviate(elements)).strip()
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def _advance(self, frozen: tuple | None, ids: list[int], pieces: list[str]) -> tuple:
+        """Feed `ids` to the stream `frozen`, appending each id's settled text to `pieces`.
+        State: (branch, main track, open-branch track or None, main text and open-branch text
+        settled by their tracks but not yet agreed on)."""
+        if frozen is None:
+            branch, main, alt, mbuf, abuf = B_EMPTY, _Track(), None, "", ""
+        else:
+            branch, main_data, alt_data, mbuf, abuf = frozen
+            main = _Track(main_data)
+            alt = None if alt_data is None else _Track(alt_data)
+        info, clean = self._info, self._clean
+        for token_id in ids:
+            cls, text, chinese, alpha, divergent, branch_text = info[token_id]
+            if cls == SKIP:
+                pieces.append("")
+                continue
+            out: list[str] = []
+            if clean:
+                main.clean_step(cls, text)
+                main.settle(out)
+                pieces.append("".join(out))
+                continue
+            if branch == B_EMPTY:
+                branch = B_CHINESE if chinese else B_ALPHA if alpha else B_MIXED
+            elif (branch == B_CHINESE and not chinese) or (branch == B_ALPHA and not alpha):
+                branch = B_MIXED
+                if alt is not None:  # decided: the mixed rendering wins
+                    out.append(mbuf)
+                    alt, mbuf, abuf = None, "", ""
+            if divergent and alt is None and branch != B_MIXED:
+                alt = main.copy()
+                alt.blank = False  # the Chinese and alpha branches never pop
+            main.parity_step(cls, text)
+            if alt is None:
+                main.settle(out)
+            else:
+                mout: list[str] = []
+                aout: list[str] = []
+                main.settle(mout)
+                if branch == B_CHINESE:
+                    alt.pend.append(branch_text)
+                else:
+                    alt.pend.append(branch_text)
+                    alt.pend.append(" ")
+                alt.settle(aout)
+                mbuf += "".join(mout)
+                abuf += "".join(aout)
+                agreed = _common_prefix(mbuf, abuf)
+                if agreed:
+                    out.append(mbuf[:agreed])
+                    mbuf, abuf = mbuf[agreed:], abuf[agreed:]
+            pieces.append("".join(out))
+        return (branch, main.freeze(), None if alt is None else alt.freeze(), mbuf, abuf)
+
+    def _rest(self, frozen: tuple | None) -> str:
+        """The text that ending the sentence now adds to what was emitted."""
+        if frozen is None:
+            return ""
+        branch, main_data, alt_data, mbuf, abuf = frozen
+        if alt_data is not None:  # still undecided: the open branch is the current decode
+            return abuf + _Track(alt_data).rest(False)
+        return _Track(main_data).rest(self._clean)
+
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+        """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
+        new = self.check_ids(new_ids)
+        if state.get("_closed"):
+            if new:
+                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+            return ""
+        frozen = state.get("_funasr")
+        if frozen is not None and not (isinstance(frozen, tuple) and len(frozen) == 5):
+            raise StreamStateError("stream state['_funasr'] is not a funasr_char stream state")
+        pieces: list[str] = []
+        if new:
+            frozen = self._advance(frozen, new, pieces)
+        delta = "".join(pieces)
+        if final:
+            delta += self._rest(frozen)
+            commit_text(state, delta, "")
+        else:
+            commit_text(state, delta, self._rest(frozen))
+        state["_funasr"] = frozen
+        state["_closed"] = bool(final)
+        return delta
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        """One string per id: what each settled when streamed one at a time; the text held at
+        the end goes on the last id that is not skipped."""
+        ids = self.check_ids(ids)
+        pieces: list[str] = []
+        frozen = self._advance(None, ids, pieces) if ids else None
+        rest = self._rest(frozen)
+        if rest:
+            info = self._info
+            last = max((k for k, i in enumerate(ids) if info[i][0] != SKIP), default=len(ids) - 1)
+            pieces[last] += rest
+        return pieces
+
+    # -- encode (hotwords) --------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Ids for a hotword or prompt: CJK characters, digits and other symbols one token per
+        character; words of letters and apostrophes through `@@` pieces, greedy longest match
+        (tried as written, then lower-cased). EncodeError names a character the list lacks."""
+        if not isinstance(text, str):
+            raise EncodeError(f"{KIND}: encode takes a str, got {type(text).__name__}")
+        ids: list[int] = []
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            if ch.isspace():
+                i += 1
+                continue
+            if ch == "'" or (ch.isalpha() and not "\u4e00" <= ch <= "\u9fff"):
+                j = i
+                while j < n and (text[j] == "'" or (text[j].isalpha() and not "\u4e00" <= text[j] <= "\u9fff")):
+                    j += 1
+                ids.extend(self._encode_word(text, i, j))
+                i = j
+                continue
+            token_id = self._index.get(ch)
+            if token_id is None or token_id in self._special:
+                raise EncodeError(f"{KIND}: cannot encode {ch!r} (offset {i} of {text!r}): the token list has no such token")
+            ids.append(token_id)
+            i += 1
+        return ids
+
+    def _encode_word(self, text: str, start: int, end: int) -> list[int]:
+        word = text[start:end]
+        ids, stuck = self._greedy(word)
+        if ids is None and word.lower() != word:
+            lowered, _ = self._greedy(word.lower())
+            if lowered is not None:
+                return lowered
+        if ids is None:
+            raise EncodeError(
+                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {text!r}): no token or "
+                f"'@@' piece of the token list covers the word {word!r} from there"
+            )
+        return ids
+
+    def _greedy(self, word: str) -> tuple[list[int] | None, int]:
+        """Longest-match pieces: `x@@` for every piece but the last, the plain token last."""
+        index, special = self._index, self._special
+        ids: list[int] = []
+        i, n = 0, len(word)
+        while i < n:
+            for j in range(min(n, i + self._longest), i, -1):
+                token = word[i:j] if j == n else word[i:j] + CONT
+                token_id = index.get(token)
+                if token_id is not None and token_id not in special:
+                    ids.append(token_id)
+                    i = j
+                    break
+            else:
+                return None, i
+        return ids, n
+
+    def __repr__(self) -> str:
+        return f"<FunASRCharTokenizer mode={self._mode!r} vocab_size={self.vocab_size}>"
