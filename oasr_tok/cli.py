@@ -119,11 +119,12 @@ def _stream(args: argparse.Namespace, out: IO[str]) -> int:
     state: dict[str, Any] = {}
     for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
         where = f"stdin line {number}"
-        ids = _parse_ids(line, where)
         try:
-            delta = tok.decode_incremental(ids, state)
-        except (TokenizerError, ValueError, TypeError) as exc:
-            raise _bad_input(where, exc) from None
+            delta = tok.decode_incremental(_parse_ids(line, where), state)
+        except (TokenizerError, ValueError, TypeError, _Failure) as exc:
+            if not args.json and state.get("text"):
+                out.write("\n")  # end the partial line before the error goes to stderr
+            raise exc if isinstance(exc, _Failure) else _bad_input(where, exc) from None
         if args.json:
             _emit(out, {"delta": delta}, True)
         elif delta:
@@ -190,7 +191,7 @@ def _demo(args: argparse.Namespace, out: IO[str]) -> int:
     try:
         from .demo import main as demo_main
     except ImportError as exc:
-        raise _Failure(EXIT_LOAD, f"the demo is not available in this installation ({exc})") from None
+        raise _Failure(EXIT_LOAD, f"the demo is not available in this installation ({exc})", "ImportError") from None
     argv = list(args.demo_args)
     if args.json and "--json" not in argv:
         argv.append("--json")
@@ -231,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_words)
 
     p = sub.add_parser("demo", parents=[common], help="run the bundled demo (arguments are passed on)")
-    p.add_argument("demo_args", nargs=argparse.REMAINDER, help="arguments for the demo")
+    p.add_argument("demo_args", nargs="*", help="arguments for the demo (everything after `demo`)")
     p.set_defaults(run=_demo)
     return parser
 
@@ -245,11 +246,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     for stream in (sys.stdin, sys.stdout, sys.stderr):
         _utf8(stream)
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
+    # Everything after `demo` belongs to the demo's own parser (argparse would claim options).
+    lead = 0
+    while lead < len(argv) and argv[lead] == "--json":
+        lead += 1
+    if lead < len(argv) and argv[lead] == "demo":
+        argv, demo_args = argv[: lead + 1], argv[lead + 1 :]
+    else:
+        demo_args = None
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    if demo_args is not None:
+        args.demo_args = demo_args
     try:
         return args.run(args, sys.stdout)
     except _Failure as failure:
