@@ -1,0 +1,166 @@
+"""``python -m oasr_tok demo`` (also ``oasr-tok demo``): the library at work on every kind.
+
+For each tokenizer kind, a realistic recogniser hypothesis (ids the real trainers and encoders
+produced, from the small tokenizer files the package carries in oasr_tok/data/demo/, made by
+fixtures/make_demo_data.py) is streamed a few ids at a time through ``decode_incremental``:
+the partial transcript grows, text that a later token could still change is held back, the
+final flush completes it, and ``word_timings`` cuts the timed words out of it. ``--json``
+prints the same as one JSON document. No network, no files outside the package; a kind whose
+backend (sentencepiece, tokenizers) is missing is reported with its install hint and skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import BackendNotInstalledError, UnknownKindError
+from .registry import build_tokenizer
+from .spec import TokenizerSpec
+
+__all__ = ["main", "run_entry", "DATA"]
+
+DATA = Path(__file__).resolve().parent / "data" / "demo"
+
+INSTALL_HINTS = {
+    "sentencepiece": "pip install 'oasr_tok[sentencepiece]'",
+    "huggingface": "pip install 'oasr_tok[huggingface]'",
+    "whisper": "pip install 'oasr_tok[whisper]'",
+}
+
+
+def load_manifest() -> list[dict[str, Any]]:
+    """The demo's hypotheses (oasr_tok/data/demo/demo.json)."""
+    with open(DATA / "demo.json", encoding="utf-8") as handle:
+        return json.load(handle)["entries"]
+
+
+def _chunks(ids: list[int], size: int) -> list[list[int]]:
+    return [ids[i : i + size] for i in range(0, len(ids), max(1, size))]
+
+
+def run_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """Stream one hypothesis; a JSON-able record of what happened."""
+    kind = entry["kind"]
+    record: dict[str, Any] = {"kind": kind, "title": entry["title"], "files": entry["files"], "unit": entry["unit"]}
+    spec = TokenizerSpec(kind, {role: str(DATA / rel) for role, rel in entry["files"].items()}, entry["options"])
+    try:
+        tok = build_tokenizer(spec)
+    except BackendNotInstalledError as exc:
+        record.update(status="backend missing", error=str(exc), install=INSTALL_HINTS.get(kind))
+        return record
+    except (UnknownKindError, ModuleNotFoundError) as exc:
+        record.update(status="kind not available", error=str(exc))
+        return record
+
+    ids = list(entry["ids"])
+    state: dict[str, Any] = {}
+    steps, emitted = [], ""
+    for chunk in _chunks(ids, entry["chunk"]):
+        delta = tok.decode_incremental(chunk, state)
+        emitted += delta
+        # state["text"] is the decode so far; what is past `emitted` is held back for now.
+        steps.append({"ids": chunk, "delta": delta, "partial": state["text"], "held": state["text"][len(emitted) :]})
+    flush = tok.decode_incremental([], state, final=True)
+    final = tok.decode(ids)
+
+    if entry.get("starts") is None and hasattr(tok, "token_times"):
+        starts, ends = tok.token_times(ids), None  # Whisper: times from its timestamp tokens
+        record["times_from"] = "timestamp tokens (token_times)"
+    else:
+        starts, ends = entry["starts"], entry.get("ends")
+        record["times_from"] = "the recogniser"
+    words = tok.word_timings(ids, starts, ends)
+    record.update(
+        status="ok",
+        ids=ids,
+        pieces=tok.token_pieces(ids),
+        steps=steps,
+        flush=flush,
+        final=final,
+        stream_matches_decode=emitted + flush == final,
+        matches_reference_library=None if entry.get("expected") is None else final == entry["expected"],
+        words=[w.to_dict() for w in words],
+    )
+    return record
+
+
+def _time(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _print_record(record: dict[str, Any], out) -> None:
+    write = lambda line="": out.write(line + "\n")  # noqa: E731
+    write(f"== {record['kind']} · {record['title']}")
+    write(f"   file     {', '.join(record['files'].values())}")
+    if record["status"] != "ok":
+        write(f"   skipped  {record['status']}: {record['error']}")
+        if record.get("install"):
+            write(f"   install  {record['install']}")
+        write()
+        return
+    for step in record["steps"]:
+        held = f"   ⟨held back: {step['held']!r}⟩" if step["held"] else ""
+        write(f"   partial  {step['partial']!r}{held}")
+    if record["flush"]:
+        write(f"   flush    {record['flush']!r}")
+    write(f"   final    {record['final']!r}")
+    checks = ["streamed deltas + flush == decode: " + ("yes" if record["stream_matches_decode"] else "NO")]
+    if record["matches_reference_library"] is not None:
+        checks.append("decode == reference library: " + ("yes" if record["matches_reference_library"] else "NO"))
+    write(f"   check    {'; '.join(checks)}")
+    unit = record["unit"]
+    write(f"   words    ({unit}, times from {record['times_from']})")
+    line = ""
+    for word in record["words"]:
+        cell = f"{word['text']} [{_time(word['start'])}–{_time(word['end'])}]"
+        if line and len(line) + 2 + len(cell) > 80:
+            write(f"            {line}")
+            line = ""
+        line = f"{line}  {cell}" if line else cell
+    if line:
+        write(f"            {line}")
+    write()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; 0 when every available kind streamed correctly, 1 otherwise."""
+    parser = argparse.ArgumentParser(prog="oasr-tok demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    parser.add_argument("--kind", action="append", help="only this kind (repeatable)")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    if hasattr(out, "reconfigure"):
+        out.reconfigure(encoding="utf-8")
+
+    entries = [e for e in load_manifest() if not args.kind or e["kind"] in args.kind]
+    if args.kind:
+        unknown = sorted(set(args.kind) - {e["kind"] for e in entries})
+        if unknown:
+            parser.error(f"no demo for kind(s) {', '.join(unknown)}")
+    records = []
+    for entry in entries:
+        try:
+            records.append(run_entry(entry))
+        except Exception as exc:  # the demo reports a broken kind and goes on to the next
+            records.append({"kind": entry["kind"], "title": entry["title"], "files": entry["files"],
+                            "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
+    healthy = all(
+        r["status"] != "failed" and r.get("stream_matches_decode", True) and r.get("matches_reference_library") is not False
+        for r in records
+    )
+    if args.json:
+        json.dump({"data": str(DATA), "kinds": records, "ok": healthy}, out, ensure_ascii=False, indent=1)
+        out.write("\n")
+    else:
+        out.write(f"oasr_tok demo: recogniser hypotheses streamed through each tokenizer kind ({DATA})\n\n")
+        for record in records:
+            _print_record(record, out)
+    out.flush()
+    return 0 if healthy else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""The demo (`python -m oasr_tok demo`): it runs on the package's own files, streams every
+kind correctly, reports a missing backend with its install hint and carries on."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from oasr_tok import available_kinds, demo
+
+
+def run(capsys, *argv):
+    code = demo.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_json_output_covers_every_kind_and_checks_out(capsys):
+    code, out = run(capsys, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["ok"] is True
+    by_kind = {record["kind"]: record for record in report["kinds"]}
+    assert set(by_kind) == set(available_kinds()) == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char"}
+    for kind, record in by_kind.items():
+        assert record["status"] == "ok", (kind, record.get("error"))
+        assert record["stream_matches_decode"] is True
+        assert record["matches_reference_library"] in (True, None)
+        # The partials only ever grow by what was emitted, and end at the final text.
+        emitted = ""
+        for step in record["steps"]:
+            emitted += step["delta"]
+            assert step["partial"] == emitted + step["held"]
+        assert emitted + record["flush"] == record["final"]
+        # The words are pieces of the final text, in order.
+        position = 0
+        for word in record["words"]:
+            at = record["final"].find(word["text"], position)
+            assert at >= 0 and record["final"][position:at].strip() == ""
+            position = at + len(word["text"])
+        assert len(record["words"]) >= 5
+
+
+def test_reference_libraries_agree_with_the_manifest():
+    """The manifest's expected texts are what SentencePiece / tokenizers print for the ids."""
+    import sentencepiece as spm
+    from tokenizers import Tokenizer
+
+    entries = {entry["kind"]: entry for entry in demo.load_manifest()}
+    sp = spm.SentencePieceProcessor(model_file=str(demo.DATA / entries["sentencepiece"]["files"]["model"]))
+    assert sp.decode(entries["sentencepiece"]["ids"]) == entries["sentencepiece"]["expected"]
+    hf = Tokenizer.from_file(str(demo.DATA / entries["huggingface"]["files"]["tokenizer"]))
+    assert hf.decode(entries["huggingface"]["ids"], skip_special_tokens=True) == entries["huggingface"]["expected"]
+
+
+def test_text_output(capsys):
+    code, out = run(capsys)
+    assert code == 0
+    for kind in available_kinds():
+        assert f"== {kind}" in out
+    assert "partial" in out and "final" in out and "words" in out
+    assert "NO" not in out
+
+
+def test_one_kind(capsys):
+    code, out = run(capsys, "--kind", "funasr_char", "--json")
+    assert code == 0
+    assert [record["kind"] for record in json.loads(out)["kinds"]] == ["funasr_char"]
+
+
+def test_unknown_kind_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        demo.main(["--kind", "nope"])
+    assert exit_info.value.code == 2
+
+
+def test_missing_backend_shows_the_install_hint_and_goes_on(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentencepiece", None)  # import sentencepiece -> ImportError
+    code, out = run(capsys, "--json")
+    assert code == 0
+    by_kind = {record["kind"]: record for record in json.loads(out)["kinds"]}
+    assert by_kind["sentencepiece"]["status"] == "backend missing"
+    assert by_kind["sentencepiece"]["install"] == "pip install 'oasr_tok[sentencepiece]'"
+    assert by_kind["symbol_table"]["status"] == "ok" and by_kind["funasr_char"]["status"] == "ok"
+    code, out = run(capsys)
+    assert "pip install 'oasr_tok[sentencepiece]'" in out
+
+
+def test_package_data_is_small():
+    files = [path for path in demo.DATA.rglob("*") if path.is_file()]
+    assert {path.name for path in files} >= {"demo.json", "tokens.txt", "bpe.model", "tokenizer.json", "tokens.json"}
+    assert sum(path.stat().st_size for path in files) < 200_000
