@@ -25,7 +25,7 @@ import json
 from typing import Any, Mapping, Sequence
 
 from .base import Tokenizer
-from .errors import EncodeError, EncodeNotSupportedError, SpecError
+from .errors import EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
 
 __all__ = ["NeMoTokenizer", "ROLES", "ROLE_NAMES"]
 
@@ -61,6 +61,7 @@ class NeMoTokenizer:
         self._given = dict(special_tokens or {})
         self._piece_ids: dict[str, int] | None = None
         self._roles: dict[str, int | None] | None = None
+        self._pieces_known: bool | None = None
 
     # -- the six conversions -------------------------------------------------------------------
 
@@ -75,6 +76,7 @@ class NeMoTokenizer:
         piece spelled by several ids (rare, some tables) maps to the lowest."""
         if isinstance(tokens, str):
             tokens = [tokens]
+        self._require_pieces()
         table = self._pieces()
         ids = []
         for position, token in enumerate(tokens):
@@ -87,6 +89,7 @@ class NeMoTokenizer:
         return ids
 
     def ids_to_tokens(self, ids: Sequence[int]) -> list[str]:
+        self._require_pieces()  # even for [], so a kind without pieces fails the same way always
         to_piece = self.tokenizer.id_to_piece
         return [to_piece(i) for i in self.tokenizer.check_ids(ids)]
 
@@ -128,13 +131,21 @@ class NeMoTokenizer:
         return self._piece_ids
 
     def _has_pieces(self) -> bool:
-        from .errors import PiecesNotSupportedError
+        if self._pieces_known is None:
+            try:
+                self.tokenizer.id_to_piece(0)
+            except PiecesNotSupportedError:
+                self._pieces_known = False
+            else:
+                self._pieces_known = True
+        return self._pieces_known
 
-        try:
-            self.tokenizer.id_to_piece(0)
-        except PiecesNotSupportedError:
-            return False
-        return True
+    def _require_pieces(self) -> None:
+        if not self._has_pieces():
+            raise PiecesNotSupportedError(
+                f"the {self._kind()} tokenizer has no vocabulary pieces (its kind does not implement "
+                "Tokenizer.id_to_piece): the token directions are not available, ids_to_text/text_to_ids are"
+            )
 
     def _names(self) -> dict[str, int]:
         """Piece -> id for looking up special tokens by name: the full piece map when the kind
