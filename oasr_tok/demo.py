@@ -96,9 +96,11 @@ def _print_record(record: dict[str, Any], out) -> None:
     write(f"== {record['kind']} · {record['title']}")
     write(f"   file     {', '.join(record['files'].values())}")
     if record["status"] != "ok":
-        write(f"   skipped  {record['status']}: {record['error']}")
-        if record.get("install"):
+        if record.get("install"):  # the error says the same at length; the hint is what matters
+            write(f"   skipped  {record['status']}")
             write(f"   install  {record['install']}")
+        else:
+            write(f"   skipped  {record['status']}: {record['error']}")
         write()
         return
     for step in record["steps"]:
