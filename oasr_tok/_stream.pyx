@@ -190,6 +190,7 @@ cdef class PieceTable:
         """Render one id. pending_box[0] holds the pending bytes."""
         cdef unsigned char f = self._flags[tid]
         cdef bytes pending, cand
+        cdef bint valid
         cdef str text
         if f & F_SKIP:
             return out
@@ -203,6 +204,9 @@ cdef class PieceTable:
                 decoded = _utf8_decode(cand, "replace", False)
                 out = self._emit(v, out, decoded[0])
                 pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
+                if _dead_end(<bytes>pending_box[0]):
+                    out = self._emit(v, out, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
+                    pending_box[0] = b""
         elif f & F_BYTE:
             cand = pending + self.byte_values[tid:tid + 1]
             if self.rule == RULE_WHOLE_RUN:
@@ -211,8 +215,12 @@ cdef class PieceTable:
                 else:
                     try:
                         _utf8_decode(cand, "strict", False)
-                        pending_box[0] = cand
+                        valid = not _dead_end(cand)
                     except UnicodeDecodeError:
+                        valid = False
+                    if valid:
+                        pending_box[0] = cand
+                    else:
                         out = self._emit(v, out, "\ufffd" * PyBytes_GET_SIZE(cand))
                         pending_box[0] = b""
                         v.run_invalid = True
@@ -220,6 +228,9 @@ cdef class PieceTable:
                 decoded = _utf8_decode(cand, self.errors, False)
                 out = self._emit(v, out, decoded[0])
                 pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
+                if _dead_end(<bytes>pending_box[0]):
+                    out = self._emit(v, out, _utf8_decode(<bytes>pending_box[0], self.errors, True)[0])
+                    pending_box[0] = b""
         else:
             if PyBytes_GET_SIZE(pending) or v.run_invalid:
                 out = self._close_run(v, pending, out)
@@ -350,6 +361,15 @@ cdef class PieceTable:
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""
         return "".join(self.token_pieces(ids))
+
+
+cdef inline bint _dead_end(bytes data):
+    """Whether `data` ends with ED A0..ED BF. CPython's incremental decoder holds those two
+    bytes back as if a third could complete them, but no byte can (they would encode a
+    surrogate): they are invalid now, and an invalid byte is emitted at once."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    cdef const unsigned char* p = data
+    return n >= 2 and p[n - 2] == 0xED and p[n - 1] >= 0xA0
 
 
 cdef str _whole_run_text(bytes run):
