@@ -161,6 +161,10 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             plan.steps.append(lambda t, first, old=old, new=new: t.replace(old, new))
         elif kind == "Strip":
             content, start, stop = step.get("content", " "), int(step.get("start", 0)), int(step.get("stop", 0))
+            if stop:
+                # strip.rs indexes from the end without a bound check: an empty token (or one
+                # made only of `content`, shorter than start + stop) makes the runtime panic.
+                raise refuse(step, "a per-token Strip from the end panics in the runtime on short tokens")
             plan.steps.append(lambda t, first, c=content, a=start, b=stop: _strip(t, c, a, b))
         elif kind == "Metaspace":
             replacement = step.get("replacement", "\u2581")

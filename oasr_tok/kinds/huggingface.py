@@ -69,7 +69,9 @@ def _read_config(path: str) -> dict[str, dict]:
         raise MalformedAssetError(f"{path}:{exc.lineno}: tokenizer_config.json is not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     if not isinstance(config, dict):
         raise MalformedAssetError(f"{path}: tokenizer_config.json must hold a JSON object", path=path)
-    declared = config.get("added_tokens_decoder") or {}
+    declared = config.get("added_tokens_decoder")
+    if declared is None:
+        declared = {}
     if not isinstance(declared, dict):
         raise MalformedAssetError(f"{path}: added_tokens_decoder must map ids to tokens", path=path)
     entries: dict[int, dict] = {}

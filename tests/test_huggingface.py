@@ -1,0 +1,434 @@
+"""huggingface kind: differential tests against the `tokenizers` runtime (the oracle for every
+expected value here), the tokenizer_config.json merge, decoder coverage and refusal, errors.
+
+The three contracts on random and multi-script streams run in test_contract.py for every
+file in cases/huggingface.py; this module adds the adversarial streams, the config trap and
+the decoder shapes."""
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import random
+import warnings
+
+import pytest
+
+from oasr_tok import TokenizerSpec, build_tokenizer
+from oasr_tok.errors import AssetNotFoundError, MalformedAssetError, SpecError
+from oasr_tok.kinds._hf_tables import UnsupportedDecoderError, fallback_byte, piece_table_for
+from cases import MULTISCRIPT
+from cases.huggingface import FILES, SPLIT_BYTES, build, interesting
+from paths import own, shared
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Tokenizer as Runtime  # noqa: E402
+from tokenizers import decoders  # noqa: E402
+
+NAMES = sorted(FILES)
+_built: dict = {}
+
+
+def tok_for(name):
+    if name not in _built:
+        _built[name] = build(name)()
+    return _built[name]
+
+
+def oracle(tok, ids):
+    """What the runtime itself renders (a runtime loaded apart from ours when no config is merged)."""
+    if "tokenizer_config" in tok.spec.files:
+        return tok.backend.decode(list(ids), skip_special_tokens=True)
+    return _runtime(tok.spec.file("tokenizer")).decode(list(ids), skip_special_tokens=True)
+
+
+_runtimes: dict = {}
+
+
+def _runtime(path):
+    if path not in _runtimes:
+        _runtimes[path] = Runtime.from_file(path)
+    return _runtimes[path]
+
+
+def check_stream(tok, ids):
+    """decode, token pieces and one-id-at-a-time streaming against the runtime, with the
+    no-retraction check after every id."""
+    expected = oracle(tok, ids)
+    assert tok.decode(ids) == expected
+    pieces = tok.token_pieces(ids)
+    assert len(pieces) == len(ids) and "".join(pieces) == expected
+    state: dict = {}
+    emitted = ""
+    for k, token_id in enumerate(ids):
+        emitted += tok.decode_incremental([token_id], state)
+        so_far = oracle(tok, ids[: k + 1])
+        assert state["text"] == so_far
+        assert so_far.startswith(emitted) and expected.startswith(emitted)
+    emitted += tok.decode_incremental([], state, final=True)
+    assert emitted == expected
+
+
+def byte_ids(tok, values):
+    """The single-byte token of each byte value: `<0xHH>` piece or byte-level character."""
+    from oasr_tok.kinds._bytelevel import BYTE_TO_CHAR
+
+    backend = tok.backend
+    out = []
+    for b in values:
+        token_id = backend.token_to_id(f"<0x{b:02X}>")
+        if token_id is None:
+            token_id = backend.token_to_id(BYTE_TO_CHAR[b])
+        if token_id is None:
+            return None
+        out.append(token_id)
+    return out
+
+
+# -- differential: multi-script text, random ids, adversarial streams ----------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_multiscript_text_roundtrips_like_the_runtime(name):
+    tok = tok_for(name)
+    for text in MULTISCRIPT:
+        ids = tok.encode(text)
+        assert ids == _runtime(tok.spec.file("tokenizer")).encode(text, add_special_tokens=False).ids or (
+            "tokenizer_config" in tok.spec.files
+        )
+        check_stream(tok, ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_ids_over_the_whole_vocabulary(name):
+    tok = tok_for(name)
+    rng = random.Random(name)
+    pool = [i for i in interesting(tok)]
+    for _ in range(150):
+        ids = [rng.choice(pool) if rng.random() < 0.4 else rng.randrange(tok.vocab_size) for _ in range(rng.randrange(1, 25))]
+        expected = oracle(tok, ids)
+        assert "".join(tok.token_pieces(ids)) == expected
+        state: dict = {}
+        out = "".join(tok.decode_incremental([i], state) for i in ids)
+        assert expected.startswith(out)
+        assert out + tok.decode_incremental([], state, final=True) == expected
+
+
+# Files with single-byte tokens (byte-level alphabet or `<0xHH>` pieces); the others have none.
+BYTE_NAMES = ["bytelevel-bpe", "metaspace-bytefallback", "mistral-7b", "moonshine", "qwen2-audio-like", "qwen3"]
+
+
+def test_byte_names_are_exactly_the_files_with_byte_tokens():
+    assert [name for name in NAMES if byte_ids(tok_for(name), range(256)) is not None] == BYTE_NAMES
+
+
+@pytest.mark.parametrize("name", BYTE_NAMES)
+def test_adversarial_byte_streams(name):
+    tok = tok_for(name)
+    b = byte_ids(tok, range(256))
+    word = tok.encode("hello")
+    special = sorted(tok.special_ids)
+    streams = [
+        [b[0xE4], b[0xB8]],  # a run that never completes
+        [b[0xE4], b[0xB8]] + word,  # ... interrupted by a word
+        [b[0xC3], b[0xA9], b[0xFF]],  # a valid character, then an invalid byte, in one run
+        [b[0x41], b[0xBF]] + word,  # valid ASCII then an invalid continuation byte
+        [b[0xFF]],  # lone 0xFF
+        [b[0xF0], b[0x9F], b[0x98], b[0x80], b[0xF0], b[0x9F]],  # emoji, then half of another
+        [b[0x20], b[0x41]],  # a leading space from a byte
+        [0, tok.vocab_size - 1, b[0xE4], b[0xB8], b[0xAD]],
+        word + [b[0xEF], b[0xBF], b[0xBD]] + word,  # a genuine U+FFFD from bytes
+        [special[0], b[0xE4], special[-1], b[0xB8], b[0xAD]],  # specials first and inside a run
+    ]
+    for ids in streams:
+        check_stream(tok, ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_adversarial_text_streams(name):
+    """Specials first and mid-stream, the vocabulary edges, word-boundary pieces and the
+    WordPiece clean-up pieces (" ." " 's" " n't" " do not" ...) next to each other."""
+    tok = tok_for(name)
+    special = sorted(tok.special_ids)
+    assert special  # every file here declares special tokens
+    pool = interesting(tok)
+    word = tok.encode("hello world")
+    check_stream(tok, [special[0]] + word + [special[-1]] + word)
+    check_stream(tok, [special[0], special[-1], 0, tok.vocab_size - 1, 0])
+    for first in pool:
+        check_stream(tok, [first] + pool[:12])
+    for a in pool:
+        for b in pool[:20]:
+            ids = [a, b, a]
+            assert "".join(tok.token_pieces(ids)) == oracle(tok, ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_forked_streams_continue_like_the_runtime(name):
+    tok = tok_for(name)
+    ids = tok.encode("今天 😀 café") + tok.encode(" more text")
+    for cut in range(len(ids) + 1):
+        state: dict = {}
+        head = tok.decode_incremental(ids[:cut], state)
+        fork = copy.deepcopy(state)
+        tail = tok.decode_incremental(ids[cut:], fork) + tok.decode_incremental([], fork, final=True)
+        assert head + tail == oracle(tok, ids)
+
+
+def test_whole_run_trap_that_decodestream_trips_on():
+    """Why this library exists: on Mistral's Llama-style decoder, "X" followed by the invalid
+    byte 0xBF in the same byte run renders the *whole* run, X included, as U+FFFD. A streamer
+    that printed "X" when it arrived must take it back: tokenizers' DecodeStream.step raises
+    "Invalid prefix encountered" on exactly these ids ([91, 194, 12141] = <0x58> <0xBF> "yo").
+    We hold the run until it ends, so every delta stays a prefix of the full decode."""
+    tok = tok_for("mistral-7b")
+    ids = [tok.backend.token_to_id(t) for t in ("<0x58>", "<0xBF>", "yo")]
+    check_stream(tok, ids)
+    assert oracle(tok, ids) == "\ufffd\ufffdyo"  # the runtime's own rendering: X is gone
+
+
+# -- the tokenizer_config.json merge --------------------------------------------------------
+
+
+def test_qwen2_audio_markers_encode_to_declared_ids_and_decode_to_nothing():
+    config = json.load(open(shared("huggingface/qwen2-audio-like/tokenizer_config.json"), encoding="utf-8"))
+    declared = {entry["content"]: int(i) for i, entry in config["added_tokens_decoder"].items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every declared id lands where declared: no warning
+        tok = build("qwen2-audio-like")()
+    ids = tok.encode("<|audio_bos|><|AUDIO|><|audio_eos|>")
+    assert ids == [declared["<|audio_bos|>"], declared["<|AUDIO|>"], declared["<|audio_eos|>"]]
+    assert tok.decode(ids) == ""
+    assert tok.vocab_size == max(declared.values()) + 1
+    for content, token_id in declared.items():
+        special = config["added_tokens_decoder"][str(token_id)]["special"]
+        assert (token_id in tok.special_ids) == special
+        assert tok.decode([token_id]) == ("" if special else tok.backend.decode([token_id], skip_special_tokens=False))
+
+
+def _write(folder, name, data):
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def _entry(content, special, **flags):
+    return {"content": content, "special": special, "lstrip": False, "rstrip": False, "normalized": False,
+            "single_word": False, **flags}
+
+
+def test_declared_ids_that_cannot_land_warn_naming_each_id(tmp_path):
+    # Mistral has 32000 ids; declaring 32001 and 32005 leaves a gap the runtime cannot keep.
+    config = _write(tmp_path, "tokenizer_config.json", {"added_tokens_decoder": {
+        "32005": _entry("<extra_a>", True), "32001": _entry("<extra_b>", False, lstrip=True), "1": _entry("<s>", True)}})
+    spec = TokenizerSpec("huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config})
+    with pytest.warns(UserWarning) as record:
+        tok = build_tokenizer(spec)
+    message = " ".join(str(w.message) for w in record)
+    assert "32001 -> 32000" in message and "32005 -> 32001" in message
+    # Added in declared-id order, flags as declared.
+    added = tok.backend.get_added_tokens_decoder()
+    assert added[32000].content == "<extra_b>" and added[32000].lstrip and not added[32000].special
+    assert added[32001].content == "<extra_a>" and added[32001].special
+    assert 32001 in tok.special_ids and 32000 not in tok.special_ids
+    assert tok.decode([32000, 32001]) == tok.backend.decode([32000, 32001], skip_special_tokens=True)
+
+
+def test_declared_ids_that_land_in_order_do_not_warn(tmp_path):
+    config = _write(tmp_path, "tokenizer_config.json", {"added_tokens_decoder": {
+        "32000": _entry("<a>", True), "32001": _entry("<b>", False)}})
+    spec = TokenizerSpec("huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = build_tokenizer(spec)
+    assert tok.encode("<a><b>") == [32000, 32001]
+    assert tok.decode([32000, 32001]) == tok.backend.decode([32000, 32001], skip_special_tokens=True)
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def test_missing_and_malformed_files_raise_typed_errors_naming_them(tmp_path):
+    missing = str(tmp_path / "nope.json")
+    with pytest.raises(AssetNotFoundError, match="nope.json"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": missing}))
+    bad = _write(tmp_path, "tokenizer.json", '{"version": "1.0",\n "model": [}')
+    with pytest.raises(MalformedAssetError, match=r"tokenizer.json:2") as info:
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": bad}))
+    assert info.value.path == bad and info.value.line == 2
+    not_a_tokenizer = _write(tmp_path, "other.json", {"hello": 1})
+    with pytest.raises(MalformedAssetError, match="other.json"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": not_a_tokenizer}))
+    good = own("huggingface/bytelevel-bpe/tokenizer.json")
+    bad_config = _write(tmp_path, "tokenizer_config.json", "{\n\n oops")
+    with pytest.raises(MalformedAssetError, match=r"tokenizer_config.json:3"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": bad_config}))
+    with pytest.raises(AssetNotFoundError, match="gone_config.json"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": str(tmp_path / "gone_config.json")}))
+    for shape in ({"added_tokens_decoder": []}, {"added_tokens_decoder": {"x": _entry("<a>", True)}},
+                  {"added_tokens_decoder": {"5": {"special": True}}}, []):
+        path = _write(tmp_path, "shape_config.json", shape)
+        with pytest.raises(MalformedAssetError, match="shape_config.json"):
+            build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": path}))
+
+
+def test_options_are_checked_and_add_special_tokens_reaches_encode():
+    path = own("huggingface/wordpiece-bert/tokenizer.json")
+    with pytest.raises(SpecError, match="unknown option"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}, {"special_ids": [1]}))
+    with pytest.raises(SpecError, match="add_special_tokens"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}, {"add_special_tokens": "yes"}))
+    runtime = _runtime(path)
+    plain = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    framed = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}, {"add_special_tokens": True}))
+    text = "hello world."
+    assert plain.encode(text) == runtime.encode(text, add_special_tokens=False).ids
+    assert framed.encode(text) == runtime.encode(text, add_special_tokens=True).ids
+    assert framed.encode(text) != plain.encode(text)
+
+
+def test_pickles_by_spec():
+    tok = tok_for("metaspace-bytefallback")
+    clone = pickle.loads(pickle.dumps(tok))
+    ids = tok.encode("hello 😀 สวัสดี")
+    assert clone.decode(ids) == tok.decode(ids) and clone.token_pieces(ids) == tok.token_pieces(ids)
+
+
+# -- vocabulary holes --------------------------------------------------------------------------
+
+
+def _wordlevel(tmp_path, vocab, added=(), decoder=None):
+    data = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": s} for i, c, s in added],
+        "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": decoder,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": next(iter(vocab))},
+    }
+    return _write(tmp_path, "tokenizer.json", data)
+
+
+def test_ids_without_a_token_count_and_render_nothing(tmp_path):
+    path = _wordlevel(tmp_path, {"a": 0, "b": 5}, added=[(7, "<s>", True)])
+    runtime = Runtime.from_file(path)
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    known = [i for i in range(10) if runtime.id_to_token(i) is not None]
+    assert tok.vocab_size == max(known) + 1
+    holes = {i for i in range(tok.vocab_size) if runtime.id_to_token(i) is None}
+    assert holes and holes <= tok.special_ids
+    for ids in ([0, 1, 5, 3, 0], [1, 0], list(range(tok.vocab_size))):
+        assert tok.decode(ids) == runtime.decode(ids, skip_special_tokens=True)
+        assert "".join(tok.token_pieces(ids)) == tok.decode(ids)
+    assert [tok.token_pieces([h]) for h in sorted(holes)] == [[""]] * len(holes)
+
+
+# -- decoder shapes: streamed exactly, or refused --------------------------------------------
+
+SUPPORTED = {
+    "metaspace-first": [
+        None,
+        {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True},
+        {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True},
+        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                          {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+                                          {"type": "Strip", "content": "a", "start": 2, "stop": 0}]},
+        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                          {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {"type": "WordPiece", "prefix": "\u2581", "cleanup": False},
+    ],
+    "metaspace-bytefallback": [
+        # Gemma: no leading strip.
+        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                          {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        # Llama / Mistral.
+        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                          {"type": "ByteFallback"}, {"type": "Fuse"},
+                                          {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},  # byte pieces render literally
+        {"type": "ByteFallback"},
+    ],
+    "wordpiece-bert": [
+        {"type": "WordPiece", "prefix": "##", "cleanup": False},
+        {"type": "WordPiece", "prefix": "##", "cleanup": True},
+    ],
+    "bytelevel-bpe": [
+        {"type": "Sequence", "decoders": [json.loads(decoders.ByteLevel().__getstate__()), {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    ],
+}
+
+REFUSED = [
+    {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+    {"type": "BPEDecoder", "suffix": "</w>"},
+    {"type": "Replace", "pattern": {"Regex": "\u2581+"}, "content": " "},
+    {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]},
+    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 0, "stop": 1}]},
+    {"type": "Strip", "content": " ", "start": 1, "stop": 1},
+    {"type": "Strip", "content": " ", "start": 0, "stop": 1},
+]
+
+
+# Non-special added tokens go through the decoder too: these reach the rules that the trained
+# vocabularies never trigger (several ▁ in token 0, clean-up patterns inside one token, the
+# prefix in the middle, byte pieces spelled in lower case or with "+").
+EXTRA_ADDED = ["x\u2581y\u2581", "\u2581\u2581", "##z", "a##", "'s", "n't", "do not", "'m", "'ve", "'re", "' x", " ' ",
+               " .", "<0x41>", "<0xc3>", "<0x+9>", "<0xA9>"]
+
+
+def _with_decoder(tmp_path, name, decoder, index=0):
+    data = json.load(open(own(f"huggingface/{name}/tokenizer.json"), encoding="utf-8"))
+    data["decoder"] = decoder
+    top = max([*data["model"]["vocab"].values(), *(t["id"] for t in data["added_tokens"])]) + 1
+    data["added_tokens"] += [
+        {"id": top + k, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": False}
+        for k, content in enumerate(EXTRA_ADDED)
+    ]
+    return _write(tmp_path, f"tokenizer-{index}.json", data)
+
+
+@pytest.mark.parametrize("name", sorted(SUPPORTED))
+def test_supported_decoder_shapes_match_the_runtime(tmp_path, name):
+    rng = random.Random(7)
+    for index, decoder in enumerate(SUPPORTED[name]):
+        path = _with_decoder(tmp_path, name, decoder, index)
+        tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+        extra = [tok.backend.token_to_id(content) for content in EXTRA_ADDED]
+        pool = interesting(tok) + (byte_ids(tok, SPLIT_BYTES) or []) + extra * 3
+        for a in extra:
+            for b in extra:
+                check_stream(tok, [a, b, a])
+        streams = [tok.encode(text) for text in MULTISCRIPT]
+        streams += [[rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size) for _ in range(12)]
+                    for _ in range(100)]
+        for ids in streams:
+            check_stream(tok, ids)
+
+
+@pytest.mark.parametrize("decoder", REFUSED, ids=lambda d: json.dumps(d)[:60])
+def test_decoders_that_cannot_be_streamed_exactly_are_refused(tmp_path, decoder):
+    path = _with_decoder(tmp_path, "metaspace-first", decoder)
+    with pytest.raises(UnsupportedDecoderError, match="not supported") as info:
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    assert info.value.path == path and isinstance(info.value, MalformedAssetError)
+
+
+@pytest.mark.parametrize("token", ["<0x41>", "<0xe4>", "<0x+F>", "<0x4>", "<0x4G>", "<0xé>", "<0x-1>", "<0x 1>", "<0x100>", "<0X41>"])
+def test_byte_fallback_reads_tokens_like_the_runtime(token):
+    rendered = decoders.ByteFallback().decode([token])
+    value = fallback_byte(token)
+    if value is None:
+        assert rendered == token
+    else:
+        assert rendered == bytes([value]).decode("utf-8", "replace")
+
+
+def test_piece_table_for_a_runtime_tokenizer_renders_like_it():
+    """The entry point other kinds (whisper) reuse: a tokenizers.Tokenizer and the ids to skip."""
+    runtime = _runtime(shared("huggingface/qwen3/tokenizer.json"))
+    special = {i for i, t in runtime.get_added_tokens_decoder().items() if t.special}
+    table = piece_table_for(runtime, special)
+    assert table.vocab_size == runtime.get_vocab_size(True)
+    text = "今天 😀 <think> emoji 👍🏽 مرحبا"
+    ids = [special and min(special)] + runtime.encode(text, add_special_tokens=False).ids
+    assert table.render(ids) == runtime.decode(ids, skip_special_tokens=True)
