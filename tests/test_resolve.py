@@ -389,3 +389,17 @@ def test_import_oasr_tok_stays_light():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_demo_data_resolves_as_the_demo_declares_it():
+    # demo.json (written by the demo's author) names each folder's kind and spec.
+    root = ROOT / "oasr_tok" / "data" / "demo"
+    with open(root / "demo.json", encoding="utf-8") as handle:
+        entries = json.load(handle)["entries"]
+    assert {e["kind"] for e in entries} == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char"}
+    for entry in entries:
+        declared = build_tokenizer(TokenizerSpec.from_dict(
+            {"kind": entry["kind"], "files": entry["files"], "options": entry["options"]}, base_dir=root))
+        folder = os.path.dirname(str(root / next(iter(entry["files"].values()))))
+        assert resolve(folder).kind == entry["kind"]
+        assert load(folder).special_ids == declared.special_ids
