@@ -121,7 +121,7 @@ def read_token_list(path: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
     if not lines:
-        raise MalformedAssetError(f"{path}: the token list is empty", path=path, line=1)
+        raise MalformedAssetError(f"{path}:1: the token list is empty", path=path, line=1)
     if _TABLE_LINE.match(lines[0].rstrip()):
         raise MalformedAssetError(
             f"{path}:1: {lines[0].rstrip()!r} looks like a 'piece id' symbol table; funasr_char reads one "
