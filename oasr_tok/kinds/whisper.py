@@ -60,7 +60,6 @@ _PER_SECOND = 50  # 1 / TIMESTAMP_STEP, exact: k / 50 is the correctly rounded k
 #: The control tokens after the languages, in Whisper's order; nospeech was nocaptions before large-v3.
 _TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>")
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
-_TIMESTAMP = re.compile(r"<\|(\d+\.\d\d)\|>")
 _STATE_KEY = "_whisper"  # True while a prompt block is open
 
 
@@ -373,7 +372,9 @@ class WhisperTokenizer(Tokenizer):
         return masked, in_prompt
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
-        if type(new_ids) is list and self._sot_prev not in new_ids and not state.get(_STATE_KEY):
+        if type(new_ids) is not list:  # tuples, arrays: made a checked list once, here
+            new_ids = self.check_ids(new_ids)
+        if self._sot_prev not in new_ids and not state.get(_STATE_KEY):
             # The common case: no prompt block open or opening, the compiled engine does it all.
             return self._table_step(new_ids, state, final)
         in_prompt = state.get(_STATE_KEY, False)
