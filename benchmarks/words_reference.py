@@ -128,8 +128,10 @@ def _check(values, name: str, n: int) -> list:
         raise TimingError(f"{name} has {len(values)} times for {n} tokens")
     for k, value in enumerate(values):
         try:
+            if isinstance(value, (str, bytes, bytearray, bool)):
+                raise TypeError("not a number")
             x = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TimingError(f"{name}[{k}] is not a number") from None
         if x != x or x in (float("inf"), float("-inf")):
             raise TimingError(f"{name}[{k}] is not finite")

@@ -189,9 +189,9 @@ cdef double _number(list values, Py_ssize_t k, str name) except? -1.0:
         x = PyFloat_AS_DOUBLE(value)
         if isfinite(x):
             return x
-    elif type(value) is int:
+    elif type(value) is int and -(1 << 52) <= value <= (1 << 52):
         return <double>value
-    if isinstance(value, (str, bytes, bytearray)):  # float() would parse them
+    if isinstance(value, (str, bytes, bytearray, bool)):  # float() would accept them
         raise TimingError(f"{name}[{k}] = {value!r} is not a number")
     try:
         x = float(value)

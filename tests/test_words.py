@@ -222,6 +222,8 @@ def test_numpy_arrays():
         ([0, 1, 2], [3, 2, 4], "ends[1]"),
         ([0, "1", 2], None, "starts[1]"),
         ([0, None, 2], None, "starts[1]"),
+        ([0, True, 2], None, "starts[1]"),
+        ([0, 1, 10**400], None, "starts[2]"),
     ],
 )
 def test_bad_times_raise_timing_error_naming_the_position(starts, ends, where):
