@@ -1,7 +1,7 @@
 """The ``oasr-tok`` command (also ``python -m oasr_tok``). See docs/cli.md.
 
     oasr-tok describe PATH            what PATH resolves to, and why
-    oasr-tok decode PATH [IDS ...]    ids as arguments, or one JSON list per stdin line
+    oasr-tok decode PATH [IDS ...]    ids as arguments, or one JSON list per stdin line (or ints)
     oasr-tok stream PATH              ids on stdin; deltas printed (and flushed) as they settle
     oasr-tok words PATH               {"ids", "starts", "ends"} JSON on stdin; timed words out
     oasr-tok demo [ARGS ...]          the bundled demo
@@ -110,7 +110,8 @@ def _decode(args: argparse.Namespace, out: IO[str]) -> int:
         return EXIT_OK
     for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
         # A blank line is an empty hypothesis, so output lines stay aligned with input lines.
-        one(_ids_from_json(line, f"stdin line {number}") if line.strip() else [], f"stdin line {number}")
+        # JSON lists are the documented form; whitespace-separated ints work as in `stream`.
+        one(_parse_ids(line, f"stdin line {number}"), f"stdin line {number}")
     return EXIT_OK
 
 

@@ -81,6 +81,8 @@ def test_decode_stdin_one_json_list_per_line_stays_aligned():
     result = run("decode", QWEN, stdin=stdin)
     assert result.returncode == 0, err(result)
     assert out(result).split("\n")[:-1] == [tok.decode(h) for h in hyps]
+    ints = run("decode", QWEN, stdin="\n".join(" ".join(map(str, h)) for h in hyps) + "\n")
+    assert out(ints) == out(result)
     as_json = run("decode", "--json", QWEN, stdin=stdin)
     rows = [json.loads(line) for line in out(as_json).splitlines()]
     assert rows == [{"ids": h, "text": tok.decode(h)} for h in hyps]

@@ -403,3 +403,29 @@ def test_the_demo_data_resolves_as_the_demo_declares_it():
         folder = os.path.dirname(str(root / next(iter(entry["files"].values()))))
         assert resolve(folder).kind == entry["kind"]
         assert load(folder).special_ids == declared.special_ids
+
+
+def test_kaldi_words_txt_and_tagged_tables(tmp_path):
+    words = "<eps> 0\n!SIL 1\n<UNK> 2\nHELLO 3\nWORLD 4\n#0 5\n<s> 6\n</s> 7\n"
+    folder = layout(tmp_path / "lang", {"words.txt": "text:" + words})
+    d = describe(folder)
+    assert d.kind == "symbol_table" and d.special_ids == [0, 2, 5, 6, 7]
+    assert any("word table" in note for note in d.notes)
+    # SenseVoice-style tags are markup; an id-only line (sherpa's space) keeps it a table.
+    tagged = "<unk> 0\n<s> 1\n</s> 2\n<|zh|> 3\n<|HAPPY|> 4\n\u2581hello 5\n6\nworld 7\n"
+    folder = layout(tmp_path / "sense", {"tokens.txt": "text:" + tagged})
+    tok = load(folder)
+    assert tok.special_ids == frozenset({0, 1, 2, 3, 4})
+    assert tok.decode([3, 4, 5, 6, 7]) == "hello world"
+
+
+def test_start_of_transcript_alone_is_not_whisper(tmp_path):
+    # Whisper needs both <|startoftranscript|> and <|notimestamps|> (the latter fixes its layout).
+    with open(shared("huggingface/moonshine/tokenizer.json"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    data["added_tokens"].append({"id": 32768, "content": "<|startoftranscript|>", "single_word": False, "lstrip": False,
+                                 "rstrip": False, "normalized": False, "special": True})
+    folder = tmp_path / "almost"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    assert resolve(folder).kind == "huggingface"
