@@ -357,6 +357,8 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
                 yield _funasr_candidate(at(name), pieces, "one token per line", (3, 1))
             else:
                 yield (name, "one token per line, but without @@ pieces or FunASR markers")
+        elif form == "list":
+            yield (name, "one token per line: a unit table needs 'piece id' lines")
         else:
             yield (name, "neither 'piece id' lines nor one token per line")
 

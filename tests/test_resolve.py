@@ -5,6 +5,7 @@ the repository). Expected special ids are facts of the files (their README and t
 or answers of the reference libraries — never resolve's own output."""
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -38,6 +39,12 @@ def layout(folder, files: dict[str, str]) -> str:
         else:
             os.symlink(shared(source), target)
     return str(folder)
+
+
+@functools.lru_cache(maxsize=None)
+def load_once(path: str):
+    """load(path), once per path: the large HF vocabularies take seconds to build."""
+    return load(path)
 
 
 def needs_kind(kind: str) -> None:
@@ -146,7 +153,7 @@ def test_huggingface_directories(name):
     assert spec.kind == "huggingface"
     has_config = os.path.exists(os.path.join(folder, "tokenizer_config.json"))
     assert set(spec.files) == ({"tokenizer", "tokenizer_config"} if has_config else {"tokenizer"})
-    tok = load(folder)
+    tok = load_once(folder)
     assert tok.special_ids == frozenset(_hf_special_ids(folder))
 
 
@@ -154,7 +161,7 @@ def test_qwen2_audio_single_tokenizer_json_brings_its_config():
     # Without the config 3285 declared tokens would be missing (README: vocab 154931).
     spec = resolve(shared("huggingface/qwen2-audio-like/tokenizer.json"))
     assert spec.files["tokenizer_config"] == shared("huggingface/qwen2-audio-like/tokenizer_config.json")
-    assert load(shared("huggingface/qwen2-audio-like/tokenizer.json")).vocab_size == 154931
+    assert load_once(shared("huggingface/qwen2-audio-like/tokenizer.json")).vocab_size == 154931
 
 
 def test_whisper_is_recognised_from_its_special_tokens():
@@ -221,7 +228,7 @@ def test_every_shared_file_resolves_on_its_own(relative):
     spec = resolve(shared(relative))
     assert spec.kind == kind
     needs_kind(kind)
-    tok = load(shared(relative))
+    tok = load_once(shared(relative))
     if special is not None:
         assert tok.special_ids == frozenset(special)
     else:
@@ -429,3 +436,9 @@ def test_start_of_transcript_alone_is_not_whisper(tmp_path):
     folder.mkdir()
     (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
     assert resolve(folder).kind == "huggingface"
+
+
+def test_a_list_named_units_txt_is_set_aside_with_the_reason(tmp_path):
+    folder = layout(tmp_path / "u", {"units.txt": "text:<blank>\n<unk>\nA\n"})
+    with pytest.raises(ResolveError, match="a unit table needs 'piece id' lines"):
+        resolve(folder)
