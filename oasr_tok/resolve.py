@@ -164,8 +164,10 @@ def _sniff_text_table(path: str) -> str:
     lines = [line for line in _text_lines(path, "token table") if line.strip()]
     if not lines:
         raise MalformedAssetError(f"{path}: the file is empty", path=path)
-    paired = sum(1 for line in lines if len(line.split()) == 2 and line.split()[1].isdigit())
-    single = sum(1 for line in lines if len(line.split()) == 1)
+    # Split as the table reader does: the id is the last field, a piece may hold spaces.
+    fields = [line.rsplit(None, 1) for line in lines]
+    paired = sum(1 for f in fields if len(f) == 2 and f[1].isdigit())
+    single = sum(1 for f in fields if len(f) == 1)
     # A sherpa table writes its space piece as a lone id, so a few single fields are fine.
     if paired and paired >= single:
         return "table"

@@ -442,3 +442,20 @@ def test_a_list_named_units_txt_is_set_aside_with_the_reason(tmp_path):
     folder = layout(tmp_path / "u", {"units.txt": "text:<blank>\n<unk>\nA\n"})
     with pytest.raises(ResolveError, match="a unit table needs 'piece id' lines"):
         resolve(folder)
+
+
+def _own_files() -> list[tuple[str, str]]:
+    from paths import OWN
+
+    found = [(f"whisper/{d}", "whisper") for d in sorted(os.listdir(OWN / "whisper"))]
+    found += [(f"huggingface/{d}", "huggingface") for d in sorted(os.listdir(OWN / "huggingface"))]
+    found += [(f"sentencepiece/{m}", "sentencepiece") for m in sorted(os.listdir(OWN / "sentencepiece"))
+              if m.endswith(".model")]
+    return found
+
+
+@pytest.mark.parametrize("relative, kind", _own_files())
+def test_the_projects_trained_fixtures_resolve(relative, kind):
+    from paths import own
+
+    assert resolve(own(relative)).kind == kind
