@@ -3,6 +3,8 @@ project trains (fixtures/sentencepiece/), and two with no special ids so that <u
 </s> and <pad> reach the renderer mid-stream."""
 from __future__ import annotations
 
+import functools
+
 from oasr_tok import TokenizerSpec, build_tokenizer
 from cases import KindCase, MULTISCRIPT
 from paths import own, shared
@@ -36,6 +38,7 @@ def _build(name: str, options: dict | None = None):
     return lambda: build_tokenizer(TokenizerSpec("sentencepiece", {"model": _path(name)}, options or {}))
 
 
+@functools.lru_cache(maxsize=None)  # the suite asks once per example; a 32k-piece scan is slow
 def interesting(tok) -> list[int]:
     """Byte pieces, control and unknown ids, whitespace-only pieces, pieces that start with
     `▁`, and the vocabulary edges: what the leading rule and the byte runs turn on."""
