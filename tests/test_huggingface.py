@@ -432,3 +432,37 @@ def test_piece_table_for_a_runtime_tokenizer_renders_like_it():
     text = "今天 😀 <think> emoji 👍🏽 مرحبا"
     ids = [special and min(special)] + runtime.encode(text, add_special_tokens=False).ids
     assert table.render(ids) == runtime.decode(ids, skip_special_tokens=True)
+
+
+def test_an_id_two_texts_claim_renders_as_the_runtime_says(tmp_path):
+    # Which text the runtime keeps for id 0 depends on its hash order (two loads of the same
+    # file may differ), so the oracle is the runtime instance underneath this tokenizer.
+    path = _wordlevel(tmp_path, {"a": 0, "b": 0, "c": 1})
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    runtime = tok.backend
+    ids = list(range(tok.vocab_size)) + [0, 1, 0]
+    assert tok.decode(ids) == runtime.decode(ids, skip_special_tokens=True)
+    assert "".join(tok.token_pieces(ids)) == tok.decode(ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_token_table_is_the_runtimes_id_to_token(name):
+    tok = tok_for(name)
+    backend = tok.backend
+    texts = [backend.id_to_token(i) for i in range(tok.vocab_size)]
+    from oasr_tok.kinds.huggingface import _tokens_by_id
+
+    assert _tokens_by_id(backend, backend.get_vocab(with_added_tokens=True), tok.vocab_size) == texts
+
+
+def test_vocabulary_bytes_is_the_bytelevel_decoder():
+    from oasr_tok.kinds._bytelevel import token_bytes
+    from oasr_tok.kinds._hf_tables import vocabulary_bytes
+
+    runtime = _runtime(shared("huggingface/qwen3/tokenizer.json"))
+    vocab = list(runtime.get_vocab(with_added_tokens=True))
+    assert [vocabulary_bytes(t) for t in vocab] == [token_bytes(t) for t in vocab]
+    level = decoders.ByteLevel()
+    for token in ["Ġa b", "中", "ĠĠ", "\u0100", "a\u00ff", "\uffff", "Ġ\uffff", "a\x00", " ", "Ġ\u0143", "\u0144"]:
+        # Each token followed by "!" so that a lone invalid byte is rendered, not dropped.
+        assert (vocabulary_bytes(token) + b"!").decode("utf-8", "replace") == level.decode([token, "!"])

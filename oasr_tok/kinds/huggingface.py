@@ -139,6 +139,20 @@ def merge_tokenizer_config(backend: Any, path: str) -> list[tuple[int, int, str]
     return moved
 
 
+def _tokens_by_id(backend: Any, vocab: dict[str, int], size: int) -> list[str | None]:
+    """id -> token text (None for holes), as backend.id_to_token answers, from the vocabulary
+    already in hand. An id two texts claim (a malformed model vocabulary) is asked of the runtime."""
+    tokens: list[str | None] = [None] * size
+    clashes = []
+    for text, token_id in vocab.items():
+        if tokens[token_id] is not None:
+            clashes.append(token_id)
+        tokens[token_id] = text
+    for token_id in clashes:
+        tokens[token_id] = backend.id_to_token(token_id)
+    return tokens
+
+
 class HuggingFaceTokenizer(Tokenizer):
     """A tokenizer.json run by `tokenizers`. Options: `add_special_tokens` (encode; default False)."""
 
@@ -152,8 +166,7 @@ class HuggingFaceTokenizer(Tokenizer):
         # The runtime skips a special token by its text (any id spelling it), and drops ids
         # with no token at all.
         special_text = {t.content for t in backend.get_added_tokens_decoder().values() if t.special}
-        id_to_token = backend.id_to_token
-        tokens: list[str | None] = [id_to_token(i) for i in range(size)]
+        tokens = _tokens_by_id(backend, vocab, size)
         self._special = frozenset(i for i, t in enumerate(tokens) if t is None or t in special_text)
         for i in self._special:
             tokens[i] = None
