@@ -300,6 +300,8 @@ class _Track:
 
     def rest(self, clean: bool) -> str:
         """What this track adds if the sentence ends now (the track itself is unchanged)."""
+        if not (clean and self.word) and all(not e or e.isspace() for e in self.pend):
+            return ""  # the usual case (nothing, or the space after a word): the strip takes it
         probe = self.copy()
         if clean:
             probe.clean_close()
