@@ -70,7 +70,8 @@ def _ids_from_words(fields: Sequence[str], where: str) -> list[int]:
 def _parse_ids(text: str, where: str) -> list[int]:
     """A JSON list, or whitespace-separated integers."""
     text = text.strip()
-    return _ids_from_json(text, where) if text.startswith("[") else _ids_from_words(text.split(), where)
+    # Anything that opens like JSON is read as JSON, so `{"ids": ...}` gets a JSON answer.
+    return _ids_from_json(text, where) if text[:1] in ('[', '{', '"') else _ids_from_words(text.split(), where)
 
 
 def _emit(out: IO[str], value: Any, as_json: bool) -> None:
