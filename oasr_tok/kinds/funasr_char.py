@@ -417,7 +417,7 @@ class FunASRCharTokenizer(Tokenizer):
     # -- whole decode: the plain statement of the rules ---------------------------------------
 
     def decode(self, ids: Sequence[int]) -> str:
-        info = self._info
+        info = self._info  # per id: (class, machine text, sentence-Chinese, sentence-alpha, divergent, branch text)
         kept = [info[i] for i in self.check_ids(ids) if info[i][0] != SKIP]
         track = _Track()
         if self._clean:
@@ -476,10 +476,8 @@ class FunASRCharTokenizer(Tokenizer):
                 mout: list[str] = []
                 aout: list[str] = []
                 main.settle(mout)
-                if branch == B_CHINESE:
-                    alt.pend.append(branch_text)
-                else:
-                    alt.pend.append(branch_text)
+                alt.pend.append(branch_text)
+                if branch == B_ALPHA:
                     alt.pend.append(" ")
                 alt.settle(aout)
                 mbuf += "".join(mout)
