@@ -266,7 +266,7 @@ def resolve(sp, item) -> int:
     if item == "unk":
         return sp.unk_id()
     if item == "control":
-        return max(i for i in range(size) if sp.is_control(i))
+        return max((i for i in range(size) if sp.is_control(i)), default=sp.unk_id())
     return int(item[1])
 
 

@@ -191,7 +191,6 @@ class SentencePieceTokenizer(Tokenizer):
     supports_encode = True
 
     def __init__(self, path: str, special_ids: Sequence[int] | None = None) -> None:
-        self._path = path
         self._sp = load_processor(path)
         if _has_denormalizer(self._sp.serialized_model_proto()):
             raise MalformedAssetError(
@@ -199,23 +198,20 @@ class SentencePieceTokenizer(Tokenizer):
                 "oasr_tok cannot stream it token by token and refuses it rather than render it wrongly",
                 path=path,
             )
-        options = {} if special_ids is None else {"special_ids": list(special_ids)}
+        options = {} if special_ids is None else {"special_ids": special_ids}
         self._special = special_ids_option(options, DEFAULT_SPECIAL_IDS, self._sp.get_piece_size(), "sentencepiece")
         self._table = build_piece_table(self._sp, self._special, path)
         # Bound straight to the compiled engine: no Python frame on the per-token path.
         self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
         self._table_pieces = self._table.token_pieces
+        if special_ids is not None:
+            options = {"special_ids": list(special_ids)}
         self.spec = TokenizerSpec("sentencepiece", {"model": path}, options)
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "SentencePieceTokenizer":
         reject_unknown_options(spec.options, ["special_ids"], "sentencepiece")
-        path = spec.file("model")
-        raw = spec.options.get("special_ids")
-        if raw is not None:
-            # Validate the option's shape before the (slower) model load; ranges are checked after.
-            special_ids_option({"special_ids": raw}, (), 1 << 62, "sentencepiece")
-        tokenizer = cls(path, raw)
+        tokenizer = cls(spec.file("model"), spec.options.get("special_ids"))
         tokenizer.spec = spec
         return tokenizer
 
@@ -257,13 +253,18 @@ class SentencePieceTokenizer(Tokenizer):
             return pieces
         ids = self.check_ids(ids)
         special = self._special
-        mapping = self._sp.decode([i for i in ids if i not in special], out_type="offset_mapping")
-        text, offsets = mapping["text"], iter(mapping["offsets"])
-        result = []
-        for token_id in ids:
-            if token_id in special:
-                result.append("")
-            else:
-                begin, end = next(offsets)
-                result.append(text[begin:end])
-        return result
+        surfaces = iter(_surfaces(self._sp.decode([i for i in ids if i not in special], out_type="serialized_proto")))
+        return ["" if i in special else next(surfaces) for i in ids]
+
+
+def _surfaces(serialized: bytes) -> list[str]:
+    """The surface (field 3) of every piece (field 2) of a serialized SentencePieceText."""
+    out = []
+    for number, wire, piece in _fields(serialized):
+        if number == 2 and wire == 2:
+            surface = b""
+            for inner, inner_wire, value in _fields(piece):
+                if inner == 3 and inner_wire == 2:
+                    surface = value
+            out.append(surface.decode("utf-8"))
+    return out
