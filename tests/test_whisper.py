@@ -329,7 +329,12 @@ def test_malformed_layouts_are_refused(tmp_path):
         last = max(e["id"] for e in data["added_tokens"])
         data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|0.02|>", "special": False})
 
-    for edit, words in ((swap_tasks, "order"), (drop_notimestamps, "<|notimestamps|>"), (misplaced_timestamp, "<|0.02|>")):
+    def other_model_after_notimestamps(data):  # a derived layout: more control tokens, then timestamps
+        last = max(e["id"] for e in data["added_tokens"])
+        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|SPECIAL_TOKEN_1|>"})
+
+    for edit, words in ((swap_tasks, "order"), (drop_notimestamps, "<|notimestamps|>"), (misplaced_timestamp, "<|0.02|>"),
+                        (other_model_after_notimestamps, "SPECIAL_TOKEN_1")):
         path = _edited(tmp_path, edit)
         with pytest.raises(oasr_tok.MalformedAssetError) as info:
             build_tokenizer(spec(path))
@@ -339,6 +344,17 @@ def test_malformed_layouts_are_refused(tmp_path):
     with pytest.raises(oasr_tok.MalformedAssetError) as info:
         build_tokenizer(spec(bad_json))
     assert info.value.line == 2 and str(bad_json) in str(info.value)
+
+
+def test_timestamp_spelling_may_vary_but_not_its_value(tmp_path):
+    def short_spelling(data):
+        last = max(e["id"] for e in data["added_tokens"])
+        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|0.0|>", "special": False})
+        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 2, "content": "<|0.020|>", "special": False})
+
+    tok = build_tokenizer(spec(_edited(tmp_path, short_spelling)))
+    assert tok.id_to_piece(tok.timestamp_begin + 1) == "<|0.020|>"
+    assert tok.timestamp_seconds(tok.timestamp_begin + 1) == 0.02
 
 
 def test_vocab_size_option():

@@ -60,6 +60,7 @@ _PER_SECOND = 50  # 1 / TIMESTAMP_STEP, exact: k / 50 is the correctly rounded k
 #: The control tokens after the languages, in Whisper's order; nospeech was nocaptions before large-v3.
 _TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>")
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
+_TIMESTAMP = re.compile(r"<\|(\d+(?:\.\d*)?)\|>")
 _STATE_KEY = "_whisper"  # True while a prompt block is open
 
 
@@ -139,11 +140,16 @@ def read_whisper_layout(path: str) -> WhisperLayout:
         languages[match.group(1)] = token_id
     begin = task_ids[-1] + 1
     for token_id in range(begin, begin + TIMESTAMP_COUNT):
-        # Newer hub files spell the timestamps out; where they do, they must be where the layout says.
+        # Newer hub files spell the timestamps out; where they do, they must be where the layout
+        # says (a file with other tokens after notimestamps is some other model's layout). The
+        # spelling may vary ("<|0.0|>"), the value may not.
         token = tokens.get(token_id)
-        if token is not None and token != f"<|{(token_id - begin) / _PER_SECOND:.2f}|>":
-            raise _malformed(path, f"id {token_id} is {token!r}, where timestamp "
-                                   f"<|{(token_id - begin) / _PER_SECOND:.2f}|> belongs")
+        if token is None:
+            continue
+        match = _TIMESTAMP.fullmatch(token)
+        expected = (token_id - begin) / _PER_SECOND
+        if match is None or abs(float(match.group(1)) - expected) > TIMESTAMP_STEP / 4:
+            raise _malformed(path, f"id {token_id} is {token!r}, where timestamp <|{expected:.2f}|> belongs")
     return WhisperLayout(
         eot=eot, sot=sot, languages=languages, translate=task_ids[0], transcribe=task_ids[1], sot_lm=task_ids[2],
         sot_prev=task_ids[3], no_speech=task_ids[4], no_timestamps=task_ids[5], tokens=tokens,
