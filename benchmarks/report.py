@@ -134,6 +134,11 @@ def targets(run: Run) -> list[str]:
         a, b = run.tput(case, "word_timings", "oasr_tok", 1_000), run.tput(case, "word_timings", "oasr_tok", 1_000_000)
         if a and b:
             add("5", f"{case}: word_timings per token, 1,000,000 / 1,000 (≤ 1.2)", f"{b / a:.2f}", b / a <= 1.2)
+    a, b = run.tput("(machine control)", "allocate records", "plain Python", 1_000), \
+        run.tput("(machine control)", "allocate records", "plain Python", 1_000_000)
+    if a and b:
+        add("5", "control, not a target: plain Python creating as many small records, per item 1,000,000 / 1,000 "
+            "(how this machine's allocator alone scales)", f"{b / a:.2f}", None)
     for case in run.cases("throughput"):
         for n in (100_000, 1_000):
             o, r = run.tput(case, "group_words", "oasr_tok", n), run.tput(case, "group_words", "words_reference", n)
@@ -188,9 +193,9 @@ def throughput(run: Run) -> list[str]:
            "| tokenizer | operation | tokens | oasr_tok ms | ns/token | peer | peer ms | ours/peer |",
            "|---|---|---|---|---|---|---|---|"]
     peer_of = {"decode": ["tokenizers.decode", "sentencepiece.decode"], "token_pieces": ["list comprehension"],
-               "group_words": ["words_reference"], "word_timings": []}
+               "group_words": ["words_reference"], "word_timings": [], "allocate records": []}
     for case in run.cases("throughput"):
-        for op in ("decode", "token_pieces", "word_timings", "group_words"):
+        for op in ("decode", "token_pieces", "word_timings", "group_words", "allocate records"):
             for n in SIZES:
                 ours = run.tput(case, op, "oasr_tok", n, whole=True)
                 peers = [(p, run.tput(case, op, p, n, whole=True)) for p in peer_of[op]]
@@ -198,6 +203,8 @@ def throughput(run: Run) -> list[str]:
                 if ours is None and peers[0][1] is None:
                     continue
                 for p, t in peers:
+                    if ours is None and case == "(machine control)":
+                        ours = run.tput(case, op, "plain Python", n, whole=True)
                     per_token = f"{ours / n * 1e9:.1f}" if ours is not None else "—"
                     out.append(f"| {case} | {op} | {n:,} | {_ms(ours)} | {per_token} | {p or '—'} | {_ms(t)} | {_ratio(ours, t)} |")
     return out + [""]

@@ -155,3 +155,25 @@ def test_throughput(benchmark, label: str, op: str, impl: str, n: int) -> None:
     benchmark.group = f"{op} {label} n={n}"
     timed(benchmark, lambda _: fn(), per=n,
           info={"suite": "throughput", "case": label, "kind": case.kind, "op": op, "impl": impl, "n": n})
+
+
+CONTROL_TEXT = "hello world " * 100_000
+
+
+def _allocate_records(n: int) -> list:
+    # As many small records, each holding a fresh substring, as word_timings makes words.
+    text = CONTROL_TEXT
+    return [(text[i % 1000:i % 1000 + 5], 0.5, 0.75, i, i) for i in range(n)]
+
+
+@pytest.mark.peer  # not ours: kept out of the baseline
+@pytest.mark.parametrize("n", SIZES)
+def test_allocation_control(benchmark, n: int) -> None:
+    """Not oasr_tok: how this machine's allocator scales when n small objects are created
+    and freed. On a VM where fresh pages fault expensively, the cost per object at 1,000,000
+    is several times that at 1,000 for plain Python too; the report puts word_timings' growth
+    beside this one."""
+    benchmark.group = f"allocation control n={n}"
+    timed(benchmark, lambda _: _allocate_records(n), per=n,
+          info={"suite": "throughput", "case": "(machine control)", "kind": "-", "op": "allocate records",
+                "impl": "plain Python", "n": n})
