@@ -439,3 +439,23 @@ def test_the_runtime_itself_drops_timestamps_it_does_not_know():
     assert rt.id_to_token(tok.timestamp_begin) is None and rt.get_vocab_size() == tok.timestamp_begin
     for ids in decoder_outputs(tok)[1:3]:
         assert tok.decode(ids) == rt.decode(ids, skip_special_tokens=True)
+
+
+def test_decoding_does_not_load_the_runtime():
+    """Only encode needs `tokenizers`; the module and every decoding path work without it."""
+    import subprocess
+    import sys
+
+    _, rt = load("faster-whisper-base")
+    text_ids = rt.encode(" Hello 世界", add_special_tokens=False).ids
+    code = (
+        "import sys; from oasr_tok.kinds.whisper import WhisperTokenizer\n"
+        f"tok = WhisperTokenizer({FILES['faster-whisper-base']()!r})\n"
+        f"ids = [tok.sot, *{text_ids!r}, tok.timestamp_begin, tok.eot]\n"
+        f"assert tok.decode(ids) == ''.join(tok.token_pieces(ids)) == {rt.decode(text_ids)!r}\n"
+        "assert 'tokenizers' not in sys.modules\n"
+    )
+    from paths import ROOT
+
+    result = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
