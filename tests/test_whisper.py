@@ -85,6 +85,8 @@ def test_any_ids_decode_as_the_runtime_without_specials_and_prompts(name, data):
     assert tok.decode(ids) == reference(tok, rt, ids)
     pieces = tok.token_pieces(ids)
     assert "".join(pieces) == tok.decode(ids)
+    times = tok.token_times(ids)
+    assert len(times) == len(ids) and times == sorted(times) and all(0.0 <= t <= 30.0 for t in times)
 
 
 @pytest.mark.parametrize("name", NAMES)
