@@ -486,3 +486,12 @@ def test_encode_names_the_missing_character():
     with pytest.raises(oasr_tok.EncodeError):
         REAL.encode(None)  # type: ignore[arg-type]
     assert REAL.supports_encode
+
+
+@pytest.mark.parametrize("bad", [("x",), (0, ("w",), None, "", ""), (9, None, None, "", ""), (3, None, None, 1, "")])
+def test_corrupt_state_is_refused_and_left_alone(bad):
+    state = {"_funasr": bad, "text": "", "_tail": 0}
+    before = copy.deepcopy(state)
+    with pytest.raises(oasr_tok.StreamStateError):
+        REAL.decode_incremental([5], state)
+    assert state == before

@@ -22,17 +22,20 @@ machine for the open branch, emitting only what both agree on.
 Streaming is O(1) amortised per token: only the end of the element list can still change (the
 element a CJK token may pop, a single letter that may start a run, the " " that a run may
 swallow, trailing whitespace the final strip removes), so at most a few elements are held.
+The machine (token steps and held end) is compiled: oasr_tok/_funasr.pyx; `decode` below
+runs its token steps over the whole list and applies the abbreviation rule in one pass.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any, Sequence
 
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError
 from ..spec import TokenizerSpec
+from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
+from .._funasr import Track as _Track
 from .._textbuf import commit_text
 from ._common import read_text, reject_unknown_options, special_ids_option
 
@@ -46,12 +49,9 @@ WASHED = frozenset(("<s>", "</s>", "<unk>", "<OOV>"))
 CONT = "@@"
 _ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
-# Token classes for the per-token machine.
-SKIP, CJK, PIECE, WORD, OTHER, DIGITS = 0, 1, 2, 3, 4, 5
+# Token classes for the per-token machine: SKIP, CJK, PIECE, WORD, OTHER, DIGITS (from _funasr).
 # Sentence branch (parity): nothing seen yet, still all-Chinese, still all-alpha, mixed.
 B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED = 0, 1, 2, 3
-# Kinds of element the abbreviation rule looks at.
-K_OTHER, K_LETTER, K_SPACE = 0, 1, 2
 
 
 # -- FunASR's predicates, stated exactly ------------------------------------------------------
@@ -94,15 +94,6 @@ def token_chinese(token: str) -> bool:
 def token_alpha(token: str) -> bool:
     """isAllAlpha(token): every character a letter outside U+4E00..U+9FFF, or an apostrophe."""
     return token != "" and all(ch == "'" or (ch.isalpha() and not "\u4e00" <= ch <= "\u9fff") for ch in token)
-
-
-def _element_kind(element: str) -> int:
-    if element == " ":
-        return K_SPACE
-    # FunASR: len(w) == 1 and w.encode("utf-8").isalpha() -- an ASCII letter.
-    if element in _ASCII_LETTERS:
-        return K_LETTER
-    return K_OTHER
 
 
 # -- reading the token list -----------------------------------------------------------------
@@ -171,143 +162,10 @@ def _json_tokens(path: str, text: str) -> list[str]:
     return list(data)
 
 
-# -- the streaming machine ------------------------------------------------------------------
-
-class _Track:
-    """One rendering in progress: the token machine (pending `@@` word, whether the last
-    element may still be popped, whether it ended with digits) and the held end of the element
-    list with what the abbreviation and strip rules need to know about what was released."""
-
-    __slots__ = ("word", "blank", "digit", "pend", "c1", "c2", "ws", "started")
-
-    def __init__(self, data: tuple | None = None) -> None:
-        if data is None:
-            self.word, self.blank, self.digit, self.c1, self.c2, self.ws, self.started = "", False, False, 0, 0, "", False
-            self.pend: list[str] = []
-        else:
-            self.word, self.blank, self.digit, pend, self.c1, self.c2, self.ws, self.started = data
-            self.pend = list(pend)
-
-    def freeze(self) -> tuple:
-        return (self.word, self.blank, self.digit, tuple(self.pend), self.c1, self.c2, self.ws, self.started)
-
-    def copy(self) -> "_Track":
-        return _Track(self.freeze())
-
-    # The machine: one token's effect on the element list (see the module docstring).
-    def parity_step(self, cls: int, text: str) -> None:
-        if cls == CJK:
-            if self.blank:
-                self.pend.pop()
-            self.pend.append(text)
-            self.blank = False
-        elif cls == PIECE:
-            self.word += text
-            self.blank = False
-        elif cls == WORD:
-            self.pend.append(self.word + text)
-            self.pend.append(" ")
-            self.word = ""
-            self.blank = True
-        else:  # OTHER: appended; the pending word and the pop flag stay as they are
-            self.pend.append(text)
-
-    def clean_step(self, cls: int, text: str) -> None:
-        if cls == PIECE:
-            self.word += text
-            self.blank = False
-            return
-        if cls == WORD or (cls == DIGITS and self.word):
-            self._clean_word(self.word + text)
-            return
-        if self.word:  # a piece that nothing continued: it ends here, as a word of its own
-            self._clean_word(self.word)
-        if cls == CJK:
-            if self.blank:
-                self.pend.pop()
-            self.pend.append(text)
-            self.digit = False
-        elif cls == DIGITS:
-            self.pend.append(text)
-            self.digit = True
-        else:
-            self.pend.append(text)
-            self.digit = False
-        self.blank = False
-
-    def _clean_word(self, word: str) -> None:
-        if self.digit:
-            self.pend.append(" ")
-        self.pend.append(word)
-        self.pend.append(" ")
-        self.word = ""
-        self.blank = True
-        self.digit = False
-
-    def clean_close(self) -> None:
-        """End of sentence in clean mode: a pending piece is kept as a word."""
-        if self.word:
-            self._clean_word(self.word)
-
-    # The held end: release every element whose rendering no later token can change.
-    def settle(self, out: list[str], final: bool = False) -> None:
-        pend = self.pend
-        while pend:
-            n = len(pend)
-            if n == 1 and self.blank and not final:
-                break  # a CJK token may still pop it
-            element = pend[0]
-            kind = _element_kind(element)
-            if kind == K_LETTER:
-                if self.c1 == K_SPACE and self.c2 == K_LETTER:
-                    rendered = element.upper()  # continues a run
-                elif n >= 3 and pend[1] == " ":
-                    rendered = element.upper() if _element_kind(pend[2]) == K_LETTER else element
-                elif n >= 2 and pend[1] != " ":
-                    rendered = element
-                elif final:
-                    rendered = element
-                else:
-                    break  # "x" + " ": a letter may follow and start a run
-            elif kind == K_SPACE and self.c1 == K_LETTER:
-                if n >= 2:
-                    rendered = "" if _element_kind(pend[1]) == K_LETTER else " "
-                elif final:
-                    rendered = " "
-                else:
-                    break  # inside a run if a letter follows
-            else:
-                rendered = element
-            del pend[0]
-            self.c2, self.c1 = self.c1, kind
-            if rendered:
-                self._emit(rendered, out)
-
-    def _emit(self, text: str, out: list[str]) -> None:
-        # The final strip(): leading whitespace is dropped for good, trailing whitespace is
-        # held until something visible follows it.
-        if not self.started:
-            text = text.lstrip()
-            if not text:
-                return
-        body = text.rstrip()
-        if body:
-            out.append(self.ws + body if self.ws else body)
-            self.started = True
-            self.ws = text[len(body):]
-        else:
-            self.ws += text
-
-    def rest(self, clean: bool) -> str:
-        """What this track adds if the sentence ends now (the track itself is unchanged)."""
-        if not (clean and self.word) and all(not e or e.isspace() for e in self.pend):
-            return ""  # the usual case (nothing, or the space after a word): the strip takes it
-        probe = self.copy()
-        if clean:
-            probe.clean_close()
-        out: list[str] = []
-        probe.settle(out, final=True)
-        return "".join(out)
+# -- the machine -------------------------------------------------------------------------------
+# Track (compiled, oasr_tok/_funasr.pyx) holds one rendering in progress: the token steps of
+# the element rules (parity_step, clean_step, clean_close) and the held end of the element list
+# (settle releases what no later token can change, rest renders what ending now would add).
 
 
 def _abbreviate(elements: list[str]) -> list[str]:
@@ -327,6 +185,22 @@ def _abbreviate(elements: list[str]) -> list[str]:
             out.append(element)
             i += 1
     return out
+
+
+def _thaw(frozen: tuple | None) -> tuple:
+    """(branch, main Track, open-branch Track or None, main text, open-branch text) from the
+    plain data kept in state["_funasr"]; StreamStateError if it is not such data."""
+    if frozen is None:
+        return B_EMPTY, _Track(), None, "", ""
+    try:
+        branch, main_data, alt_data, mbuf, abuf = frozen
+        main = _Track(main_data)
+        alt = None if alt_data is None else _Track(alt_data)
+        if not (isinstance(mbuf, str) and isinstance(abuf, str) and branch in (B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED)):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise StreamStateError("stream state['_funasr'] is not a funasr_char stream state") from None
+    return branch, main, alt, mbuf, abuf
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -441,12 +315,7 @@ class FunASRCharTokenizer(Tokenizer):
         """Feed `ids` to the stream `frozen`, appending each id's settled text to `pieces`.
         State: (branch, main track, open-branch track or None, main text and open-branch text
         settled by their tracks but not yet agreed on)."""
-        if frozen is None:
-            branch, main, alt, mbuf, abuf = B_EMPTY, _Track(), None, "", ""
-        else:
-            branch, main_data, alt_data, mbuf, abuf = frozen
-            main = _Track(main_data)
-            alt = None if alt_data is None else _Track(alt_data)
+        branch, main, alt, mbuf, abuf = _thaw(frozen)
         info, clean = self._info, self._clean
         for token_id in ids:
             cls, text, chinese, alpha, divergent, branch_text = info[token_id]
@@ -493,10 +362,10 @@ class FunASRCharTokenizer(Tokenizer):
         """The text that ending the sentence now adds to what was emitted."""
         if frozen is None:
             return ""
-        branch, main_data, alt_data, mbuf, abuf = frozen
-        if alt_data is not None:  # still undecided: the open branch is the current decode
-            return abuf + _Track(alt_data).rest(False)
-        return _Track(main_data).rest(self._clean)
+        branch, main, alt, mbuf, abuf = _thaw(frozen)
+        if alt is not None:  # still undecided: the open branch is the current decode
+            return abuf + alt.rest(False)
+        return main.rest(self._clean)
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
@@ -506,8 +375,6 @@ class FunASRCharTokenizer(Tokenizer):
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
         frozen = state.get("_funasr")
-        if frozen is not None and not (isinstance(frozen, tuple) and len(frozen) == 5):
-            raise StreamStateError("stream state['_funasr'] is not a funasr_char stream state")
         pieces: list[str] = []
         if new:
             frozen = self._advance(frozen, new, pieces)
