@@ -6,8 +6,9 @@ One left-to-right pass over the transcript ``"".join(pieces)``, with O(1) state:
 of letters/digits/symbols, or one character of a script written without spaces) become words,
 and the punctuation between cores is handed to the core before it (closing marks) or after it
 (everything from the first opening bracket or quote on). Token ownership of a word's first and
-last character is found with a pointer that only moves forward, so the whole call is linear
-in characters + tokens.
+last character is found with a pointer that only moves forward, and the whitespace-only tokens
+between two words (which give their time to both) are looked at once each, so the whole call
+is linear in characters + tokens.
 
 Character classes come from ``unicodedata`` (general category) and code point ranges (script),
 computed once per distinct code point and cached in a lazily allocated byte table: the scan
@@ -225,15 +226,27 @@ cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
 
 cdef class _Emitter:
     """Turns word character ranges into Word records. Ranges arrive in order, so the token
-    that owns a character is found by a pointer that only moves forward."""
+    that owns a character is found by a pointer that only moves forward.
+
+    Whitespace-only tokens between two words give their time to both (docs/decoding.md): the
+    earliest of them starts the word after, the latest ends the word before. So a word is held
+    back until the next one (or `finish`) shows which tokens follow it. Each token is looked at
+    once as a gap token at most, so the whole pass stays linear."""
 
     cdef str text
+    cdef int kind
+    cdef void *data
     cdef Py_ssize_t *cum_end  # cum_end[t] = offset just past token t's piece
     cdef Py_ssize_t n
     cdef Py_ssize_t tok
     cdef list starts
     cdef list ends
     cdef list words
+    # The held word: characters [h_a, h_b), tokens overlapping it h_first..h_last, and the
+    # token whose start time it takes (h_first, or a whitespace-only token before it).
+    cdef bint held
+    cdef Py_ssize_t h_a, h_b, h_first, h_last, h_start_tok
+    cdef Py_ssize_t prev_last  # last token of the previous word; -1 before the first
 
     def __dealloc__(self):
         PyMem_Free(self.cum_end)
@@ -245,17 +258,60 @@ cdef class _Emitter:
             raise AssertionError(f"character {pos} lies past the last piece")
         return self.tok
 
+    cdef bint whitespace_only(self, Py_ssize_t k):
+        """Token k's piece is non-empty and all whitespace (a bare ▁, a newline...)."""
+        cdef Py_ssize_t i
+        cdef Py_ssize_t a = self.cum_end[k - 1] if k > 0 else 0
+        cdef Py_ssize_t b = self.cum_end[k]
+        if b <= a:
+            return False  # renders nothing: gives no time
+        for i in range(a, b):
+            if not Py_UNICODE_ISSPACE(PyUnicode_READ(self.kind, self.data, i)):
+                return False
+        return True
+
+    cdef int release(self, Py_ssize_t end_tok) except -1:
+        """Append the held word, ending at token end_tok's end."""
+        if self.ends is not None:
+            end = self.ends[end_tok]
+        elif end_tok + 1 < self.n:
+            end = self.starts[end_tok + 1]
+        else:
+            end = self.starts[end_tok]
+        self.words.append(_new_word(PyUnicode_Substring(self.text, self.h_a, self.h_b),
+                                    self.starts[self.h_start_tok], end, self.h_first, self.h_last))
+        self.held = False
+        return 0
+
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
         cdef Py_ssize_t first = self.owner(a)
         cdef Py_ssize_t last = self.owner(b - 1)
-        if self.ends is not None:
-            end = self.ends[last]
-        elif last + 1 < self.n:
-            end = self.starts[last + 1]
-        else:
-            end = self.starts[last]
-        self.words.append(_new_word(PyUnicode_Substring(self.text, a, b), self.starts[first], end, first, last))
+        cdef Py_ssize_t k, gap_first = -1, gap_last = -1
+        # Tokens strictly between the previous word and this one render only whitespace or
+        # nothing; the whitespace-only ones are the gap tokens.
+        for k in range(self.prev_last + 1, first):
+            if self.whitespace_only(k):
+                if gap_first < 0:
+                    gap_first = k
+                gap_last = k
+        if self.held:
+            self.release(gap_last if gap_last >= 0 else self.h_last)
+        self.held = True
+        self.h_a, self.h_b, self.h_first, self.h_last = a, b, first, last
+        self.h_start_tok = gap_first if gap_first >= 0 else first
+        self.prev_last = last
         return 0
+
+    cdef int finish(self) except -1:
+        """Release the last word, its end extended over whitespace-only tokens after it."""
+        cdef Py_ssize_t k, end_tok
+        if not self.held:
+            return 0
+        end_tok = self.h_last
+        for k in range(self.prev_last + 1, self.n):
+            if self.whitespace_only(k):
+                end_tok = k
+        return self.release(end_tok)
 
 
 def group_words(pieces, starts, ends=None) -> list:
@@ -297,6 +353,10 @@ def group_words(pieces, starts, ends=None) -> list:
 
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
+    out.kind = kind
+    out.data = data
+    out.held = False
+    out.prev_last = -1
     cdef Py_UCS4 cp, prev_cp = 0
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i
@@ -360,4 +420,5 @@ def group_words(pieces, starts, ends=None) -> list:
                 w_start = i
         if w_start >= 0:
             out.emit(w_start, total)
+    out.finish()
     return out.words

@@ -12,7 +12,7 @@ import pytest
 
 from oasr_tok import TimingError, TokenizerSpec, Word, build_tokenizer
 from oasr_tok.words import group_words
-from paths import own
+from paths import own, shared
 
 
 def texts(words):
@@ -112,10 +112,61 @@ def test_empty_and_whitespace_only():
 
 
 def test_tokens_that_render_nothing_belong_to_no_word():
+    pieces = ["", "hel", "", "lo", "", " world", ""]
+    words = group_words(pieces, [0, 1, 2, 3, 4, 5, 6])
+    assert spans(words) == [("hello", 1, 3), ("world", 5, 5)]
+    # Without ends a token ends where the next starts, empty or not; but an empty token gives no
+    # time of its own: "hello" does not start at token 0, "world" does not end at token 6's end.
+    assert [(w.start, w.end) for w in words] == [(1, 4), (5, 6)]
+    words = group_words(pieces, [0, 1, 2, 3, 4, 5, 6], [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5])
+    assert [(w.start, w.end) for w in words] == [(1, 3.5), (5, 5.5)]
+
+
+# A token whose piece is whitespace only (a bare ▁, " ", "\n") between two words gives its time to
+# both: the word after starts at its start, the word before ends at its end.
+
+
+def test_whitespace_only_token_gives_its_time_to_both_words():
     pieces = ["", "hel", "", "lo", " ", "", "world", ""]
-    words = group_words(pieces, [0, 1, 2, 3, 4, 5, 6, 7])
+    starts, ends = [0, 1, 2, 3, 4, 5, 6, 7], [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5]
+    words = group_words(pieces, starts, ends)
+    # first/last token stay the tokens that overlap the word: the " " (token 4) overlaps neither.
     assert spans(words) == [("hello", 1, 3), ("world", 6, 6)]
-    assert [(w.start, w.end) for w in words] == [(1, 4), (6, 7)]
+    # hello ends at the end of the " " (4.5), not the empty token after it; world starts at the
+    # start of the " " (4), not at the empty token's start (5).
+    assert [(w.start, w.end) for w in words] == [(1, 4.5), (4, 6.5)]
+    # Without ends the " " ends where the next token starts (the empty one, at 5).
+    assert [(w.start, w.end) for w in group_words(pieces, starts)] == [(1, 5), (4, 7)]
+
+
+def test_several_whitespace_only_tokens_in_a_row_all_go_to_both_words():
+    pieces = ["a", " ", "", "\n", " ", "b"]
+    words = group_words(pieces, [0, 10, 20, 30, 40, 50], [5, 15, 25, 35, 45, 55])
+    # The word after starts at the earliest of them, the word before ends at the latest.
+    assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
+        ("a", 0, 45, 0, 0),
+        ("b", 10, 55, 5, 5),
+    ]
+
+
+def test_whitespace_only_tokens_before_the_first_and_after_the_last_word():
+    pieces = ["", " ", "\t", "go", " ", " now", " ", ""]
+    words = group_words(pieces, [0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7])
+    # Leading ones start the first word (the earliest: token 1; token 0 renders nothing);
+    # trailing ones end the last word (the latest: token 6; token 7 renders nothing).
+    assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
+        ("go", 1, 4, 3, 3),
+        ("now", 4, 6, 5, 5),
+    ]
+
+
+def test_whitespace_only_token_inside_a_word_is_just_part_of_it():
+    # French spacing: "Bonjour !" is one word, so the " " overlaps it and is one of its tokens.
+    words = group_words(["Bonjour", " ", "!", " ", "Ça"], [0, 1, 2, 3, 4])
+    assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
+        ("Bonjour !", 0, 4, 0, 2),
+        ("Ça", 3, 4, 4, 4),
+    ]
 
 
 def test_ends_given():
@@ -149,12 +200,50 @@ def test_bare_word_boundary_token(table):
     ids = [3, 4, 5]  # ▁the ▁ cat  ->  "the cat"
     assert table.decode(ids) == "the cat"
     words = table.word_timings(ids, [0, 5, 8], [4, 7, 12])
-    # The bare ▁ renders only the space between the words: neither word's characters came from
-    # it, so neither word counts it; its span (5 ... 7) is the gap between them.
+    # The bare ▁ renders the space between the words: it overlaps neither, so it is neither
+    # word's first or last token, but its span (5 ... 7) goes to both words.
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("the", 0, 4, 0, 0),
-        ("cat", 8, 12, 2, 2),
+        ("the", 0, 7, 0, 0),
+        ("cat", 5, 12, 2, 2),
     ]
+
+
+@pytest.fixture(scope="module")
+def icefall():
+    return build_tokenizer(TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")}))
+
+
+@pytest.fixture(scope="module")
+def icefall_sp():
+    import sentencepiece as spm
+
+    return spm.SentencePieceProcessor(model_file=shared("sentencepiece/icefall-librispeech-bpe500.model"))
+
+
+def test_icefall_word_that_begins_with_a_bare_piece(icefall, icefall_sp):
+    # SentencePiece writes ZEUS as ▁ Z E US: the standalone ▁ is where the word begins.
+    ids = icefall_sp.encode("HE KNEW ZEUS")
+    pieces = [icefall_sp.id_to_piece(i) for i in ids]
+    bare = pieces.index("\u2581")
+    assert pieces[bare + 1 :] == ["Z", "E", "US"] and pieces[bare - 1] == "\u2581KNEW"
+    assert icefall.decode(ids) == icefall_sp.decode(ids)
+    frames = [4 * k for k in range(len(ids))]
+    words = icefall.word_timings(ids, frames)
+    assert [(w.text, w.first_token, w.last_token) for w in words] == [
+        ("HE", 0, 0), ("KNEW", 1, 1), ("ZEUS", bare + 1, len(ids) - 1)]
+    # ZEUS starts when the ▁ starts; KNEW ends when the ▁ ends (where Z starts, no ends given).
+    assert (words[1].start, words[1].end) == (frames[bare - 1], frames[bare + 1])
+    assert (words[2].start, words[2].end) == (frames[bare], frames[-1])
+
+
+def test_icefall_bare_piece_at_the_very_start_renders_nothing(icefall, icefall_sp):
+    # decode drops the transcript's leading whitespace, so a leading ▁ renders "" (token_pieces
+    # joins to decode) and, like any token that renders nothing, gives no time.
+    ids = icefall_sp.encode("ZEUS")
+    assert icefall_sp.id_to_piece(ids[0]) == "\u2581" and icefall.decode(ids) == icefall_sp.decode(ids) == "ZEUS"
+    assert icefall.token_pieces(ids)[0] == ""
+    words = icefall.word_timings(ids, [10 * k for k in range(len(ids))])
+    assert [(w.text, w.start, w.first_token) for w in words] == [("ZEUS", 10, 1)]
 
 
 def test_split_character_belongs_to_the_token_that_completes_it(table):

@@ -5,8 +5,12 @@ whose pieces come from real tokenizer files.
 For any pieces and monotone times:
 - rebuild: the words in order, with whitespace-only separators between them, give the transcript;
 - every non-space character of the transcript lies in exactly one word;
-- each word's first/last token are the first/last tokens whose pieces overlap it, and its times
-  are those tokens' start / end (next token's start without ends; the last token's own start);
+- each word's first/last token are the first/last tokens whose pieces overlap it;
+- its start is the start of the earliest whitespace-only token lying in the gap before it (the
+  text between the previous word, or the transcript's start, and the word), else its first
+  token's; its end is the end of the latest whitespace-only token in the gap after it, else its
+  last token's (a token's end: ends[k]; without ends the next token's start, the last token's
+  own start). Empty pieces give no time;
 - times are monotone: starts and ends non-decreasing, start <= end.
 """
 from __future__ import annotations
@@ -92,13 +96,25 @@ def check_words(pieces, starts, ends, words, text):
 
     # Tokens and times.
     n = len(pieces)
-    for word, (a, b) in zip(words, places):
+
+    def end_of(k):
+        return ends[k] if ends is not None else (starts[k + 1] if k + 1 < n else starts[k])
+
+    def whitespace_tokens_within(lo, hi):
+        """Tokens with a non-empty, all-whitespace piece lying inside text[lo:hi]."""
+        inside = [k for k, (pa, pb) in enumerate(bounds) if lo <= pa and pb <= hi and pb > pa]
+        assert all(pieces[k].isspace() for k in inside)  # between words there is only whitespace
+        return inside
+
+    gap_ends = [a for a, _ in places[1:]] + [len(text)]
+    gap_starts = [0] + [b for _, b in places[:-1]]
+    for word, (a, b), before_from, after_to in zip(words, places, gap_starts, gap_ends):
         overlapping = [k for k, (pa, pb) in enumerate(bounds) if pa < b and a < pb]
         assert (word.first_token, word.last_token) == (overlapping[0], overlapping[-1])
-        assert word.start == starts[word.first_token]
-        last = word.last_token
-        expected_end = ends[last] if ends is not None else (starts[last + 1] if last + 1 < n else starts[last])
-        assert word.end == expected_end
+        before = whitespace_tokens_within(before_from, a)
+        after = whitespace_tokens_within(b, after_to)
+        assert word.start == (starts[before[0]] if before else starts[word.first_token])
+        assert word.end == (end_of(after[-1]) if after else end_of(word.last_token))
         assert word.start <= word.end
     for before, after in zip(words, words[1:]):
         assert before.start <= after.start and before.end <= after.end
