@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import pickle
 import random
 
 import pytest
+import sentencepiece  # a test dependency (the "test" extra): a missing backend is a failure, not a skip
 from hypothesis import example, given, strategies as st
 
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
 from paths import own, shared
 from strategies import splits
-
-sentencepiece = pytest.importorskip("sentencepiece")
 
 SHARED = ["icefall-librispeech-bpe500", "mistral-v1", "sherpa-zh-en-mix", "wenet-librispeech-unigram5000"]
 OWN = ["bpe-bytefallback", "unigram-unksurface", "bpe-keepspaces", "unigram-nodummy", "bpe-nodummy-emptyunk"]
