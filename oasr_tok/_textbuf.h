@@ -88,6 +88,27 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
         if (PyDict_SetItem(state, oasr_key_text, Py_None) < 0) { Py_DECREF(text); return -1; }
     }
     n = PyUnicode_GET_LENGTH(text);
+    /* Fast path: one resize to the final length, then copy into place. Cutting the old tail
+     * off first and growing again frees a remainder that the allocator may hand out at once
+     * (glibc's tcache), after which the growth cannot extend in place and realloc copies the
+     * whole transcript: O(n) per token on streams whose held tails are tens of bytes (byte-
+     * fallback runs of emoji). Only for a string nobody else holds, hashed or interned
+     * (CPython's own rule for writing into a str), and when the result keeps its storage kind. */
+    if (old_tail > 0 && Py_REFCNT(text) == 1 && ((PyASCIIObject *)text)->hash == -1
+            && !PyUnicode_CHECK_INTERNED(text) && oasr_str_level(text) == level
+            && (settled_len == 0 || (int)PyUnicode_KIND(settled) <= (int)PyUnicode_KIND(text))
+            && (tail_len == 0 || (int)PyUnicode_KIND(tail) <= (int)PyUnicode_KIND(text))
+            && (level != 0 || ((settled_len == 0 || PyUnicode_IS_ASCII(settled)) && (tail_len == 0 || PyUnicode_IS_ASCII(tail))))) {
+        Py_ssize_t keep = n - old_tail;
+        if (PyUnicode_Resize(&text, keep + settled_len + tail_len) < 0) goto fail;
+        if (settled_len && PyUnicode_CopyCharacters(text, keep, settled, 0, settled_len) < 0) goto fail;
+        if (tail_len && PyUnicode_CopyCharacters(text, keep + settled_len, tail, 0, tail_len) < 0) goto fail;
+        if (settled_len) {
+            settled_level = oasr_str_level(settled);
+            if (settled_level > level) level = settled_level;
+        }
+        goto store;
+    }
     if (old_tail > 0) {
         if (oasr_str_level(text) == level) {
             if (PyUnicode_Resize(&text, n - old_tail) < 0) goto fail;
@@ -108,6 +129,7 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
         PyUnicode_Append(&text, tail);
         if (text == NULL) return -1;
     }
+store:
     if (PyDict_SetItem(state, oasr_key_text, text) < 0) goto fail;
     Py_DECREF(text);
     num = PyLong_FromSsize_t(tail_len);
