@@ -86,7 +86,11 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
     import oasr_tok
 
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
+        git = dict(cwd=HERE, capture_output=True, text=True)
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
+        # The run measures the working tree: say so when it differs from the commit.
+        if commit and subprocess.run(["git", "status", "--porcelain", "--", "../oasr_tok", "../setup.py"], **git).stdout.strip():
+            commit += " + uncommitted changes to oasr_tok"
     except OSError:
         commit = ""
     machine_info["oasr_bench"] = {
