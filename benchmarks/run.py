@@ -4,7 +4,8 @@
     python benchmarks/run.py --save-baseline  # our side only, saved under benchmarks/baseline/
     python benchmarks/run.py --compare        # our side only, compared with the saved baseline;
                                               # exits non-zero when any benchmark's min is > 50% slower
-    python benchmarks/run.py -- -k qwen3      # anything after -- goes to pytest
+    python benchmarks/run.py -- -k qwen3      # anything after -- goes to pytest (a subset's
+                                              # table goes to results/partial.md, not RESULTS.md)
 
 pytest runs from inside benchmarks/, so `import oasr_tok` finds the installed package (tox) or
 whatever PYTHONPATH names (make bench sets it to the source tree, built in place), never a
@@ -56,7 +57,9 @@ def main() -> int:
     wall = time.perf_counter() - start
     print(f"benchmark wall time: {wall:.1f} s", flush=True)
     if not (args.save_baseline or args.compare) and latest.exists():
-        subprocess.check_call([sys.executable, str(HERE / "report.py"), str(latest), "--wall", f"{wall:.1f}"])
+        # A subset (pytest args given) is reported beside, never over, the full table.
+        out = RESULTS / "partial.md" if args.pytest_args else HERE / "RESULTS.md"
+        subprocess.check_call([sys.executable, str(HERE / "report.py"), str(latest), "--wall", f"{wall:.1f}", "--out", str(out)])
     return code
 
 

@@ -87,10 +87,18 @@ def _peer_stream(case, impl: str, ids: list[int], n: int, k: int):
                 return RedecodePrefixPeer(runtime, ids[:n + 1])
     chunk = ids[n + 1:n + 1 + k]
 
-    def run(peer):
-        step = peer.step
-        for token_id in chunk:
-            step(token_id)
+    if impl == "DecodeStream":
+        # The native step straight from the loop, as ours is called: no wrapper frame.
+        def run(peer):
+            step, runtime = peer.stream.step, peer.runtime
+            for token_id in chunk:
+                step(runtime, token_id)
+    else:
+        # The Python-level peers are Python algorithms in their own projects too.
+        def run(peer):
+            step = peer.step
+            for token_id in chunk:
+                step(token_id)
 
     return make, run
 
