@@ -249,6 +249,11 @@ cdef class PieceTable:
             text = _utf8_decode(pending, "replace", True)[0]
         elif self.rule == RULE_WHOLE_RUN:
             text = _whole_run_text(pending)
+        elif self.rule == RULE_PER_BYTE:
+            # Pending bytes are an unfinished character (a valid prefix, see _dead_end): cut
+            # off now, each is one U+FFFD. Said directly: the decoder would call the Python
+            # error handler once per byte, on every token of a multi-byte character.
+            text = "\ufffd" * PyBytes_GET_SIZE(pending)
         else:
             text = _utf8_decode(pending, self.errors, True)[0]
         out = self._emit(&v, None, text)
