@@ -93,8 +93,11 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
      * (glibc's tcache), after which the growth cannot extend in place and realloc copies the
      * whole transcript: O(n) per token on streams whose held tails are tens of bytes (byte-
      * fallback runs of emoji). Only for a string nobody else holds, hashed or interned
-     * (CPython's own rule for writing into a str), and when the result keeps its storage kind. */
-    if (old_tail > 0 && Py_REFCNT(text) == 1 && ((PyASCIIObject *)text)->hash == -1
+     * (CPython's own rule for writing into a str), when the result keeps its storage kind,
+     * and when the length changes: the resize is what drops the string's cached UTF-8 (and
+     * wchar) copies, which an in-place write at the same length would leave stale. */
+    if (old_tail > 0 && n - old_tail + settled_len + tail_len != n
+            && Py_REFCNT(text) == 1 && ((PyASCIIObject *)text)->hash == -1
             && !PyUnicode_CHECK_INTERNED(text) && oasr_str_level(text) == level
             && (settled_len == 0 || (int)PyUnicode_KIND(settled) <= (int)PyUnicode_KIND(text))
             && (tail_len == 0 || (int)PyUnicode_KIND(tail) <= (int)PyUnicode_KIND(text))

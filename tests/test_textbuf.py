@@ -30,3 +30,19 @@ def test_commit_keeps_settled_plus_tail(steps, keep_references):
             held.append((state["text"], settled + tail))
     for seen, expected in held:
         assert seen == expected  # nothing the caller kept was changed in place
+
+
+def test_replacing_a_tail_in_place_never_leaves_a_stale_utf8_copy():
+    """C code (pyo3, PyArg_Parse "s") reads a str through its cached UTF-8 copy; a tail
+    replaced in place at the same length must not leave that copy describing the old text."""
+    import ctypes
+
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8
+    as_utf8.restype = ctypes.c_char_p
+    as_utf8.argtypes = [ctypes.py_object]
+    for settled, old_tail, new_tail in (("é", "ab", "cd"), ("中", "ab", "c"), ("😀", "a", "bcd"), ("é", "\ufffd", "z")):
+        state: dict = {}
+        commit_text(state, settled, old_tail)
+        as_utf8(state["text"])  # make the cache
+        commit_text(state, "", new_tail)
+        assert as_utf8(state["text"]).decode("utf-8") == settled + new_tail == state["text"]
