@@ -1,5 +1,6 @@
 """funasr_char: FunASR parity rule by rule, the clean mode's fixes, the reference port on random
-and realistic ids, bounded streaming state, file errors, encode.
+and realistic ids, token pieces and word timings against FunASR's merged time stamps, bounded
+streaming state, file errors, encode.
 
 Each parity test states the token list FunASR's sentence_postprocess receives and the text it
 prints; the expected text is checked against the line-by-line port (funasr_reference.py) as
@@ -16,6 +17,7 @@ from hypothesis import given, strategies as st
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
 from funasr_reference import reference_decode, sentence_postprocess
+from oasr_tok.words import Word
 from paths import own, shared
 
 REAL_TXT = shared("funasr_char/paraformer-zh-vocab8404/tokens.txt")
@@ -300,6 +302,155 @@ def test_clean_equals_parity_where_no_quirk_applies():
         assert REAL_CLEAN.decode(ids) == REAL.decode(ids)
 
 
+# -- token pieces: each character on the token that printed it -------------------------------
+# Expected pieces follow docs/kinds/funasr_char.md § Token pieces: a token's own text (without
+# `@@`, upper-cased in a run of letters) on that token; a space the rules insert on the token
+# that prints the next text; "" for what the rules drop. check_parity/check_clean hold the
+# joined text against FunASR's port as well.
+
+def check_pieces(tokens, expected, tok=REAL):
+    ids = _ids(tok, tokens)
+    text = "".join(expected)
+    if tok.mode == "parity":
+        assert sentence_postprocess([t for t, i in zip(tokens, ids) if i not in tok.special_ids])[0] == text
+    assert tok.decode(ids) == text
+    assert tok.token_pieces(ids) == expected
+
+
+def test_pieces_split_a_word_over_its_continuation_pieces():
+    check_pieces(["g@@", "p@@", "u"], ["g", "p", "u"])
+    check_pieces(["我", "用", "g@@", "p@@", "u", "训"], ["我", "用", "g", "p", "u", "训"])
+    check_pieces(["par@@", "af@@", "or@@", "mer"], ["par", "af", "or", "mer"])
+
+
+def test_pieces_give_each_abbreviation_letter_to_its_token():
+    check_pieces(["a", "b", "c"], ["A", "B", "C"])
+    check_pieces(["n", "b", "a", "比", "赛"], ["N", "B", "A", "比", "赛"])
+    check_pieces(["a", "b", "中", "c", "d"], ["A", "B", "中", "C", "D"])
+
+
+def test_pieces_put_an_inserted_space_on_the_next_word():
+    check_pieces(["g", "p", "u", "price"], ["G", "P", "U", " price"])
+    check_pieces(["hel@@", "lo", "world"], ["hel", "lo", " world"])
+    check_pieces(["the", "price", "and"], ["the", " price", " and"])
+    # The space after `world` survives the piece (no pop) and prints before 中.
+    check_pieces(["world", "x@@", "中"], ["world", "", " 中"])
+
+
+def test_pieces_lose_what_the_rules_drop():
+    check_pieces(["price", "中"], ["price", "中"])  # the space popped by the CJK token
+    check_pieces(["world", ".", "中"], ["world", "", " 中"])  # the full stop popped instead
+    check_pieces(["world", ".", "people"], ["world", " .", "people"])
+    check_pieces(["the", "wor@@"], ["the", ""])  # a dangling piece is lost
+    check_pieces(["<s>", "中", "<unk>", "文", "</s>"], ["", "中", "", "文", ""], tok=REAL_BARE)
+    check_pieces(["中", "a", "</s>"], ["中", "a", ""], tok=REAL_BARE)
+    check_pieces([" ", "a"], ["", "a"], tok=ODD_TOK)  # the strip
+    check_pieces(["\u3000", "中", "\u3000"], ["", "中", ""], tok=ODD_TOK)
+
+
+def test_pieces_of_a_piece_carried_past_cjk_go_with_the_word_token():
+    # FunASR prints "中hello": `hel` lands after 中, so it cannot stay on the first token
+    # (pieces are in id order); it goes with `lo`, the token that places the word.
+    check_pieces(["hel@@", "中", "lo"], ["", "中", "hello"])
+    check_pieces(["hel@@", "中", "l@@", "o"], ["", "中", "hell", "o"])
+
+
+def test_pieces_other_tokens_keep_their_text():
+    check_pieces(["1@@", "2"], ["1@@", "2"])
+    check_pieces(["a", " ", "b"], ["a", "  ", "b"], tok=ODD_TOK)  # the inserted space goes to " "
+    check_pieces(["a", "", "b"], ["a", "", " b"], tok=ODD_TOK)
+
+
+def test_pieces_follow_the_whole_sentence_branch():
+    check_pieces(["中 文", "中"], ["中文", "中"], tok=ODD_TOK)  # all-Chinese: spaces removed
+    check_pieces(["中 文", "中", "a"], ["中 文", "中", "a"], tok=ODD_TOK)  # mixed
+    check_pieces(["a中", "b"], ["a中", " b"], tok=ODD_TOK)  # all-alpha: a space after each
+
+
+def test_pieces_in_clean_mode():
+    check_pieces(["the", "wor@@"], ["the", " wor"], tok=REAL_CLEAN)
+    check_pieces(["hel@@", "中", "lo"], ["hel", "中", "lo"], tok=REAL_CLEAN)
+    check_pieces(["world", "2", "people"], ["world", " 2", " people"], tok=REAL_CLEAN)
+    check_pieces(["mp@@", "3", "中"], ["mp", "3", "中"], tok=REAL_CLEAN)
+    check_pieces(["world", ".", "中"], ["world", " .", "中"], tok=REAL_CLEAN)
+    check_pieces(["g@@", "p@@", "u", "a", "b"], ["g", "p", "u", " A", "B"], tok=REAL_CLEAN)
+
+
+# -- word timings against FunASR's merged time stamps ----------------------------------------
+
+def test_word_timings_of_a_piece_word_span_its_pieces():
+    ids = _ids(REAL, ["我", "用", "g@@", "p@@", "u", "训"])
+    starts, ends = [0, 10, 20, 30, 40, 50], [8, 18, 28, 38, 48, 58]
+    words = REAL.word_timings(ids, starts, ends)
+    assert words[2] == Word("gpu", 20, 48, 2, 4)  # g@@'s start, u's end
+    assert REAL.word_timings(ids, starts)[2] == Word("gpu", 20, 50, 2, 4)  # ends at 训's start
+    abc = REAL.word_timings(_ids(REAL, ["a", "b", "c", "中"]), [0, 10, 20, 30], [5, 15, 25, 35])
+    assert abc == [Word("ABC", 0, 25, 0, 2), Word("中", 30, 35, 3, 3)]
+
+
+def _funasr_words(tokens, starts, ends):
+    """FunASR's timestamp path: (word, begin, end) for each word it returns."""
+    _, stamps, words = sentence_postprocess(tokens, [[b, e] for b, e in zip(starts, ends)])
+    assert len(stamps) == len(words)
+    return [(word, b, e) for word, (b, e) in zip(words, stamps)]
+
+
+def _ours(tok, ids, starts, ends):
+    return [(w.text, w.start, w.end) for w in tok.word_timings(ids, starts, ends)]
+
+
+@pytest.mark.parametrize("text", ["我们用 gpu 训练 paraformer 模型", "a b c 你好 n b a 比赛 x y",
+                                  "hello world 你好 it's okay don't worry", "the quick brown fox jumps over the lazy dog",
+                                  "今天天气很好", "gpu price a 中"])
+def test_word_timings_agree_with_funasr_on_hypotheses(text):
+    ids = REAL.encode(text)
+    starts = [100 * k for k in range(len(ids))]
+    ends = [100 * k + 60 for k in range(len(ids))]
+    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL._tokens[i] for i in ids], starts, ends)
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_PIECES = [i for i, t in enumerate(REAL._tokens) if t.endswith("@@") and t[:-2] and all(c in _LOWER for c in t[:-2])]
+_WORDS = [i for i, t in enumerate(REAL._tokens) if t and all(c in _LOWER for c in t.replace("'", "")) and t[0] != "'"
+          and t[-1] != "'" and "@@" not in t]
+_LETTERS = [i for i, t in enumerate(REAL._tokens) if len(t) == 1 and t in _LOWER]
+_CJK = [i for i, t in enumerate(REAL._tokens) if len(t) == 1 and "\u4e00" <= t <= "\u9fff"]
+
+# A hypothesis as a recogniser emits it: CJK characters, English words (pieces ending in a word
+# token), single letters; perhaps an unfinished word at the end, which both sides drop.
+_word = st.one_of(
+    st.lists(st.sampled_from(_CJK), min_size=1, max_size=3),
+    st.tuples(st.lists(st.sampled_from(_PIECES), max_size=3), st.sampled_from(_WORDS)).map(lambda t: t[0] + [t[1]]),
+    st.sampled_from(_LETTERS).map(lambda i: [i]),
+)
+_hypothesis = st.tuples(st.lists(_word, min_size=1, max_size=12), st.lists(st.sampled_from(_PIECES), max_size=2)).map(
+    lambda t: [i for word in t[0] for i in word] + t[1])
+
+
+@given(ids=_hypothesis, data=st.data())
+def test_word_timings_agree_with_funasr_on_generated_hypotheses(ids, data):
+    """Where FunASR's word list and ours cut the text the same way (CJK, English words, runs of
+    letters; no digits, no punctuation), each word has FunASR's begin and end."""
+    gaps = data.draw(st.lists(st.integers(0, 50), min_size=2 * len(ids), max_size=2 * len(ids)))
+    starts, ends, t = [], [], 0
+    for k in range(len(ids)):
+        t += gaps[2 * k]
+        starts.append(t)
+        t += gaps[2 * k + 1]
+        ends.append(t)
+    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL._tokens[i] for i in ids], starts, ends)
+
+
+def test_word_timings_where_funasr_gives_a_carried_piece_away():
+    """FunASR's timestamp path gives 中 the times of the `hel@@` before it (the piece's begin
+    and end are still pending when 中 is appended); here 中 keeps its own, and `hello` starts
+    at `lo` like FunASR's (docs: § Token pieces)."""
+    tokens = ["hel@@", "中", "lo"]
+    starts, ends = [0, 100, 200], [60, 160, 260]
+    assert _funasr_words(tokens, starts, ends) == [("中", 0, 60), ("hello", 200, 260)]
+    assert _ours(REAL, _ids(REAL, tokens), starts, ends) == [("中", 100, 160), ("hello", 200, 260)]
+
+
 # -- streaming: bounded state, structure ------------------------------------------------------
 
 def test_streaming_state_stays_small_on_long_streams():
@@ -343,12 +494,6 @@ def test_abbreviation_letters_are_held_until_the_run_is_known():
     assert tok.decode_incremental(_ids(tok, ["b"]), state) == "AB"
     assert tok.decode_incremental(_ids(tok, ["world"]), state) == " world"
     assert tok.decode_incremental(_ids(tok, ["中"]), state) == "中"
-
-
-def test_pieces_put_held_text_on_the_last_rendering_token():
-    tok = REAL_BARE
-    ids = _ids(tok, ["中", "a", "</s>"])
-    assert tok.token_pieces(ids) == ["中", "a", ""]
 
 
 def test_forked_state_continues_each_branch_alone():

@@ -24,6 +24,10 @@ element a CJK token may pop, a single letter that may start a run, the " " that 
 swallow, trailing whitespace the final strip removes), so at most a few elements are held.
 The machine (token steps and held end) is compiled: oasr_tok/_funasr.pyx; `decode` below
 runs its token steps over the whole list and applies the abbreviation rule in one pass.
+
+`token_pieces` is not the streamed deltas: it runs the token steps once more, recording which
+tokens each element came from, so every character lands on the token whose text printed it
+(`g@@ p@@ u` -> g, p, u) and word timings match FunASR's merged time stamps.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateErr
 from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
+from .._funasr import attribute as _attribute
 from .._textbuf import commit_text
 from ._common import read_text, reject_unknown_options, special_ids_option
 
@@ -389,17 +394,11 @@ class FunASRCharTokenizer(Tokenizer):
         return delta
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
-        """One string per id: what each settled when streamed one at a time; the text held at
-        the end goes on the last id that is not skipped."""
-        ids = self.check_ids(ids)
-        pieces: list[str] = []
-        frozen = self._advance(None, ids, pieces) if ids else None
-        rest = self._rest(frozen)
-        if rest:
-            info = self._info
-            last = max((k for k, i in enumerate(ids) if info[i][0] != SKIP), default=len(ids) - 1)
-            pieces[last] += rest
-        return pieces
+        """One string per id: each character of decode(ids) on the token whose text printed it
+        (a `@@` word split over its pieces, an abbreviation letter by letter), a separator the
+        rules insert on the token that prints the text after it, "" for text the rules drop.
+        docs/kinds/funasr_char.md, § Token pieces."""
+        return _attribute(self.check_ids(ids), self._info, self._clean)
 
     # -- encode (hotwords) --------------------------------------------------------------------
 
