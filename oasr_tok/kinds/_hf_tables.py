@@ -106,7 +106,6 @@ class DecoderPlan:
     mode: str = "text"  # "bytes" for ByteLevel
     byte_fallback: bool = False
     lead: str = "none"
-    description: list[str] = field(default_factory=list)
 
     def render(self, token: str, first: bool) -> str:
         for step in self.steps:
@@ -114,15 +113,15 @@ class DecoderPlan:
         return token
 
 
-def _flatten(decoder: Any) -> list[dict]:
+def _flatten(decoder: Any, where: str) -> list[dict]:
     if decoder is None:
         return []
     if not isinstance(decoder, dict) or "type" not in decoder:
-        raise UnsupportedDecoderError(f"the decoder {decoder!r} has no type")
+        raise UnsupportedDecoderError(f"{where}: the decoder step {decoder!r} has no type", path=where)
     if decoder["type"] == "Sequence":
         out: list[dict] = []
         for inner in decoder.get("decoders") or []:
-            out.extend(_flatten(inner))
+            out.extend(_flatten(inner, where))
         return out
     return [decoder]
 
@@ -135,9 +134,8 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
         # No decoder: the runtime joins the token strings with a space.
         plan.steps.append(lambda t, first: t if first else " " + t)
         plan.first_dependent = True
-        plan.description.append("join with ' '")
         return plan
-    chain = _flatten(decoder)
+    chain = _flatten(decoder, where)
     fused = False  # every token has been glued into one string (or bytes) already
 
     def refuse(step: dict, why: str) -> UnsupportedDecoderError:
@@ -156,7 +154,6 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
                     if plan.lead != "none":
                         raise refuse(step, "a second leading strip")
                     plan.lead = "one_space"
-                plan.description.append(f"Strip({step.get('start')}) of the whole text")
                 continue
             if kind == "Fuse":
                 continue
@@ -209,7 +206,6 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             fused = True
         else:
             raise refuse(step, f"decoder type {kind!r} depends on neighbouring tokens or is unknown to oasr_tok")
-        plan.description.append(kind)
     if plan.mode == "bytes" and plan.byte_fallback:
         raise refuse(decoder, "ByteFallback together with ByteLevel")
     if plan.mode == "bytes" and plan.first_dependent:
