@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 
 import pytest
@@ -19,7 +20,9 @@ CASES = all_cases()
 IDS = [case.name for case in CASES]
 
 
+@functools.lru_cache(maxsize=None)
 def _inputs(case: KindCase):
+    """The tokenizer, its interesting ids and realistic streams (computed once per case)."""
     tok = case.tokenizer()
     realistic = []
     if case.realistic is not None:
