@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import copy
-import functools
 import itertools
 
 import pytest
@@ -20,16 +19,8 @@ CASES = all_cases()
 IDS = [case.name for case in CASES]
 
 
-@functools.lru_cache(maxsize=None)
 def _inputs(case: KindCase):
-    """The tokenizer, its interesting ids and realistic streams (computed once per case)."""
-    tok = case.tokenizer()
-    realistic = []
-    if case.realistic is not None:
-        realistic = case.realistic(tok)
-    elif tok.supports_encode:
-        realistic = [tok.encode(text) for text in case.texts]
-    return tok, case.interesting(tok), realistic
+    return case.inputs()
 
 
 def _stream(tok, chunks, state=None):

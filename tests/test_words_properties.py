@@ -145,13 +145,7 @@ CASES = all_cases()
 
 
 def _inputs(case):
-    tok = case.tokenizer()
-    realistic = []
-    if case.realistic is not None:
-        realistic = case.realistic(tok)
-    elif tok.supports_encode:
-        realistic = [tok.encode(text) for text in case.texts]
-    return tok, case.interesting(tok), realistic
+    return case.inputs()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

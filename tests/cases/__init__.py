@@ -34,6 +34,11 @@ class KindCase:
     def tokenizer(self) -> Tokenizer:
         return _built(self)
 
+    def inputs(self) -> tuple[Tokenizer, list[int], list[list[int]]]:
+        """The tokenizer, its interesting ids and realistic streams, computed once per case
+        (shared between tests: do not mutate them)."""
+        return _inputs(self)
+
     def __hash__(self) -> int:
         return hash(self.name)
 
@@ -41,6 +46,18 @@ class KindCase:
 @functools.lru_cache(maxsize=None)
 def _built(case: KindCase) -> Tokenizer:
     return case.build()
+
+
+@functools.lru_cache(maxsize=None)
+def _inputs(case: KindCase) -> tuple[Tokenizer, list[int], list[list[int]]]:
+    tok = case.tokenizer()
+    if case.realistic is not None:
+        realistic = case.realistic(tok)
+    elif tok.supports_encode:
+        realistic = [tok.encode(text) for text in case.texts]
+    else:
+        realistic = []
+    return tok, case.interesting(tok), realistic
 
 
 def all_cases() -> list[KindCase]:
