@@ -197,14 +197,12 @@ def throughput(run: Run) -> list[str]:
     for case in run.cases("throughput"):
         for op in ("decode", "token_pieces", "word_timings", "group_words", "allocate records"):
             for n in SIZES:
-                ours = run.tput(case, op, "oasr_tok", n, whole=True)
+                ours = run.tput(case, op, "oasr_tok" if case != "(machine control)" else "plain Python", n, whole=True)
                 peers = [(p, run.tput(case, op, p, n, whole=True)) for p in peer_of[op]]
                 peers = [(p, t) for p, t in peers if t is not None] or [("", None)]
                 if ours is None and peers[0][1] is None:
                     continue
                 for p, t in peers:
-                    if ours is None and case == "(machine control)":
-                        ours = run.tput(case, op, "plain Python", n, whole=True)
                     per_token = f"{ours / n * 1e9:.1f}" if ours is not None else "—"
                     out.append(f"| {case} | {op} | {n:,} | {_ms(ours)} | {per_token} | {p or '—'} | {_ms(t)} | {_ratio(ours, t)} |")
     return out + [""]

@@ -51,12 +51,14 @@ def main() -> int:
     cmd += args.pytest_args
     print("+", " ".join(cmd), flush=True)
     latest = RESULTS / "latest.json"
-    latest.unlink(missing_ok=True)  # never report a previous run's figures as this one's
+    full = not (args.save_baseline or args.compare)
+    if full:
+        latest.unlink(missing_ok=True)  # never report a previous run's figures as this one's
     start = time.perf_counter()
     code = subprocess.call(cmd, cwd=HERE)
     wall = time.perf_counter() - start
     print(f"benchmark wall time: {wall:.1f} s", flush=True)
-    if not (args.save_baseline or args.compare) and latest.exists():
+    if full and latest.exists():
         # A subset (pytest args given) is reported beside, never over, the full table.
         out = RESULTS / "partial.md" if args.pytest_args else HERE / "RESULTS.md"
         subprocess.check_call([sys.executable, str(HERE / "report.py"), str(latest), "--wall", f"{wall:.1f}", "--out", str(out)])
