@@ -22,9 +22,7 @@ from .errors import (
 )
 from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
-# The function shadows the submodule of the same name on the package: use
-# `from oasr_tok.resolve import ...` to reach the module itself.
-from .resolve import Description, describe, load, resolve
+from .checkpoint import Description, describe, load, resolve
 from .spec import TokenizerSpec
 from .words import Word
 

@@ -37,7 +37,7 @@ class _Failure(Exception):
 
 
 def _load(path: str):
-    from .resolve import load
+    from .checkpoint import load
 
     try:
         return load(path)
@@ -83,7 +83,7 @@ def _emit(out: IO[str], value: Any, as_json: bool) -> None:
 
 
 def _describe(args: argparse.Namespace, out: IO[str]) -> int:
-    from .resolve import describe
+    from .checkpoint import describe
 
     try:
         description = describe(args.path)

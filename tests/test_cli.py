@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from oasr_tok.resolve import load
+from oasr_tok.checkpoint import load
 from paths import ROOT, shared
 
 ICEFALL = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")

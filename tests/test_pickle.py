@@ -13,7 +13,7 @@ import pytest
 
 from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
 from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
-from oasr_tok.resolve import load
+from oasr_tok.checkpoint import load
 from paths import shared
 
 PATHS = {

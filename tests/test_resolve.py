@@ -23,7 +23,7 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
-from oasr_tok.resolve import describe, load, resolve
+from oasr_tok.checkpoint import describe, load, resolve
 from paths import ROOT, shared
 
 
