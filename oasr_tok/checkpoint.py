@@ -112,13 +112,9 @@ class Resolution:
 
 
 def _read_json(path: str, what: str) -> Any:
-    from .kinds._common import read_text
+    from .kinds._common import read_json
 
-    text = read_text(path, what)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedAssetError(f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    return read_json(path, what)
 
 
 def _summarise(ids: list[int], limit: int = 8) -> str:
@@ -266,7 +262,7 @@ def _funasr_candidate(path: str, pieces: list[str], form: str, rank: tuple[int, 
          f"FunASR markers {', '.join(markers) or 'none'}")
     )
     cand.evidence.append(
-        ("special_ids", f"the ids of FunASR's <blank>, <s>, </s>, <unk>: "
+        ("special_ids", "the ids of FunASR's <blank>, <s>, </s>, <unk>: "
          + (", ".join(f"{m} {i}" for m, i in markers.items()) or "none present"))
     )
     return cand

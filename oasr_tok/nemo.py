@@ -22,7 +22,7 @@ A role nobody names is None (NeMo's AutoTokenizer convention), never an exceptio
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .base import Tokenizer
 from .errors import EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError

@@ -8,7 +8,6 @@ well as against the kind, so a wrong expectation cannot pass silently."""
 from __future__ import annotations
 
 import copy
-import json
 import pickle
 
 import pytest

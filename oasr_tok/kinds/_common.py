@@ -1,6 +1,7 @@
 """Small helpers the built-in kinds share."""
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Iterable, Mapping
@@ -38,6 +39,21 @@ def read_text(path: str, what: str) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise MalformedAssetError(f"{path}:{line}: {what} file is not valid UTF-8", path=path, line=line) from None
+
+
+def parse_json(path: str, text: str, what: str) -> Any:
+    """`text` (the content of `path`) as JSON; MalformedAssetError naming the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedAssetError(
+            f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
+        ) from None
+
+
+def read_json(path: str, what: str) -> Any:
+    """The JSON content of `path`; typed errors naming the file (and line)."""
+    return parse_json(path, read_text(path, what), what)
 
 
 def special_ids_option(options: Mapping[str, Any], default: Iterable[int], vocab_size: int, kind: str) -> frozenset[int]:

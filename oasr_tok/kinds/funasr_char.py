@@ -31,7 +31,6 @@ tokens each element came from, so every character lands on the token whose text 
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Sequence
 
@@ -42,7 +41,7 @@ from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import attribute as _attribute
 from .._textbuf import commit_text
-from ._common import read_text, reject_unknown_options, special_ids_option
+from ._common import parse_json, read_text, reject_unknown_options, special_ids_option
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
@@ -145,10 +144,7 @@ def read_token_list(path: str) -> list[str]:
 
 
 def _json_tokens(path: str, text: str) -> list[str]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedAssetError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    data = parse_json(path, text, "tokens.json")
     if not isinstance(data, list):
         raise MalformedAssetError(f"{path}: expected a JSON list of tokens, got {type(data).__name__}", path=path)
     if not data:

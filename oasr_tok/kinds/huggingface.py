@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
-from ._common import existing_file, read_text, reject_unknown_options
+from ._common import existing_file, read_json, read_text, reject_unknown_options
 from ._hf_tables import compile_decoder, table_from_tokens
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
@@ -62,11 +62,7 @@ def load_backend(path: str) -> Any:
 
 def _read_config(path: str) -> dict[str, dict]:
     """The added_tokens_decoder of a tokenizer_config.json, checked: {id: entry}."""
-    text = read_text(path, "tokenizer_config.json")
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedAssetError(f"{path}:{exc.lineno}: tokenizer_config.json is not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    config = read_json(path, "tokenizer_config.json")
     if not isinstance(config, dict):
         raise MalformedAssetError(f"{path}: tokenizer_config.json must hold a JSON object", path=path)
     declared = config.get("added_tokens_decoder")

@@ -30,7 +30,6 @@ is the one piece of context, kept in the stream state as a single bool (key "_wh
 """
 from __future__ import annotations
 
-import json
 import re
 import threading
 from typing import Any, Sequence
@@ -47,7 +46,7 @@ from ..errors import (
 )
 from ..spec import TokenizerSpec
 from ._bytelevel import token_bytes
-from ._common import read_text, reject_unknown_options
+from ._common import read_json, reject_unknown_options
 
 __all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "TIMESTAMP_COUNT", "TIMESTAMP_STEP"]
 
@@ -91,11 +90,7 @@ def _malformed(path: str, why: str) -> MalformedAssetError:
 def read_whisper_layout(path: str) -> WhisperLayout:
     """Parse `path` and locate Whisper's control tokens by their contents.
     MalformedAssetError (naming the file) for anything that is not a Whisper tokenizer.json."""
-    text = read_text(path, "Whisper tokenizer.json")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedAssetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    data = read_json(path, "Whisper tokenizer.json")
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise _malformed(path, "it has no 'model' object")
     model, decoder = data["model"], data.get("decoder")
