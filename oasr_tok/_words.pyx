@@ -118,18 +118,30 @@ cdef class Word:
     the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
     Immutable; compares by value."""
 
-    cdef readonly str text
+    # A word made by group_words keeps (transcript, start offset, end offset) and cuts its text
+    # on first use: allocating a million substrings up front costs more than the grouping.
+    cdef str _text
+    cdef str _source
+    cdef Py_ssize_t _a, _b
     cdef readonly object start
     cdef readonly object end
     cdef readonly Py_ssize_t first_token
     cdef readonly Py_ssize_t last_token
 
     def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
-        self.text = text
+        self._text = text
         self.start = start
         self.end = end
         self.first_token = first_token
         self.last_token = last_token
+
+    @property
+    def text(self) -> str:
+        """The word, exactly as it stands in the transcript."""
+        if self._text is None:
+            self._text = PyUnicode_Substring(self._source, self._a, self._b)
+            self._source = None
+        return self._text
 
     def _key(self):
         return (self.text, self.start, self.end, self.first_token, self.last_token)
@@ -155,9 +167,12 @@ cdef class Word:
                 "first_token": self.first_token, "last_token": self.last_token}
 
 
-cdef inline Word _new_word(str text, object start, object end, Py_ssize_t first, Py_ssize_t last):
+cdef inline Word _new_word(str source, Py_ssize_t a, Py_ssize_t b, object start, object end,
+                           Py_ssize_t first, Py_ssize_t last):
     cdef Word w = Word.__new__(Word)
-    w.text = text
+    w._source = source
+    w._a = a
+    w._b = b
     w.start = start
     w.end = end
     w.first_token = first
@@ -278,7 +293,7 @@ cdef class _Emitter:
             end = self.starts[end_tok + 1]
         else:
             end = self.starts[end_tok]
-        self.words.append(_new_word(PyUnicode_Substring(self.text, self.h_a, self.h_b),
+        self.words.append(_new_word(self.text, self.h_a, self.h_b,
                                     self.starts[self.h_start_tok], end, self.h_first, self.h_last))
         self.held = False
         return 0
