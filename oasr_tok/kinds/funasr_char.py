@@ -285,9 +285,11 @@ class FunASRCharTokenizer(Tokenizer):
     def mode(self) -> str:
         return self._mode
 
-    def id_to_token(self, token_id: int) -> str:
-        """The token as the list spells it."""
+    def id_to_piece(self, token_id: int) -> str:
+        """The token as the list spells it ("and@@", "中", "<s>")."""
         return self._tokens[self.check_ids([token_id])[0]]
+
+    id_to_token = id_to_piece
 
     # -- whole decode: the plain statement of the rules ---------------------------------------
 

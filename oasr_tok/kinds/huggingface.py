@@ -189,6 +189,11 @@ class HuggingFaceTokenizer(Tokenizer):
         tokenizer.spec = spec
         return tokenizer
 
+    def id_to_piece(self, token_id: int) -> str:
+        """The runtime's token string for `token_id` ("Ġthe", "▁the", "<0xE4>", "<|im_end|>");
+        "" for an id with no token (a hole, which decode drops)."""
+        return self._backend.id_to_token(self.check_ids([token_id])[0]) or ""
+
     @property
     def backend(self) -> Any:
         """The `tokenizers.Tokenizer` underneath (after the tokenizer_config merge)."""
