@@ -23,3 +23,21 @@ def own(relative: str) -> str:
     if not path.exists():
         raise FileNotFoundError(f"project fixture {path} is missing: run python fixtures/make_fixtures.py")
     return str(path)
+
+
+def _package_parent() -> Path:
+    import oasr_tok
+
+    return Path(oasr_tok.__file__).resolve().parent.parent
+
+
+# Subprocesses must import the same oasr_tok as the tests: the source tree when it is built in
+# place (pip install -e), the installed wheel under tox. Run them from the folder that holds
+# that package, with it on PYTHONPATH.
+PACKAGE_PARENT = _package_parent()
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT), **extra}

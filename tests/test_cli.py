@@ -13,16 +13,16 @@ import sys
 import pytest
 
 from oasr_tok.checkpoint import load
-from paths import ROOT, shared
+from paths import PACKAGE_PARENT, ROOT, shared, subprocess_env
 
 ICEFALL = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
 QWEN = shared("huggingface/qwen3")
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "ascii"}  # the CLI must not rely on the locale
+ENV = subprocess_env(PYTHONIOENCODING="ascii")  # the CLI must not rely on the locale
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "oasr_tok", *args], input=stdin.encode("utf-8"),
-                          capture_output=True, env=ENV, cwd=ROOT)
+                          capture_output=True, env=ENV, cwd=PACKAGE_PARENT)
 
 
 def out(result) -> str:
@@ -129,7 +129,7 @@ def test_stream_prints_deltas_as_they_settle():
     ids = backend.encode("ok 你好 😀 done").ids
     reference = backend.decode(ids, skip_special_tokens=True)
     proc = subprocess.Popen([sys.executable, "-m", "oasr_tok", "stream", "--json", QWEN], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=PACKAGE_PARENT)
     emitted = ""
     try:
         for k, token_id in enumerate(ids):

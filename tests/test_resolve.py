@@ -24,7 +24,7 @@ from oasr_tok import (
     build_tokenizer,
 )
 from oasr_tok.checkpoint import describe, load, resolve
-from paths import ROOT, shared
+from paths import PACKAGE_PARENT, ROOT, shared, subprocess_env
 
 
 def layout(folder, files: dict[str, str]) -> str:
@@ -384,8 +384,8 @@ def test_import_oasr_tok_stays_light():
     code = ("import sys, oasr_tok, oasr_tok.cli, oasr_tok.nemo; "
             "heavy = [m for m in ('tokenizers', 'sentencepiece') if m in sys.modules]; "
             "print(heavy); sys.exit(1 if heavy else 0)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True,
+                            env=subprocess_env())
     assert result.returncode == 0, result.stdout + result.stderr
 
 

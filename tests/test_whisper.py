@@ -457,7 +457,8 @@ def test_decoding_does_not_load_the_runtime():
         f"assert tok.decode(ids) == ''.join(tok.token_pieces(ids)) == {rt.decode(text_ids)!r}\n"
         "assert 'tokenizers' not in sys.modules\n"
     )
-    from paths import ROOT
+    from paths import PACKAGE_PARENT, subprocess_env
 
-    result = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True,
+                            env=subprocess_env())
     assert result.returncode == 0, result.stderr
