@@ -21,7 +21,6 @@ from cases import MULTISCRIPT
 from cases.huggingface import FILES, SPLIT_BYTES, build, interesting
 from paths import own, shared
 
-tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer as Runtime  # noqa: E402
 from tokenizers import decoders  # noqa: E402
 

@@ -105,7 +105,7 @@ def test_disambiguation_symbols_are_special_and_render_nothing(tmp_path):
 
 
 def test_sentencepiece_models_resolve_with_specials_asked_of_sentencepiece(tmp_path):
-    spm = pytest.importorskip("sentencepiece")
+    import sentencepiece as spm
     for name in ("icefall-librispeech-bpe500.model", "sherpa-zh-en-mix.model",
                  "wenet-librispeech-unigram5000.model", "mistral-v1.model"):
         folder = layout(tmp_path / name, {"bpe.model": f"sentencepiece/{name}"})
@@ -119,7 +119,7 @@ def test_sentencepiece_models_resolve_with_specials_asked_of_sentencepiece(tmp_p
 
 
 def test_sentencepiece_model_decodes_as_sentencepiece_does(tmp_path):
-    spm = pytest.importorskip("sentencepiece")
+    import sentencepiece as spm
     folder = layout(tmp_path / "m", {"tokenizer.model": "sentencepiece/mistral-v1.model"})
     sp = spm.SentencePieceProcessor(model_file=shared("sentencepiece/mistral-v1.model"))
     ids = sp.encode("Hello wörld, 你好 🎉")
@@ -128,7 +128,7 @@ def test_sentencepiece_model_decodes_as_sentencepiece_does(tmp_path):
 
 def _hf_special_ids(folder: str) -> set[int]:
     """The special added tokens the `tokenizers` runtime and tokenizer_config.json declare."""
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     backend = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
     ids = {i for i, t in backend.get_added_tokens_decoder().items() if t.special}
     config = os.path.join(folder, "tokenizer_config.json")
@@ -329,7 +329,6 @@ def test_malformed_conventional_files_raise_with_file_and_line(tmp_path):
 
 
 def test_a_junk_model_file_is_set_aside_not_fatal(tmp_path):
-    pytest.importorskip("sentencepiece")
     folder = layout(tmp_path / "junk", {"lm.model": "text:this is a language model, not sentencepiece", "tokens.txt": ICEFALL})
     d = describe(folder)
     assert d.kind == "symbol_table"
