@@ -18,8 +18,10 @@ import math
 import unicodedata
 
 cimport cython
-from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.object cimport PyObject, PyTypeObject, freefunc
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc
 
@@ -30,6 +32,9 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object)
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
+    bint PyUnicode_Check(PyObject *)
+    PyObject *PyList_GET_ITEM(object, Py_ssize_t)
+    Py_ssize_t PyList_GET_SIZE(object)
     object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
     bint Py_UNICODE_ISSPACE(Py_UCS4)
 
@@ -45,6 +50,9 @@ cdef enum:
 
 cdef enum:
     MAX_CP = 0x110000
+
+# Integers up to 2**53 convert to double exactly, so the order checks can compare doubles.
+cdef long long _EXACT = 1LL << 53
 
 cdef unsigned char *_table = NULL
 
@@ -109,8 +117,26 @@ cdef inline int _cls(Py_UCS4 cp) except -1:
     return c
 
 
-# Not tracked by the cyclic GC: a Word only holds a str, two caller time values and two ints,
-# and a million tracked Words would make every collection during a long transcript walk them.
+cdef extern from "_wordmem.h":
+    ctypedef struct oasr_chunk:
+        Py_ssize_t used
+        Py_ssize_t capacity
+        PyObject *transcript
+    Py_ssize_t OASR_CHUNK_BYTES
+    Py_ssize_t OASR_SMALL_CHUNK_BYTES
+    Py_ssize_t OASR_SLOTS_OFFSET
+    Py_ssize_t oasr_chunk_field
+    freefunc oasr_python_free
+    oasr_chunk *oasr_chunk_new(Py_ssize_t capacity, Py_ssize_t slot, int mapped, object transcript) except NULL
+    void oasr_chunk_unref(oasr_chunk *c)
+    PyObject *oasr_chunk_take(oasr_chunk *c, PyTypeObject *type)
+    void oasr_word_free(void *o)
+
+
+# Not tracked by the cyclic GC: a Word only holds a str and two caller time values, and a
+# million tracked Words would make every collection during a long transcript walk them.
+# The references are C pointers, not `object` fields, because group_words builds Words in
+# memory it owns (see _wordmem.h) without going through tp_new.
 @cython.no_gc
 @cython.final
 cdef class Word:
@@ -118,30 +144,46 @@ cdef class Word:
     the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
     Immutable; compares by value."""
 
-    # A word made by group_words keeps (transcript, start offset, end offset) and cuts its text
-    # on first use: allocating a million substrings up front costs more than the grouping.
-    cdef str _text
-    cdef str _source
-    cdef Py_ssize_t _a, _b
-    cdef readonly object start
-    cdef readonly object end
+    cdef PyObject *_text   # owned; NULL until a grouped Word's text is first asked for
+    cdef PyObject *_start  # owned
+    cdef PyObject *_end    # owned
+    cdef oasr_chunk *_chunk  # where group_words put it (NULL: an ordinary object)
+    cdef Py_ssize_t _a, _b   # the text's span in _chunk.transcript
     cdef readonly Py_ssize_t first_token
     cdef readonly Py_ssize_t last_token
 
     def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
-        self._text = text
-        self.start = start
-        self.end = end
+        _set(&self._text, text)
+        _set(&self._start, start)
+        _set(&self._end, end)
         self.first_token = first_token
         self.last_token = last_token
+
+    def __dealloc__(self):
+        Py_XDECREF(self._text)
+        Py_XDECREF(self._start)
+        Py_XDECREF(self._end)
 
     @property
     def text(self) -> str:
         """The word, exactly as it stands in the transcript."""
-        if self._text is None:
-            self._text = PyUnicode_Substring(self._source, self._a, self._b)
-            self._source = None
-        return self._text
+        if self._text == NULL:
+            if self._chunk == NULL:
+                raise AttributeError("Word.__init__ was never called")
+            # A grouped Word cuts its text on first use: allocating a million substrings up
+            # front costs more than the grouping.
+            _set(&self._text, PyUnicode_Substring(<object>self._chunk.transcript, self._a, self._b))
+        return <object>self._text
+
+    @property
+    def start(self):
+        """When the word starts, as the caller gave it."""
+        return _get(self._start)
+
+    @property
+    def end(self):
+        """When the word ends, as the caller gave it."""
+        return _get(self._end)
 
     def _key(self):
         return (self.text, self.start, self.end, self.first_token, self.last_token)
@@ -167,17 +209,73 @@ cdef class Word:
                 "first_token": self.first_token, "last_token": self.last_token}
 
 
-cdef inline Word _new_word(str source, Py_ssize_t a, Py_ssize_t b, object start, object end,
-                           Py_ssize_t first, Py_ssize_t last):
-    cdef Word w = Word.__new__(Word)
-    w._source = source
-    w._a = a
-    w._b = b
-    w.start = start
-    w.end = end
-    w.first_token = first
-    w.last_token = last
-    return w
+cdef inline void _set(PyObject **field, object value) noexcept:
+    cdef PyObject *old = field[0]
+    Py_INCREF(value)
+    field[0] = <PyObject *>value
+    Py_XDECREF(old)
+
+
+cdef inline object _get(PyObject *field):
+    if field == NULL:
+        raise AttributeError("Word.__init__ was never called")
+    return <object>field
+
+
+cdef Py_ssize_t _word_slot = (<PyTypeObject *>Word).tp_basicsize
+_word_slot = (_word_slot + 15) & ~15  # keep every Word 16-byte aligned, as PyObject_Malloc does
+
+
+cdef void _install_allocator():
+    global oasr_chunk_field, oasr_python_free
+    cdef Word probe = Word.__new__(Word)
+    oasr_chunk_field = <char *>&probe._chunk - <char *><PyObject *>probe
+    oasr_python_free = (<PyTypeObject *>Word).tp_free
+    (<PyTypeObject *>Word).tp_free = <freefunc>oasr_word_free
+
+
+_install_allocator()
+
+
+cdef class _WordMaker:
+    """Builds one group_words call's Words in chunks of its own (_wordmem.h): small ones first,
+    doubling, then 2 MiB huge-page mappings."""
+    cdef oasr_chunk *chunk
+    cdef object transcript
+    cdef Py_ssize_t next_capacity
+
+    def __dealloc__(self):
+        if self.chunk != NULL:
+            oasr_chunk_unref(self.chunk)
+
+    cdef Word make(self, Py_ssize_t a, Py_ssize_t b, object start, object end,
+                   Py_ssize_t first, Py_ssize_t last):
+        cdef PyObject *o = NULL
+        cdef oasr_chunk *fresh
+        cdef int mapped
+        if self.chunk != NULL:
+            o = oasr_chunk_take(self.chunk, <PyTypeObject *>Word)
+        if o == NULL:
+            mapped = OASR_SLOTS_OFFSET + self.next_capacity * _word_slot > OASR_SMALL_CHUNK_BYTES
+            if mapped:
+                self.next_capacity = (OASR_CHUNK_BYTES - OASR_SLOTS_OFFSET) // _word_slot
+            fresh = oasr_chunk_new(self.next_capacity, _word_slot, mapped, self.transcript)
+            if self.chunk != NULL:
+                oasr_chunk_unref(self.chunk)
+            self.chunk = fresh
+            self.next_capacity *= 2
+            o = oasr_chunk_take(self.chunk, <PyTypeObject *>Word)
+        cdef Word w = <Word>o  # a second reference: drop the one oasr_chunk_take made
+        Py_DECREF(w)
+        w._a = a
+        w._b = b
+        Py_INCREF(start)
+        w._start = <PyObject *>start
+        Py_INCREF(end)
+        w._end = <PyObject *>end
+        w.first_token = first
+        w.last_token = last
+        return w
 
 
 cdef list _as_list(object values, str name):
@@ -200,13 +298,17 @@ cdef list _as_list(object values, str name):
 
 cdef double _number(list values, Py_ssize_t k, str name) except? -1.0:
     cdef double x
+    cdef long long whole
+    cdef int overflow = 0
     value = values[k]
-    if type(value) is float:  # the common cases, without a Python-level call
+    if PyFloat_CheckExact(value):  # the common cases, without a Python-level call
         x = PyFloat_AS_DOUBLE(value)
         if isfinite(x):
             return x
-    elif type(value) is int and -(1 << 52) <= value <= (1 << 52):
-        return <double>value
+    elif PyLong_CheckExact(value):
+        whole = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if not overflow and -_EXACT <= whole <= _EXACT:
+            return <double>whole
     if isinstance(value, (str, bytes, bytearray, bool)):  # float() would accept them
         raise TimingError(f"{name}[{k}] = {value!r} is not a number")
     try:
@@ -251,36 +353,53 @@ cdef class _Emitter:
     cdef str text
     cdef int kind
     cdef void *data
-    cdef Py_ssize_t *cum_end  # cum_end[t] = offset just past token t's piece
+    cdef list pieces
     cdef Py_ssize_t n
-    cdef Py_ssize_t tok
+    # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
+    cdef Py_ssize_t tok, tok_a, tok_b
     cdef list starts
     cdef list ends
     cdef list words
+    cdef _WordMaker maker
     # The held word: characters [h_a, h_b), tokens overlapping it h_first..h_last, and the
     # token whose start time it takes (h_first, or a whitespace-only token before it).
     cdef bint held
     cdef Py_ssize_t h_a, h_b, h_first, h_last, h_start_tok
     cdef Py_ssize_t prev_last  # last token of the previous word; -1 before the first
+    # Whitespace-only tokens the pointer passed since the previous word (-1: none).
+    cdef Py_ssize_t gap_first, gap_last
 
-    def __dealloc__(self):
-        PyMem_Free(self.cum_end)
+    cdef int advance(self, bint note_gap) except -1:
+        """Move the pointer to the next token; with note_gap, note the one it leaves if it is a
+        gap token."""
+        cdef PyObject *piece
+        if note_gap and self.tok > self.prev_last and self.whitespace_only():
+            if self.gap_first < 0:
+                self.gap_first = self.tok
+            self.gap_last = self.tok
+        if self.tok + 1 >= self.n:  # a position past the text: a bug, never a crash
+            raise AssertionError("the grouping ran past the last piece")
+        if PyList_GET_SIZE(self.pieces) != self.n:
+            raise RuntimeError("pieces changed during the grouping")
+        self.tok += 1
+        piece = PyList_GET_ITEM(self.pieces, self.tok)
+        if not PyUnicode_Check(piece):
+            raise RuntimeError("pieces changed during the grouping")
+        self.tok_a = self.tok_b
+        self.tok_b += PyUnicode_GET_LENGTH(<object>piece)
+        return 0
 
-    cdef Py_ssize_t owner(self, Py_ssize_t pos) except -1:
-        while self.tok < self.n and self.cum_end[self.tok] <= pos:
-            self.tok += 1
-        if self.tok >= self.n:  # a position past the text: a bug, never a crash
-            raise AssertionError(f"character {pos} lies past the last piece")
+    cdef Py_ssize_t owner(self, Py_ssize_t pos, bint note_gaps) except -1:
+        while self.tok_b <= pos:
+            self.advance(note_gaps)
         return self.tok
 
-    cdef bint whitespace_only(self, Py_ssize_t k):
-        """Token k's piece is non-empty and all whitespace (a bare ▁, a newline...)."""
+    cdef bint whitespace_only(self):
+        """The current token's piece is non-empty and all whitespace (a bare ▁, a newline...)."""
         cdef Py_ssize_t i
-        cdef Py_ssize_t a = self.cum_end[k - 1] if k > 0 else 0
-        cdef Py_ssize_t b = self.cum_end[k]
-        if b <= a:
+        if self.tok_b <= self.tok_a:
             return False  # renders nothing: gives no time
-        for i in range(a, b):
+        for i in range(self.tok_a, self.tok_b):
             if not Py_UNICODE_ISSPACE(PyUnicode_READ(self.kind, self.data, i)):
                 return False
         return True
@@ -293,22 +412,18 @@ cdef class _Emitter:
             end = self.starts[end_tok + 1]
         else:
             end = self.starts[end_tok]
-        self.words.append(_new_word(self.text, self.h_a, self.h_b,
-                                    self.starts[self.h_start_tok], end, self.h_first, self.h_last))
+        self.words.append(self.maker.make(self.h_a, self.h_b, self.starts[self.h_start_tok], end,
+                                          self.h_first, self.h_last))
         self.held = False
         return 0
 
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
-        cdef Py_ssize_t first = self.owner(a)
-        cdef Py_ssize_t last = self.owner(b - 1)
-        cdef Py_ssize_t k, gap_first = -1, gap_last = -1
         # Tokens strictly between the previous word and this one render only whitespace or
-        # nothing; the whitespace-only ones are the gap tokens.
-        for k in range(self.prev_last + 1, first):
-            if self.whitespace_only(k):
-                if gap_first < 0:
-                    gap_first = k
-                gap_last = k
+        # nothing; the pointer notes the whitespace-only ones (the gap tokens) as it passes.
+        self.gap_first = self.gap_last = -1
+        cdef Py_ssize_t first = self.owner(a, True)
+        cdef Py_ssize_t gap_first = self.gap_first, gap_last = self.gap_last
+        cdef Py_ssize_t last = self.owner(b - 1, False)  # inside the word: no gaps
         if self.held:
             self.release(gap_last if gap_last >= 0 else self.h_last)
         self.held = True
@@ -319,14 +434,14 @@ cdef class _Emitter:
 
     cdef int finish(self) except -1:
         """Release the last word, its end extended over whitespace-only tokens after it."""
-        cdef Py_ssize_t k, end_tok
         if not self.held:
             return 0
-        end_tok = self.h_last
-        for k in range(self.prev_last + 1, self.n):
-            if self.whitespace_only(k):
-                end_tok = k
-        return self.release(end_tok)
+        self.gap_last = -1
+        while self.tok + 1 < self.n:
+            self.advance(True)
+        if self.tok > self.prev_last and self.whitespace_only():
+            self.gap_last = self.tok
+        return self.release(self.gap_last if self.gap_last >= 0 else self.h_last)
 
 
 def group_words(pieces, starts, ends=None) -> list:
@@ -351,20 +466,19 @@ def group_words(pieces, starts, ends=None) -> list:
     out.n = n
     if n == 0:
         return out.words
-    out.cum_end = <Py_ssize_t *>PyMem_Malloc(n * sizeof(Py_ssize_t))
-    if out.cum_end == NULL:
-        raise MemoryError()
     cdef Py_ssize_t k, total = 0
     for k in range(n):
         piece = piece_list[k]
         if not isinstance(piece, str):
             raise TypeError(f"pieces[{k}] is {type(piece).__name__}, not str")
         total += PyUnicode_GET_LENGTH(piece)
-        out.cum_end[k] = total
     cdef str text = "".join(piece_list)
     out.text = text
     if PyUnicode_GET_LENGTH(text) != total:  # a str subclass lying about itself
         raise TypeError("pieces do not join to their own total length")
+    out.maker = _WordMaker.__new__(_WordMaker)
+    out.maker.transcript = text
+    out.maker.next_capacity = 64
 
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
@@ -372,6 +486,8 @@ def group_words(pieces, starts, ends=None) -> list:
     out.data = data
     out.held = False
     out.prev_last = -1
+    out.pieces = piece_list
+    out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
     cdef Py_UCS4 cp, prev_cp = 0
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i
@@ -437,3 +553,14 @@ def group_words(pieces, starts, ends=None) -> list:
             out.emit(w_start, total)
     out.finish()
     return out.words
+
+
+cdef extern from "_wordmem.h":
+    int oasr_spare_count
+    int OASR_SPARE_CHUNKS
+
+
+def _allocator_stats() -> dict:
+    """How many freed 2 MiB chunks are kept for reuse, and the most that ever are (for tests)."""
+    return {"spare_chunks": oasr_spare_count, "spare_limit": OASR_SPARE_CHUNKS,
+            "chunk_bytes": OASR_CHUNK_BYTES, "word_bytes": _word_slot}
