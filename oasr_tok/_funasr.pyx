@@ -5,9 +5,16 @@ docs/kinds/funasr_char.md, which state the rules). It is the only implementation
 decode, its streaming and its token pieces all run it.
 
 Attribution (token_pieces): a Track built with `owned=True` also records, for every element,
-which tokens' text it holds (`segs`, parallel to `pend`: an int position, -1 for a separator
-the rules insert, or a list of (position, text) for a word built from `@@` pieces), and
-`attribute` turns the finished element list into one string per token."""
+which tokens' text it holds (an _Owners: a token position, -1 for a separator the rules
+insert, or the (position, text) spans of a word built from `@@` pieces), and `attribute` turns
+the finished element list into one string per token. The record is kept in C arrays: a long
+transcript makes no Python object per token, so the cost per token stays flat."""
+
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+
 
 # Token classes (the kind module imports these: one definition).
 cdef enum:
@@ -53,15 +60,12 @@ cdef class Track:
     cdef public str ws        # released trailing whitespace, held for the final strip
     cdef public bint started  # something visible was emitted (the leading strip is over)
     # Attribution only (None otherwise, so the streaming path pays one test per element):
-    cdef public list segs     # per element of pend: its owner(s), see the module docstring
-    cdef public list wsegs    # (position, text) of each piece in the pending word
+    cdef _Owners own          # who printed each element of pend
     cdef public Py_ssize_t at # position (in the caller's ids) of the token being stepped
 
     def __init__(self, tuple data=None, bint owned=False):
-        self.segs = self.wsegs = None
+        self.own = _Owners() if owned else None
         self.at = -1
-        if owned:
-            self.segs, self.wsegs = [], []
         if data is None:
             self.word, self.blank, self.digit, self.c1, self.c2, self.ws, self.started = "", False, False, 0, 0, "", False
             self.pend = []
@@ -97,32 +101,32 @@ cdef class Track:
 
     # Element bookkeeping: the text, and in an owned track who printed it.
 
-    cdef inline void _put(self, str text, object owner):
+    cdef inline int _put(self, str text, Py_ssize_t owner) except -1:
         self.pend.append(text)
-        if self.segs is not None:
-            self.segs.append(owner)
+        if self.own is not None:
+            self.own.element(owner)
+        return 0
 
-    cdef inline void _drop(self):
+    cdef inline int _drop(self) except -1:
         self.pend.pop()
-        if self.segs is not None:
-            self.segs.pop()
+        if self.own is not None:
+            self.own.n_seg -= 1
+        return 0
 
-    cdef inline void _piece(self, str text):
+    cdef inline int _piece(self, str text) except -1:
         self.word += text
-        if self.wsegs is not None:
-            self.wsegs.append((self.at, text))
+        if self.own is not None:
+            self.own.span(self.at, text)
+        return 0
 
-    cdef object _word_owners(self, str text, bint with_token):
-        """Owners of the word element about to be appended: its pieces, then (if it is part
-        of the word) the current token. Empties the pending pieces."""
-        cdef list owners
-        if self.segs is None:
-            return None
-        owners = self.wsegs
-        self.wsegs = []
+    cdef Py_ssize_t _word_owners(self, str text, bint with_token) except? -1:
+        """Owner of the word element about to be appended: its pieces, then (if it is part of
+        the word) the current token."""
+        if self.own is None:
+            return -1
         if with_token:
-            owners.append((self.at, text))
-        return owners
+            self.own.span(self.at, text)
+        return self.own.word()
 
     cpdef clean_step(self, int cls, str text):
         if cls == C_PIECE:
@@ -147,7 +151,7 @@ cdef class Track:
             self.digit = False
         self.blank = False
 
-    cdef _clean_word(self, str word, object owners):
+    cdef _clean_word(self, str word, Py_ssize_t owners):
         if self.digit:
             self._put(" ", -1)
         self._put(word, owners)
@@ -281,33 +285,160 @@ cpdef list attribute(list ids, list info, bint clean):
             if entry is not None:
                 track.at = k
                 track.parity_step(entry[0], entry[1])
-    _assign(track.pend, track.segs, pieces)
+    _assign(track.pend, track.own, pieces)
     return pieces
 
 
-cdef void _spans(object owner, str element, bint upper, list owners, list texts):
-    """Append the (owner, text) spans of one element."""
-    cdef tuple span
-    if isinstance(owner, list):
-        for span in <list>owner:
-            owners.append(span[0])
-            texts.append((<str>span[1]).upper() if upper else span[1])
-    else:
-        owners.append(owner)
-        texts.append(element.upper() if upper else element)
+cdef int _grow(Py_ssize_t **array, Py_ssize_t *capacity, Py_ssize_t need) except -1:
+    cdef Py_ssize_t size
+    cdef void *grown
+    if need <= capacity[0]:
+        return 0
+    size = max(need, 2 * capacity[0], 64)
+    grown = PyMem_Realloc(array[0], size * sizeof(Py_ssize_t))
+    if grown == NULL:
+        raise MemoryError()
+    array[0] = <Py_ssize_t *>grown
+    capacity[0] = size
+    return 0
 
 
-cdef void _assign(list pend, list segs, list pieces):
-    """The abbreviation rule and the final strip over owned elements, then each span of text to
+cdef class _Owners:
+    """Who printed each element of an owned Track's pend. seg[i] is a token position, -1 for a
+    separator the rules inserted, or -2 - w for word w, whose (position, text) spans are
+    span_pos/span_text[word_at[2w]:word_at[2w + 1]]. The spans of the pending `@@` word run
+    from `pending` to the end: only one word is ever pending, so words' spans never interleave."""
+
+    cdef Py_ssize_t *seg
+    cdef Py_ssize_t n_seg, cap_seg
+    cdef Py_ssize_t *span_pos
+    cdef Py_ssize_t n_span, cap_span
+    cdef list span_text
+    cdef Py_ssize_t *word_at
+    cdef Py_ssize_t n_word, cap_word
+    cdef Py_ssize_t pending
+
+    def __cinit__(self):
+        self.span_text = []
+
+    def __dealloc__(self):
+        PyMem_Free(self.seg)
+        PyMem_Free(self.span_pos)
+        PyMem_Free(self.word_at)
+
+    cdef inline int element(self, Py_ssize_t owner) except -1:
+        if self.n_seg == self.cap_seg:
+            _grow(&self.seg, &self.cap_seg, self.n_seg + 1)
+        self.seg[self.n_seg] = owner
+        self.n_seg += 1
+        return 0
+
+    cdef int span(self, Py_ssize_t position, str text) except -1:
+        if self.n_span == self.cap_span:
+            _grow(&self.span_pos, &self.cap_span, self.n_span + 1)
+        self.span_text.append(text)
+        self.span_pos[self.n_span] = position
+        self.n_span += 1
+        return 0
+
+    cdef Py_ssize_t word(self) except? -1:
+        """Close the pending word's spans; the owner code for its element."""
+        if 2 * self.n_word + 2 > self.cap_word:
+            _grow(&self.word_at, &self.cap_word, 2 * self.n_word + 2)
+        self.word_at[2 * self.n_word] = self.pending
+        self.word_at[2 * self.n_word + 1] = self.n_span
+        self.pending = self.n_span
+        self.n_word += 1
+        return -2 - (self.n_word - 1)
+
+
+cdef inline bint _visible(str text):
+    return PyUnicode_GET_LENGTH(text) > 0 and not text.isspace()
+
+
+cdef class _Cut:
+    """Hands the spans of the finished element list, in order, to their tokens: the final
+    str.strip() span by span (`last` marks the last span with visible text), then each span to
     its token. A span may only go to a token at or after the one that printed the text before
     it (pieces are in id order): a separator the rules inserted (owner -1), and a pending `@@`
     piece that FunASR carried past later tokens, go with the next span that can take them."""
-    cdef list owners = [], texts = []
-    cdef Py_ssize_t i = 0, j, t, m = len(pend), s, o, cur = -1
-    cdef str text
-    cdef list carry = []
+
+    cdef list pieces
+    cdef bint started
+    cdef Py_ssize_t cur
+    cdef list carry
+
+    cdef int put(self, Py_ssize_t owner, str text, bint upper, bint last) except -1:
+        if upper:
+            text = text.upper()
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return 0
+            self.started = True
+        if last:
+            text = text.rstrip()
+        if not text:
+            return 0
+        if owner < self.cur or owner < 0:
+            self.carry.append(text)
+            return 0
+        if self.carry:
+            self.carry.append(text)
+            text = "".join(self.carry)
+            del self.carry[:]
+        self.pieces[owner] = <str>self.pieces[owner] + text
+        self.cur = owner
+        return 0
+
+    cdef int finish(self) except -1:
+        if self.carry and self.cur >= 0:  # cannot happen (the last span is never carried)
+            self.pieces[self.cur] = <str>self.pieces[self.cur] + "".join(self.carry)
+        return 0
+
+
+cdef bint _element(list pend, _Owners own, _Cut cut, Py_ssize_t t, bint upper,
+                   Py_ssize_t last_el, Py_ssize_t last_span) except -1:
+    """Hand element t's spans to `cut`; True once the last visible span has gone."""
+    cdef Py_ssize_t code = own.seg[t], w, s
+    if code <= -2:
+        w = -2 - code
+        for s in range(own.word_at[2 * w], own.word_at[2 * w + 1]):
+            cut.put(own.span_pos[s], <str>own.span_text[s], upper, t == last_el and s == last_span)
+            if t == last_el and s == last_span:
+                return True
+        return False
+    cut.put(code, <str>pend[t], upper, t == last_el)
+    return t == last_el
+
+
+cdef int _assign(list pend, _Owners own, list pieces) except -1:
+    """The abbreviation rule and the final strip over owned elements, each span of text to its
+    token (see _Cut)."""
+    cdef Py_ssize_t m = len(pend), i, j, t, w, s, code
+    cdef Py_ssize_t last_el = -1, last_span = -1
+    if own.n_seg != m:
+        raise AssertionError("element owners out of step with the elements")
+    # str.strip() of the joined text keeps nothing after the last span with visible text.
+    i = m - 1
+    while i >= 0 and last_el < 0:
+        code = own.seg[i]
+        if code <= -2:
+            w = -2 - code
+            for s in range(own.word_at[2 * w + 1] - 1, own.word_at[2 * w] - 1, -1):
+                if _visible(<str>own.span_text[s]):
+                    last_el, last_span = i, s
+                    break
+        elif _visible(<str>pend[i]):
+            last_el = i
+        i -= 1
+    if last_el < 0:
+        return 0  # nothing visible: every piece stays ""
+    cdef _Cut cut = _Cut.__new__(_Cut)
+    cut.pieces, cut.started, cut.cur, cut.carry = pieces, False, -1, []
     # abbr_dispose, as _abbreviate in the kind: a run of single letters separated by single
     # " " elements is upper-cased and loses its inner spaces.
+    i = 0
     while i < m:
         if (element_kind(pend[i]) == K_LETTER and i + 2 < m and element_kind(pend[i + 1]) == K_SPACE
                 and element_kind(pend[i + 2]) == K_LETTER):
@@ -315,36 +446,11 @@ cdef void _assign(list pend, list segs, list pieces):
             while j + 2 < m and element_kind(pend[j + 1]) == K_SPACE and element_kind(pend[j + 2]) == K_LETTER:
                 j += 2
             for t in range(i, j + 1, 2):
-                _spans(segs[t], pend[t], True, owners, texts)
+                if _element(pend, own, cut, t, True, last_el, last_span):
+                    return cut.finish()
             i = j + 1
         else:
-            _spans(segs[i], pend[i], False, owners, texts)
+            if _element(pend, own, cut, i, False, last_el, last_span):
+                return cut.finish()
             i += 1
-    # str.strip() of the joined text, span by span.
-    s = len(texts)
-    for i in range(s):
-        text = (<str>texts[i]).lstrip()
-        texts[i] = text
-        if text:
-            break
-    for i in range(s - 1, -1, -1):
-        text = (<str>texts[i]).rstrip()
-        texts[i] = text
-        if text:
-            break
-    for i in range(s):
-        text = <str>texts[i]
-        if not text:
-            continue
-        o = <Py_ssize_t>owners[i]
-        if o < cur or o < 0:
-            carry.append(text)
-            continue
-        if carry:
-            carry.append(text)
-            text = "".join(carry)
-            carry = []
-        pieces[o] = <str>pieces[o] + text
-        cur = o
-    if carry and cur >= 0:  # cannot happen (the last span is never carried); kept whole anyway
-        pieces[cur] = <str>pieces[cur] + "".join(carry)
+    return cut.finish()
