@@ -26,7 +26,8 @@ import codecs
 
 from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.string cimport memcpy
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from oasr_tok._ids cimport as_id_list, id_at, oasr_small_id, oasr_list_items
@@ -36,6 +37,10 @@ from oasr_tok.errors import StreamStateError
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_ssize_t PyBytes_GET_SIZE(object)
+    char* PyBytes_AS_STRING(object)
+    bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
+    str PyUnicode_DecodeUTF8Stateful(const char*, Py_ssize_t, const char*, Py_ssize_t*)
+    str PyUnicode_DecodeUTF8(const char*, Py_ssize_t, const char*)
 
 
 def _one_fffd_per_byte(exc):
@@ -199,6 +204,8 @@ cdef class PieceTable:
             text = self.texts[tid]
             if text is not None and not PyBytes_GET_SIZE(pending):
                 out = self._emit(v, out, text)
+            elif PyBytes_GET_SIZE(pending) + PyBytes_GET_SIZE(<bytes>self.pieces[tid]) <= JOIN_BYTES:
+                out = self._step_bytes(v, pending, <bytes>self.pieces[tid], pending_box, out)
             else:
                 cand = pending + <bytes>self.pieces[tid]
                 decoded = _utf8_decode(cand, "replace", False)
@@ -238,6 +245,27 @@ cdef class PieceTable:
             out = self._emit(v, out, <str>(self.first_pieces[tid] if v.first else self.pieces[tid]))
         if v.first and not (f & F_KEEP_FIRST):
             v.first = False
+        return out
+
+    cdef object _step_bytes(self, Vars* v, bytes pending, bytes piece, list pending_box, object out):
+        """The byte-level step for a short run, without Python-level bytes or codec calls: the
+        pending bytes and the piece are joined in a C buffer, and what they decode to comes
+        from a small cache (a Chinese character split over two byte tokens decodes to the same
+        str every time it occurs)."""
+        cdef unsigned char joined[JOIN_BYTES]
+        cdef Py_ssize_t np = PyBytes_GET_SIZE(pending), total = np + PyBytes_GET_SIZE(piece)
+        cdef Py_ssize_t consumed = 0, rest
+        memcpy(joined, PyBytes_AS_STRING(pending), np)
+        memcpy(joined + np, PyBytes_AS_STRING(piece), total - np)
+        out = self._emit(v, out, _decode_prefix(joined, total, &consumed))
+        rest = total - consumed
+        if rest == 0:
+            pending_box[0] = b""
+        elif _dead_end_at(joined + consumed, rest):
+            out = self._emit(v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
+            pending_box[0] = b""
+        else:
+            pending_box[0] = PyBytes_FromStringAndSize(<char*>joined + consumed, rest)
         return out
 
     cdef str _tail(self, Vars v, bytes pending):
@@ -372,9 +400,44 @@ cdef inline bint _dead_end(bytes data):
     """Whether `data` ends with ED A0..ED BF. CPython's incremental decoder holds those two
     bytes back as if a third could complete them, but no byte can (they would encode a
     surrogate): they are invalid now, and an invalid byte is emitted at once."""
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
-    cdef const unsigned char* p = data
+    return _dead_end_at(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):
     return n >= 2 and p[n - 2] == 0xED and p[n - 1] >= 0xA0
+
+
+# What short byte strings decode to, as codecs.utf_8_decode(data, "replace", False) gives it:
+# the text and how many bytes it consumed. Direct-mapped; a collision replaces the entry.
+cdef enum:
+    JOIN_BYTES = 64     # longer joins take the general path
+    CACHED_BYTES = 7    # the key packs up to 7 bytes and the length into 64 bits
+    CACHE_SLOTS = 4096
+
+cdef unsigned long long _cache_key[CACHE_SLOTS]
+cdef PyObject* _cache_text[CACHE_SLOTS]
+cdef Py_ssize_t _cache_consumed[CACHE_SLOTS]
+
+
+cdef str _decode_prefix(const unsigned char* data, Py_ssize_t n, Py_ssize_t* consumed):
+    cdef unsigned long long key = <unsigned long long>n << 56
+    cdef Py_ssize_t i, slot
+    cdef str text
+    if n > CACHED_BYTES:
+        return PyUnicode_DecodeUTF8Stateful(<char*>data, n, "replace", consumed)
+    for i in range(n):
+        key |= (<unsigned long long>data[i]) << (8 * i)
+    slot = <Py_ssize_t>((key * 0x9E3779B97F4A7C15ULL) >> 52) & (CACHE_SLOTS - 1)
+    if _cache_text[slot] != NULL and _cache_key[slot] == key:
+        consumed[0] = _cache_consumed[slot]
+        return <str>_cache_text[slot]
+    text = PyUnicode_DecodeUTF8Stateful(<char*>data, n, "replace", consumed)
+    Py_XDECREF(_cache_text[slot])
+    Py_INCREF(text)
+    _cache_text[slot] = <PyObject*>text
+    _cache_key[slot] = key
+    _cache_consumed[slot] = consumed[0]
+    return text
 
 
 cdef str _whole_run_text(bytes run):

@@ -35,7 +35,10 @@ def tables(draw):
         flags.append(flag)
         values.append(draw(st.sampled_from(BYTES)))
         if mode == "bytes":
-            pieces.append(bytes(draw(st.lists(st.sampled_from(BYTES), max_size=3))))
+            # Mostly short pieces; some long enough to pass the engine's cached (7-byte) and
+            # C-buffer (64-byte) joins.
+            pieces.append(bytes(draw(st.lists(st.sampled_from(BYTES), max_size=3)
+                                     | st.lists(st.sampled_from(BYTES), min_size=6, max_size=70))))
             firsts.append(pieces[-1])
         else:
             pieces.append(draw(st.sampled_from(ALPHABET)))
