@@ -300,7 +300,8 @@ cdef class PieceTable:
         st = state.get("_s")
         if st is None:
             st = self.fresh
-        elif type(st) is not tuple or len(<tuple>st) != 5:
+        elif (type(st) is not tuple or len(<tuple>st) != 5 or type((<tuple>st)[2]) is not bytes
+              or PyBytes_GET_SIZE((<tuple>st)[2]) > MAX_HELD_BYTES and self.mode == MODE_BYTES):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         v.first = st[0]
         v.lead = st[1]
@@ -410,6 +411,7 @@ cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):
 # What short byte strings decode to, as codecs.utf_8_decode(data, "replace", False) gives it:
 # the text and how many bytes it consumed. Direct-mapped; a collision replaces the entry.
 cdef enum:
+    MAX_HELD_BYTES = 3  # mode "bytes" holds back at most an unfinished character
     JOIN_BYTES = 64     # longer joins take the general path
     CACHED_BYTES = 7    # the key packs up to 7 bytes and the length into 64 bits
     CACHE_SLOTS = 4096

@@ -31,15 +31,43 @@ static inline int oasr_str_level(PyObject *s)
     return (int)PyUnicode_KIND(s);
 }
 
+/* oasr_tok.errors.StreamStateError, looked up on first use (this header is compiled into
+ * several extension modules, each with its own copy of the pointer). */
+static PyObject *oasr_state_error_type = NULL;
+
+static PyObject *oasr_state_error(void)
+{
+    PyObject *module;
+    if (oasr_state_error_type == NULL) {
+        module = PyImport_ImportModule("oasr_tok.errors");
+        if (module != NULL) {
+            oasr_state_error_type = PyObject_GetAttrString(module, "StreamStateError");
+            Py_DECREF(module);
+        }
+        if (oasr_state_error_type == NULL) {
+            PyErr_Clear();
+            return PyExc_ValueError;
+        }
+    }
+    return oasr_state_error_type;
+}
+
+/* state[key] as a count (0 when missing); -1 with StreamStateError set when it is not one. */
 static Py_ssize_t oasr_state_int(PyObject *state, PyObject *key)
 {
+    Py_ssize_t value = -1;
     PyObject *v = PyDict_GetItemWithError(state, key);
     if (v == NULL) return PyErr_Occurred() ? -1 : 0;
-    if (!PyLong_CheckExact(v)) {
-        PyErr_Format(PyExc_ValueError, "stream state[%R] must be an int, got %R", key, v);
+    if (PyLong_CheckExact(v)) {
+        value = PyLong_AsSsize_t(v);
+        if (value == -1 && PyErr_Occurred()) PyErr_Clear();
+    }
+    if (value < 0) {
+        PyErr_Format(oasr_state_error(), "stream state[%R] must be a non-negative int, got %R; "
+                     "start a new stream from {}", key, v);
         return -1;
     }
-    return PyLong_AsSsize_t(v);
+    return value;
 }
 
 /* state["text"] = state["text"][:-old_tail] + settled + tail; record the new tail length and
@@ -64,6 +92,11 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
     if (old_tail < 0) return -1;
     level = oasr_state_int(state, oasr_key_level);
     if (level < 0) return -1;
+    if (level == 3 || level > 4) {
+        PyErr_Format(oasr_state_error(), "stream state['_level'] = %zd is not a str storage level "
+                     "(0, 1, 2 or 4); start a new stream from {}", level);
+        return -1;
+    }
     settled_len = PyUnicode_GET_LENGTH(settled);
     tail_len = PyUnicode_GET_LENGTH(tail);
 
@@ -74,12 +107,14 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
         if (text == NULL) return -1;
     } else {
         if (!PyUnicode_CheckExact(text)) {
-            PyErr_Format(PyExc_ValueError, "stream state['text'] must be a str, got %R", text);
+            PyErr_Format(oasr_state_error(), "stream state['text'] must be a str, got %R; "
+                         "start a new stream from {}", text);
             return -1;
         }
         n = PyUnicode_GET_LENGTH(text);
         if (old_tail > n) {
-            PyErr_SetString(PyExc_ValueError, "stream state is corrupt: its tail is longer than its text");
+            PyErr_SetString(oasr_state_error(), "stream state is corrupt: its tail is longer than its "
+                            "text; start a new stream from {}");
             return -1;
         }
         if (old_tail == 0 && settled_len == 0 && tail_len == 0) return 0;

@@ -354,7 +354,7 @@ cdef class _Emitter:
     cdef int kind
     cdef void *data
     cdef list pieces
-    cdef Py_ssize_t n
+    cdef Py_ssize_t n, total
     # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
     cdef Py_ssize_t tok, tok_a, tok_b
     cdef list starts
@@ -387,6 +387,8 @@ cdef class _Emitter:
             raise RuntimeError("pieces changed during the grouping")
         self.tok_a = self.tok_b
         self.tok_b += PyUnicode_GET_LENGTH(<object>piece)
+        if self.tok_b > self.total:  # never read past the text the pieces were joined into
+            raise RuntimeError("pieces changed during the grouping")
         return 0
 
     cdef Py_ssize_t owner(self, Py_ssize_t pos, bint note_gaps) except -1:
@@ -488,6 +490,7 @@ def group_words(pieces, starts, ends=None) -> list:
     out.prev_last = -1
     out.pieces = piece_list
     out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
+    out.total = total
     cdef Py_UCS4 cp, prev_cp = 0
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i

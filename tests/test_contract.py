@@ -140,6 +140,35 @@ def test_bad_ids_raise_and_leave_state_unchanged(case):
     assert str(tok.vocab_size) in message and str(tok.vocab_size - 1) in message
 
 
+#: Values a stream state's entries never hold: wrong types, negative and huge counts, foreign
+#: tuples, and a text shorter than its recorded tail.
+FORGED = [None, "x", b"\xff", -1, -(2**70), 2**70, 3, 7, (), (None,) * 5, (1, 2, 3, 4, 5, 6, 7, 8),
+          (False, False, b"\xe4" * 100, False, False), (True, True, "s", True, True), [1], {"a": 1}]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_forged_state_raises_stream_state_error_and_is_left_alone(case):
+    """A state the library did not make gets a StreamStateError (or, when the forgery happens
+    to be a state this kind could have made, decodes): never another exception, never a crash."""
+    import oasr_tok
+
+    tok, interesting, realistic = _inputs(case)
+    ids = (realistic[0][:10] if realistic and realistic[0] else []) or list(interesting[:6]) or [0]
+    state: dict = {}
+    tok.decode_incremental(ids[:5], state)
+    for key in [*state, "text"]:
+        for value in FORGED:
+            forged = {**state, key: value}
+            before = copy.deepcopy(forged)
+            try:
+                tok.decode_incremental(ids[5:], forged)
+                tok.decode_incremental([], forged, final=True)
+            except oasr_tok.StreamStateError:
+                assert forged == before
+    with pytest.raises(oasr_tok.StreamStateError):
+        tok.decode_incremental(ids[5:], {**state, "text": ""[:0], "_tail": 10**6})
+
+
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_ids_as_tuple_array_and_numpy(case):
     import array

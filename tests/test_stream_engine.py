@@ -143,10 +143,19 @@ def test_bad_ids_leave_the_state_alone_and_name_the_id():
     assert state == before
 
 
-def test_foreign_state_is_refused():
-    table = PieceTable(["a"], flags=bytes(1))
-    with pytest.raises(oasr_tok.StreamStateError):
-        table.decode_incremental([0], {"_s": "not ours"})
+@pytest.mark.parametrize("held", ["not ours", (False, False, "ab", False, False),
+                                  (False, False, None, False, False),
+                                  (False, False, b"\xe4\xb8\xe4\xb8", False, False)])
+def test_foreign_state_is_refused(held):
+    text_table = PieceTable(["a"], flags=bytes(1))
+    byte_table = PieceTable([b"a"], mode="bytes")
+    for table in (text_table, byte_table):
+        state = {"_s": held}
+        if table is text_table and isinstance(held, tuple) and type(held[2]) is bytes:
+            continue  # a text table may hold a long byte run
+        with pytest.raises(oasr_tok.StreamStateError):
+            table.decode_incremental([0], state)
+        assert state == {"_s": held}
 
 
 def test_malformed_tables_are_refused():
