@@ -35,6 +35,7 @@ typedef struct oasr_chunk {
 } oasr_chunk;
 
 static Py_ssize_t oasr_chunk_field = -1; /* offset of Word._chunk inside a Word */
+static Py_ssize_t oasr_word_refs[3];     /* offsets of the references a Word owns */
 static freefunc oasr_python_free = NULL; /* Word's tp_free before it was replaced */
 
 /* Freed mappings kept for the next call, so that a server grouping long transcripts does not
@@ -128,6 +129,16 @@ static void oasr_word_free(void *o)
     oasr_chunk *c = *(oasr_chunk **)((char *)o + oasr_chunk_field);
     if (c == NULL) oasr_python_free(o);
     else oasr_chunk_unref(c);
+}
+
+/* Word's tp_dealloc: drop its references, then free it (oasr_word_free). */
+static void oasr_word_dealloc(PyObject *o)
+{
+    PyTypeObject *type = Py_TYPE(o);
+    int i;
+    for (i = 0; i < 3; i++) Py_XDECREF(*(PyObject **)((char *)o + oasr_word_refs[i]));
+    type->tp_free(o);
+    if (type->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(type);
 }
 
 #endif

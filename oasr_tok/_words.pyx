@@ -20,7 +20,7 @@ import unicodedata
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
-from cpython.object cimport PyObject, PyTypeObject, freefunc
+from cpython.object cimport PyObject, PyTypeObject, destructor, freefunc
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc
@@ -126,11 +126,13 @@ cdef extern from "_wordmem.h":
     Py_ssize_t OASR_SMALL_CHUNK_BYTES
     Py_ssize_t OASR_SLOTS_OFFSET
     Py_ssize_t oasr_chunk_field
+    Py_ssize_t oasr_word_refs[3]
     freefunc oasr_python_free
     oasr_chunk *oasr_chunk_new(Py_ssize_t capacity, Py_ssize_t slot, int mapped, object transcript) except NULL
     void oasr_chunk_unref(oasr_chunk *c)
     PyObject *oasr_chunk_take(oasr_chunk *c, PyTypeObject *type)
     void oasr_word_free(void *o)
+    void oasr_word_dealloc(PyObject *o)
 
 
 # Not tracked by the cyclic GC: a Word only holds a str and two caller time values, and a
@@ -159,10 +161,9 @@ cdef class Word:
         self.first_token = first_token
         self.last_token = last_token
 
-    def __dealloc__(self):
-        Py_XDECREF(self._text)
-        Py_XDECREF(self._start)
-        Py_XDECREF(self._end)
+    # No __dealloc__: _install_allocator gives Word a tp_dealloc written in C (_wordmem.h),
+    # which drops the three references without the exception save/restore Cython wraps
+    # around a __dealloc__ (measurable when a million Words die at once).
 
     @property
     def text(self) -> str:
@@ -230,13 +231,18 @@ cdef void _install_allocator():
     global oasr_chunk_field, oasr_python_free
     cdef Word probe = Word.__new__(Word)
     oasr_chunk_field = <char *>&probe._chunk - <char *><PyObject *>probe
+    oasr_word_refs[0] = <char *>&probe._text - <char *><PyObject *>probe
+    oasr_word_refs[1] = <char *>&probe._start - <char *><PyObject *>probe
+    oasr_word_refs[2] = <char *>&probe._end - <char *><PyObject *>probe
     oasr_python_free = (<PyTypeObject *>Word).tp_free
     (<PyTypeObject *>Word).tp_free = <freefunc>oasr_word_free
+    (<PyTypeObject *>Word).tp_dealloc = <destructor>oasr_word_dealloc
 
 
 _install_allocator()
 
 
+@cython.final
 cdef class _WordMaker:
     """Builds one group_words call's Words in chunks of its own (_wordmem.h): small ones first,
     doubling, then 2 MiB huge-page mappings."""
@@ -341,6 +347,7 @@ cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
             prev_e = e
 
 
+@cython.final
 cdef class _Emitter:
     """Turns word character ranges into Word records. Ranges arrive in order, so the token
     that owns a character is found by a pointer that only moves forward.
