@@ -204,16 +204,8 @@ cdef class PieceTable:
             text = self.texts[tid]
             if text is not None and not PyBytes_GET_SIZE(pending):
                 out = self._emit(v, out, text)
-            elif PyBytes_GET_SIZE(pending) + PyBytes_GET_SIZE(<bytes>self.pieces[tid]) <= JOIN_BYTES:
-                out = self._step_bytes(v, pending, <bytes>self.pieces[tid], pending_box, out)
             else:
-                cand = pending + <bytes>self.pieces[tid]
-                decoded = _utf8_decode(cand, "replace", False)
-                out = self._emit(v, out, decoded[0])
-                pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
-                if _dead_end(<bytes>pending_box[0]):
-                    out = self._emit(v, out, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
-                    pending_box[0] = b""
+                out = self._step_bytes(v, pending, <bytes>self.pieces[tid], pending_box, out)
         elif f & F_BYTE:
             cand = pending + self.byte_values[tid:tid + 1]
             if self.rule == RULE_WHOLE_RUN:
@@ -248,24 +240,33 @@ cdef class PieceTable:
         return out
 
     cdef object _step_bytes(self, Vars* v, bytes pending, bytes piece, list pending_box, object out):
-        """The byte-level step for a short run, without Python-level bytes or codec calls: the
-        pending bytes and the piece are joined in a C buffer, and what they decode to comes
-        from a small cache (a Chinese character split over two byte tokens decodes to the same
-        str every time it occurs)."""
-        cdef unsigned char joined[JOIN_BYTES]
+        """The byte-level step without Python-level bytes or codec calls: the pending bytes and
+        the piece are joined in a C buffer (on the stack unless the piece is long), and what a
+        short join decodes to comes from a small cache (a Chinese character split over two byte
+        tokens decodes to the same str every time it occurs)."""
+        cdef unsigned char stack[JOIN_BYTES]
+        cdef unsigned char* joined = stack
         cdef Py_ssize_t np = PyBytes_GET_SIZE(pending), total = np + PyBytes_GET_SIZE(piece)
         cdef Py_ssize_t consumed = 0, rest
-        memcpy(joined, PyBytes_AS_STRING(pending), np)
-        memcpy(joined + np, PyBytes_AS_STRING(piece), total - np)
-        out = self._emit(v, out, _decode_prefix(joined, total, &consumed))
-        rest = total - consumed
-        if rest == 0:
-            pending_box[0] = b""
-        elif _dead_end_at(joined + consumed, rest):
-            out = self._emit(v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
-            pending_box[0] = b""
-        else:
-            pending_box[0] = PyBytes_FromStringAndSize(<char*>joined + consumed, rest)
+        if total > JOIN_BYTES:
+            joined = <unsigned char*>PyMem_Malloc(total)
+            if joined == NULL:
+                raise MemoryError()
+        try:
+            memcpy(joined, PyBytes_AS_STRING(pending), np)
+            memcpy(joined + np, PyBytes_AS_STRING(piece), total - np)
+            out = self._emit(v, out, _decode_prefix(joined, total, &consumed))
+            rest = total - consumed
+            if rest == 0:
+                pending_box[0] = b""
+            elif _dead_end_at(joined + consumed, rest):
+                out = self._emit(v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
+                pending_box[0] = b""
+            else:
+                pending_box[0] = PyBytes_FromStringAndSize(<char*>joined + consumed, rest)
+        finally:
+            if joined != stack:
+                PyMem_Free(joined)
         return out
 
     cdef str _tail(self, Vars v, bytes pending):
@@ -412,7 +413,7 @@ cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):
 # the text and how many bytes it consumed. Direct-mapped; a collision replaces the entry.
 cdef enum:
     MAX_HELD_BYTES = 3  # mode "bytes" holds back at most an unfinished character
-    JOIN_BYTES = 64     # longer joins take the general path
+    JOIN_BYTES = 64     # longer joins are made on the heap
     CACHED_BYTES = 7    # the key packs up to 7 bytes and the length into 64 bits
     CACHE_SLOTS = 4096
 

@@ -36,7 +36,7 @@ def tables(draw):
         values.append(draw(st.sampled_from(BYTES)))
         if mode == "bytes":
             # Mostly short pieces; some long enough to pass the engine's cached (7-byte) and
-            # C-buffer (64-byte) joins.
+            # stack-buffer (64-byte) joins.
             pieces.append(bytes(draw(st.lists(st.sampled_from(BYTES), max_size=3)
                                      | st.lists(st.sampled_from(BYTES), min_size=6, max_size=70))))
             firsts.append(pieces[-1])
@@ -141,6 +141,21 @@ def test_bad_ids_leave_the_state_alone_and_name_the_id():
     with pytest.raises(oasr_tok.InvalidIdError):
         table.token_pieces([0, 2**80])
     assert state == before
+
+
+@pytest.mark.parametrize("length", [5, 6, 7, 8, 60, 61, 62, 63, 64, 65, 200])
+def test_byte_runs_of_every_join_size_decode_as_python_does(length):
+    """Joins up to 7 bytes go through the decode cache, up to 64 through a stack buffer, longer
+    ones through the heap: all must agree with bytes.decode("utf-8", "replace")."""
+    body = ("é中" * length).encode()[:length]
+    pieces = [b"\xe4", body, b"\xb8\xad", b"\xf0\x9f", b"\x98\x80" + body, b"\xed\xa0", b"\xff"]
+    table = PieceTable(pieces, mode="bytes")
+    for ids in ([0, 1, 2], [1, 1, 0, 2], [3, 4, 1, 3], [5, 1, 6, 1], [0, 0, 1], [1, 3], list(range(7)) * 2):
+        expected = b"".join(pieces[i] for i in ids).decode("utf-8", "replace")
+        assert "".join(table.token_pieces(ids)) == expected
+        state: dict = {}
+        streamed = "".join(table.decode_incremental([i], state) for i in ids)
+        assert streamed + table.decode_incremental([], state, final=True) == expected
 
 
 @pytest.mark.parametrize("held", ["not ours", (False, False, "ab", False, False),
