@@ -125,6 +125,8 @@ cdef extern from "_wordmem.h":
     Py_ssize_t OASR_CHUNK_BYTES
     Py_ssize_t OASR_SMALL_CHUNK_BYTES
     Py_ssize_t OASR_SLOTS_OFFSET
+    int OASR_SPARE_CHUNKS
+    int oasr_spare_count
     Py_ssize_t oasr_chunk_field
     Py_ssize_t oasr_word_refs[3]
     freefunc oasr_python_free
@@ -564,10 +566,6 @@ def group_words(pieces, starts, ends=None) -> list:
     out.finish()
     return out.words
 
-
-cdef extern from "_wordmem.h":
-    int oasr_spare_count
-    int OASR_SPARE_CHUNKS
 
 
 def _allocator_stats() -> dict:
