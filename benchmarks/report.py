@@ -176,7 +176,7 @@ def targets(run: Run) -> list[str]:
                         worst, where = a / lst, f"{case} {op} {impl.removeprefix('oasr_tok')} n={n:,}"
     if where:
         add("13", "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
-            f"worst of every case and size (≤ 1.0×)", f"{worst:.2f}× ({where})", worst <= 1.0)
+            "worst of every case and size (≤ 1.0×)", f"{worst:.2f}× ({where})", worst <= 1.0)
     if run.wall is not None:
         add("6", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
     return ["## Targets", "", "| issue | target | measured | |", "|---|---|---|---|", *rows, ""]

@@ -24,7 +24,7 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcpy

@@ -15,9 +15,10 @@ import textwrap
 
 import numpy as np
 import pytest
-from cases import all_cases
 
 import oasr_tok
+
+from cases import all_cases
 
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
