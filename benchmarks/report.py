@@ -2,6 +2,10 @@
 
     python benchmarks/report.py [results/latest.json] [--out benchmarks/RESULTS.md]
 
+Beside the markdown it draws two PNGs into plots/ next to it (matplotlib, a benchmark-only
+dependency; without it the report says the plots were not drawn): per-token streaming cost
+against transcript length, log-log, for oasr_tok and every peer; and per-token throughput bars.
+
 Every figure is a median over rounds. Per-token figures divide a round by the tokens it
 covered (extra_info["per"]). A ratio "× peer" is ours divided by the peer's: below 1 means
 oasr_tok is faster. Growth is the per-token cost at a long position over that at 100.
@@ -18,6 +22,10 @@ POSITIONS = [100, 1_000, 10_000, 50_000, 100_000]
 SIZES = [1_000, 100_000, 1_000_000]
 STREAM_PEERS = ["DecodeStream", "vLLM window", "re-decode prefix", "sentencepiece partial"]
 ISSUE3 = ["sentencepiece/mistral-v1", "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine"]
+ARRAY_IMPLS = ["oasr_tok[np.int64]", "oasr_tok[np.int32]"]
+ARRAY_OPS = ["decode", "token_pieces", "word_timings"]
+#: Kinds whose decode is compared with SentencePiece's decode of the same ids.
+SP_DECODE = ["symbol_table/icefall-bpe500", "sentencepiece/mistral-v1"]
 
 
 def _us(seconds: float | None) -> str:
@@ -146,6 +154,29 @@ def targets(run: Run) -> list[str]:
                 add("5", f"{case}: compiled word grouping vs words_reference.py at {n:,} tokens (≥ 10× faster)",
                     f"{r / o:.1f}× faster", r / o >= 10)
                 break
+    case = "whisper/faster-whisper-base"
+    ratios = [(o / p) for n in POSITIONS
+              if (o := run.stream(case, "oasr_tok", n)) and (p := run.stream(case, "DecodeStream", n))]
+    add("13", f"{case}: decode_incremental / DecodeStream.step, worst of 100…100,000 (≤ 0.5×)",
+        f"{max(ratios):.2f}×" if len(ratios) == len(POSITIONS) else "—",
+        None if len(ratios) != len(POSITIONS) else max(ratios) <= 0.5)
+    for case in SP_DECODE:
+        ratios = [(o / p) for n in SIZES if (o := run.tput(case, "decode", "oasr_tok", n))
+                  and (p := run.tput(case, "decode", "sentencepiece.decode", n))]
+        add("13", f"{case}: decode / sentencepiece.decode on the same ids, worst of 1,000…1,000,000 (≤ 1.0×)",
+            f"{max(ratios):.2f}×" if len(ratios) == len(SIZES) else "—",
+            None if len(ratios) != len(SIZES) else max(ratios) <= 1.0)
+    worst, where = 0.0, ""
+    for case in run.cases("throughput"):
+        for op in ARRAY_OPS:
+            for impl in ARRAY_IMPLS:
+                for n in SIZES:
+                    a, lst = run.tput(case, op, impl, n), run.tput(case, op, "oasr_tok", n)
+                    if a and lst and a / lst > worst:
+                        worst, where = a / lst, f"{case} {op} {impl.removeprefix('oasr_tok')} n={n:,}"
+    if where:
+        add("13", "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
+            "worst of every case and size (≤ 1.0×)", f"{worst:.2f}× ({where})", worst <= 1.0)
     if run.wall is not None:
         add("6", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
     return ["## Targets", "", "| issue | target | measured | |", "|---|---|---|---|", *rows, ""]
@@ -208,6 +239,97 @@ def throughput(run: Run) -> list[str]:
     return out + [""]
 
 
+def arrays(run: Run) -> list[str]:
+    rows = []
+    for case in run.cases("throughput"):
+        for op in ARRAY_OPS:
+            for n in SIZES:
+                lst = run.tput(case, op, "oasr_tok", n)
+                got = [run.tput(case, op, impl, n) for impl in ARRAY_IMPLS]
+                if lst is None and not any(got):
+                    continue
+                cells = []
+                for t in got:
+                    cells += [f"{t * 1e9:.1f}" if t else "—", _ratio(t, lst)]
+                rows.append(f"| {case} | {op} | {n:,} | {f'{lst * 1e9:.1f}' if lst else '—'} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["## NumPy arrays beside lists", "",
+            "ns per token; the same ids as a `list[int]`, a NumPy int64 and an int32 array (word_timings: start "
+            "times as a list / a float64 array). `× list` below 1: the array is faster.", "",
+            "| tokenizer | operation | tokens | list | np.int64 | × list | np.int32 | × list |",
+            "|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
+def draw_plots(run: Run, folder: Path) -> list[str]:
+    """The PNGs, and the markdown that embeds them."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["_Plots not drawn: matplotlib is not installed (pip install matplotlib)._", ""]
+    folder.mkdir(exist_ok=True)
+    out = ["## Plots", ""]
+    cases = run.cases("stream")
+    if cases:
+        cols = 3
+        rows = -(-len(cases) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
+        for ax, case in zip(axes.flat, cases):
+            seen: list[float] = []
+            for impl in ["oasr_tok", *STREAM_PEERS]:
+                points = [(n, t * 1e6) for n in POSITIONS if (t := run.stream(case, impl, n))]
+                if points:
+                    xs, ys = zip(*points)
+                    seen += ys
+                    ax.plot(xs, ys, marker="o", linewidth=2.5 if impl == "oasr_tok" else 1.2, label=impl)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            if seen:  # at least two decades, so that noise on a flat line does not look like a slope
+                ax.set_ylim(min(seen) / 3, max(max(seen) * 3, min(seen) * 30))
+            ax.set_title(case, fontsize=10)
+            ax.set_xlabel("transcript position (tokens)")
+            ax.set_ylabel("µs per streamed token")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(cases):]:
+            ax.axis("off")
+        fig.suptitle("decode_incremental: cost per token against transcript length (log-log; flat = constant cost)")
+        fig.tight_layout()
+        fig.savefig(folder / "streaming.png", dpi=90)
+        plt.close(fig)
+        out += ["![per-token streaming cost against transcript length](plots/streaming.png)", ""]
+    cases = [c for c in run.cases("throughput") if c != "(machine control)"]
+    if cases:
+        n = SIZES[-1]
+        bars = [("decode", "oasr_tok"), ("decode", "oasr_tok[np.int64]"), ("decode", "tokenizers.decode"),
+                ("decode", "sentencepiece.decode"), ("token_pieces", "oasr_tok"), ("token_pieces", "oasr_tok[np.int64]"),
+                ("token_pieces", "list comprehension"), ("word_timings", "oasr_tok"), ("word_timings", "oasr_tok[np.int64]")]
+        fig, ax = plt.subplots(figsize=(12, 0.55 * len(cases) * 4 + 1.5))
+        labels, values, colours = [], [], []
+        palette = {"decode": "tab:blue", "token_pieces": "tab:green", "word_timings": "tab:purple"}
+        for case in cases:
+            for op, impl in bars:
+                t = run.tput(case, op, impl, n)
+                if t:
+                    labels.append(f"{case} · {op} · {impl}")
+                    values.append(t * 1e9)
+                    colours.append(palette[op] if impl.startswith("oasr_tok") else "tab:gray")
+        ax.barh(range(len(values)), values, color=colours)
+        ax.set_yticks(range(len(values)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel(f"ns per token at {n:,} tokens (log; shorter is faster; grey: peers)")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(folder / "throughput.png", dpi=90)
+        plt.close(fig)
+        out += ["![throughput per token at 1,000,000 tokens](plots/throughput.png)", ""]
+    return out
+
+
 def memory(run: Run) -> list[str]:
     rows = [v for k, v in run.raw.items() if k[0] == "memory"]
     if not rows:
@@ -252,13 +374,15 @@ def not_run(run: Run) -> list[str]:
     return out + [""]
 
 
-def render(run: Run) -> str:
+def render(run: Run, plots: Path | None = None) -> str:
     parts = ["# oasr_tok benchmark results", "",
              "Generated by `benchmarks/report.py` from one run of `benchmarks/run.py` (`make bench` or `tox -e bench`; "
              "see [README.md](README.md) for the method). "
              "Medians; per-token figures are a round's median divided by the tokens it fed.", ""]
-    for section in (environment, targets, streaming, throughput, memory, load, not_run):
+    for section in (environment, targets, streaming, throughput, arrays, memory, load, not_run):
         parts += section(run)
+    if plots is not None:
+        parts += draw_plots(run, plots)
     return "\n".join(parts)
 
 
@@ -271,7 +395,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     data = json.loads(Path(args.json).read_text())
     skips = json.loads(Path(args.skips).read_text()) if Path(args.skips).exists() else []
-    text = render(Run(data, skips, args.wall))
+    plots = Path(args.out).resolve().parent / "plots" if args.out != "-" else None
+    text = render(Run(data, skips, args.wall), plots)
     if args.out != "-":
         Path(args.out).write_text(text + "\n")
     print(text)

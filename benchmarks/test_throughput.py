@@ -1,5 +1,6 @@
 """Whole-transcript throughput at 1,000 / 100,000 / 1,000,000 tokens: decode, token_pieces,
-word_timings, and the compiled word grouping alone, against the peers on the same ids:
+word_timings (on lists, and on NumPy int64 / int32 arrays), and the compiled word grouping
+alone, against the peers on the same ids:
 `tokenizers` decode, SentencePiece decode, a list comprehension over the pre-rendered
 symbol table (issue 2), and the plain Python word grouping in words_reference.py (issue 5).
 """
@@ -22,9 +23,15 @@ MAX_CALL_SECONDS = 20.0
 WORDS_REFERENCE = Path(__file__).with_name("words_reference.py")
 
 
+#: NumPy inputs beside lists (ids, and for word_timings the start times too), as recognisers
+#: hand them over; converted outside the timing. The report compares each with the list row.
+ARRAY_INPUTS = {"oasr_tok[np.int64]": "int64", "oasr_tok[np.int32]": "int32"}
+
+
 def _ops(case) -> list[tuple[str, str]]:
     ops = [("decode", "oasr_tok"), ("token_pieces", "oasr_tok"), ("word_timings", "oasr_tok"),
            ("group_words", "oasr_tok")]
+    ops += [(op, impl) for impl in ARRAY_INPUTS for op in ("decode", "token_pieces", "word_timings")]
     if case.hf_peer:
         ops.append(("decode", "tokenizers.decode"))
     if case.sp_peer:
@@ -109,6 +116,23 @@ def _call(label: str, op: str, impl: str):
             return lambda: group(pieces, starts)
         return call
     tok = tokenizer(label)
+    if impl in ARRAY_INPUTS:
+        import numpy as np
+
+        dtype = ARRAY_INPUTS[impl]
+        if op == "word_timings":
+            _compiled_grouping()
+
+            def timings(ids):
+                array, starts = np.array(ids, dtype=dtype), np.array(_starts(len(ids)))
+                return lambda: tok.word_timings(array, starts)
+            return timings
+        method = getattr(tok, op)
+
+        def on_array(ids):
+            array = np.array(ids, dtype=dtype)
+            return lambda: method(array)
+        return on_array
     if op == "decode":
         return lambda ids: (lambda: tok.decode(ids))
     if op == "token_pieces":

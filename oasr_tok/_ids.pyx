@@ -1,9 +1,530 @@
-# cython: language_level=3, boundscheck=True, wraparound=False
-"""Id validation for the Python-side kinds: the same checks the compiled paths make."""
-from oasr_tok._ids cimport checked_ids
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Reading token ids, for every entry point of every kind (docs/decoding.md § Id inputs).
+
+Accepted: a list, tuple, range or other `collections.abc.Sequence` of ints (anything with
+`__index__` except bool); any one-dimensional object with the buffer protocol and an integer
+format (NumPy int8 ... uint64 arrays in any byte order and stride, `array.array`,
+`memoryview`); an object with `__array__` (torch, JAX or CuPy-on-host tensors) that returns
+such a buffer. Refused with NonIntegerIdError: str, bytes, bytearray (text, not ids), sets and
+dicts (no order / keys), iterators (consumed by looking), bools, float or bool buffers, and
+buffers that are not one-dimensional. Buffers are read in C, element by element through
+their strides: no Python int is made per id.
+"""
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import operator
+
+from oasr_tok.errors import InvalidIdError, NonIntegerIdError
+
+cdef extern from "Python.h":
+    bint PyLong_CheckExact(object)
+    bint PyBool_Check(object)
+    const Py_ssize_t PY_SSIZE_T_MAX
+    const Py_ssize_t PY_SSIZE_T_MIN
+
+ctypedef fused integer:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+cdef enum:
+    ORDER_NATIVE = 0
+    ORDER_LITTLE = 1
+    ORDER_BIG = 2
+
+cdef int _one = 1
+cdef bint _host_little = (<char*>&_one)[0] == 1
+
+# How a message shows a caller's object: never the whole of it (a 2-D array once gave a
+# 150,000-character message).
+cdef Py_ssize_t _SHOWN = 60
 
 
-def check_ids(ids, Py_ssize_t vocab_size):
-    """`ids` as a list of ints, each in 0 ... vocab_size - 1; InvalidIdError (a ValueError)
-    naming the first offending id and its position otherwise."""
-    return checked_ids(ids, vocab_size)
+cdef str _shown(object value):
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+
+
+cdef str _what(object ids):
+    return type(ids).__name__
+
+
+cdef object _out_of_range(object value, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi):
+    if lo == 0:
+        return InvalidIdError(
+            f"token id {_shown(value)} at position {i} is out of range: valid ids are 0 ... {hi - 1}")
+    return InvalidIdError(f"token id {_shown(value)} at position {i} is not a 64-bit integer")
+
+
+cdef object _not_integer(object value, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi):
+    rule = f"ids must be ints in 0 ... {hi - 1}" if lo == 0 else "ids must be ints"
+    return NonIntegerIdError(f"token id {_shown(value)} at position {i} is not an integer: {rule}")
+
+
+cdef object _not_ids(object ids, str why=""):
+    return NonIntegerIdError(
+        f"ids must be a sequence of integer token ids (list, tuple, range, or a 1-D integer array), "
+        f"got {_what(ids)}{why}")
+
+
+# -- the buffer that receives the ids -------------------------------------------------------
+
+cdef Py_ssize_t* _reserve(IdBuffer* out, Py_ssize_t n) except NULL:
+    if n <= SMALL_IDS:
+        out.ids = out.small
+        return out.small
+    out.heap = <Py_ssize_t*>PyMem_Malloc(n * sizeof(Py_ssize_t))
+    if out.heap == NULL:
+        raise MemoryError()
+    out.ids = out.heap
+    return out.heap
+
+
+cdef Py_ssize_t* _grow(IdBuffer* out, Py_ssize_t* capacity) except NULL:
+    """Room for more ids than reserved: a list an id's __index__ lengthened while we read it."""
+    cdef Py_ssize_t wanted = capacity[0] * 2
+    cdef Py_ssize_t* grown
+    if out.heap == NULL:
+        grown = <Py_ssize_t*>PyMem_Malloc(wanted * sizeof(Py_ssize_t))
+        if grown == NULL:
+            raise MemoryError()
+        memcpy(grown, out.small, capacity[0] * sizeof(Py_ssize_t))
+    else:
+        grown = <Py_ssize_t*>PyMem_Realloc(out.heap, wanted * sizeof(Py_ssize_t))
+        if grown == NULL:
+            raise MemoryError()
+    out.heap = grown
+    out.ids = grown
+    capacity[0] = wanted
+    return grown
+
+
+cdef void release_ids(IdBuffer* buf) noexcept:
+    PyMem_Free(buf.heap)
+    buf.heap = NULL
+    buf.ids = buf.small
+    buf.n = 0
+
+
+# -- Python objects, one at a time ----------------------------------------------------------
+
+cdef inline Py_ssize_t _exact_int(object item, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi) except? -1:
+    # An exact int runs no user code; Cython reads small ones straight from their digits.
+    cdef Py_ssize_t value
+    try:
+        value = item
+    except OverflowError:
+        raise _out_of_range(item, i, lo, hi) from None
+    if value < lo or value >= hi:
+        raise _out_of_range(item, i, lo, hi)
+    return value
+
+
+cdef Py_ssize_t _other_id(object item, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi) except? -1:
+    """Anything but an exact int: __index__ (which may run any code), bools and text refused."""
+    if PyBool_Check(item) or item is None or isinstance(item, (float, str, bytes, bytearray)):
+        raise _not_integer(item, i, lo, hi)
+    try:
+        number = operator.index(item)
+    except TypeError:
+        raise _not_integer(item, i, lo, hi) from None
+    return _exact_int(int(number), i, lo, hi)
+
+
+cdef int _read_list(IdBuffer* out, list ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
+    cdef Py_ssize_t i = 0, capacity = max(PyList_GET_SIZE(ids), <Py_ssize_t>SMALL_IDS)
+    cdef Py_ssize_t* dst = _reserve(out, capacity)
+    cdef Py_ssize_t value
+    cdef object item
+    # The length is read again on every step: an id's __index__ may shrink or grow the list
+    # (as a Python for loop over it would see), and the item is held while it runs.
+    while i < PyList_GET_SIZE(ids):
+        item = <object>PyList_GET_ITEM(ids, i)
+        if PyLong_CheckExact(item):
+            value = _exact_int(item, i, lo, hi)
+        else:
+            value = _other_id(item, i, lo, hi)
+        if i == capacity:
+            dst = _grow(out, &capacity)
+        dst[i] = value
+        i += 1
+    out.n = i
+    return 0
+
+
+cdef int _read_tuple(IdBuffer* out, tuple ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
+    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(ids)
+    cdef Py_ssize_t* dst = _reserve(out, n)
+    cdef object item
+    for i in range(n):
+        item = <object>PyTuple_GET_ITEM(ids, i)
+        dst[i] = _exact_int(item, i, lo, hi) if PyLong_CheckExact(item) else _other_id(item, i, lo, hi)
+    out.n = n
+    return 0
+
+
+# -- buffers --------------------------------------------------------------------------------
+
+cdef struct Column:
+    const char* base  # the first element
+    Py_ssize_t n
+    Py_ssize_t stride  # in bytes; negative for a reversed view
+    Py_ssize_t itemsize
+    bint is_signed
+    int order
+
+
+cdef int _integer_format(const char* fmt, Py_ssize_t itemsize, Column* col) noexcept:
+    """1 if the buffer format is a single integer (struct-module syntax), filling col."""
+    cdef char code
+    if fmt == NULL:
+        fmt = b"B"
+    col.order = ORDER_NATIVE
+    if fmt[0] == b"<":
+        col.order = ORDER_LITTLE
+        fmt += 1
+    elif fmt[0] == b">" or fmt[0] == b"!":
+        col.order = ORDER_BIG
+        fmt += 1
+    elif fmt[0] == b"@" or fmt[0] == b"=":
+        fmt += 1
+    code = fmt[0]
+    if code == 0 or fmt[1] != 0:
+        return 0
+    if code in b"bhilqn":
+        col.is_signed = True
+    elif code in b"BHILQN":
+        col.is_signed = False
+    else:
+        return 0
+    if itemsize != 1 and itemsize != 2 and itemsize != 4 and itemsize != 8:
+        return 0
+    if (col.order == ORDER_LITTLE and _host_little) or (col.order == ORDER_BIG and not _host_little):
+        col.order = ORDER_NATIVE
+    col.itemsize = itemsize
+    return 1
+
+
+cdef Py_ssize_t _copy(const Column* col, Py_ssize_t* dst, Py_ssize_t lo, Py_ssize_t hi,
+                      integer kind) noexcept nogil:
+    """Copy a native-order column of `integer` into dst; the index of the first value outside
+    lo ... hi - 1, or n when all are inside."""
+    cdef Py_ssize_t i, x
+    cdef integer v
+    cdef const char* p = col.base
+    for i in range(col.n):
+        memcpy(&v, p, sizeof(integer))  # a load; memcpy because a buffer need not be aligned
+        p += col.stride
+        if integer is uint64_t:
+            if v > <uint64_t>PY_SSIZE_T_MAX:
+                return i
+        x = <Py_ssize_t>v
+        if x < lo or x >= hi:
+            return i
+        dst[i] = x
+    return col.n
+
+
+cdef object _value_at(const Column* col, Py_ssize_t i):
+    """Element i as a Python int, in any byte order (for messages and the swapped path)."""
+    cdef const unsigned char* p = <const unsigned char*>(col.base + i * col.stride)
+    cdef uint64_t u = 0
+    cdef Py_ssize_t k
+    cdef bint big = col.order == ORDER_BIG or (col.order == ORDER_NATIVE and not _host_little)
+    for k in range(col.itemsize):
+        u = (u << 8) | p[k if big else col.itemsize - 1 - k]
+    if col.is_signed and col.itemsize < 8 and (u >> (8 * col.itemsize - 1)) & 1:
+        u |= ~((<uint64_t>1 << (8 * col.itemsize)) - 1)
+    if col.is_signed:
+        return PyLong_FromLongLong(<int64_t>u)
+    return PyLong_FromUnsignedLongLong(u)
+
+
+cdef Py_ssize_t _copy_column(const Column* col, Py_ssize_t* dst, Py_ssize_t lo, Py_ssize_t hi) except -2:
+    cdef Py_ssize_t i
+    cdef object value
+    if col.order == ORDER_NATIVE:
+        if col.itemsize == 8:
+            return _copy[int64_t](col, dst, lo, hi, 0) if col.is_signed else _copy[uint64_t](col, dst, lo, hi, 0)
+        if col.itemsize == 4:
+            return _copy[int32_t](col, dst, lo, hi, 0) if col.is_signed else _copy[uint32_t](col, dst, lo, hi, 0)
+        if col.itemsize == 2:
+            return _copy[int16_t](col, dst, lo, hi, 0) if col.is_signed else _copy[uint16_t](col, dst, lo, hi, 0)
+        return _copy[int8_t](col, dst, lo, hi, 0) if col.is_signed else _copy[uint8_t](col, dst, lo, hi, 0)
+    for i in range(col.n):  # the other byte order: rare enough to go through a Python int
+        value = _value_at(col, i)
+        if not (lo <= value < hi):
+            return i
+        dst[i] = value
+    return col.n
+
+
+cdef int _open_buffer(object ids, Py_buffer* view) except -1:
+    try:
+        PyObject_GetBuffer(ids, view, PyBUF_STRIDES | PyBUF_FORMAT)
+    except (BufferError, TypeError, ValueError) as exc:
+        raise _not_ids(ids, f" (its buffer cannot be read: {_shown(str(exc))})") from None
+    return 0
+
+
+cdef str _shape(Py_buffer* view):
+    cdef Py_ssize_t d
+    return "(" + ", ".join([str(view.shape[d]) for d in range(view.ndim)]) + ("," if view.ndim == 1 else "") + ")"
+
+
+cdef int _column_of(object ids, Py_buffer* view, Column* col, int ndim) except -1:
+    fmt = view.format.decode("ascii", "replace") if view.format != NULL else "B"
+    if not _integer_format(view.format, view.itemsize, col):
+        raise _not_ids(ids, f" holding {_shown(fmt)} items (a float, bool or other non-integer format)")
+    if view.ndim != ndim:
+        raise _not_ids(ids, f" of {view.ndim} dimensions, shape {_shape(view)}")
+    col.base = <const char*>view.buf
+    if ndim == 1:
+        col.n = view.shape[0]
+        col.stride = view.strides[0] if view.strides != NULL else view.itemsize
+    return 0
+
+
+cdef int _read_buffer(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
+    cdef Py_buffer view
+    cdef Column col
+    cdef Py_ssize_t bad
+    cdef Py_ssize_t* dst
+    _open_buffer(ids, &view)
+    try:
+        _column_of(ids, &view, &col, 1)
+        dst = _reserve(out, col.n)
+        bad = _copy_column(&col, dst, lo, hi)
+        if bad < col.n:
+            raise _out_of_range(_value_at(&col, bad), bad, lo, hi)
+        out.n = col.n
+    finally:
+        PyBuffer_Release(&view)
+    return 0
+
+
+# -- the intake -----------------------------------------------------------------------------
+
+cdef bint _refused(object ids):
+    return ids is None or isinstance(ids, (str, bytes, bytearray, set, frozenset, dict, int, float))
+
+
+cdef object _as_array(object ids):
+    """What a tensor's __array__ gives (on the CPU; a device tensor's own error is reported)."""
+    to_array = getattr(type(ids), "__array__", None)
+    if to_array is None:
+        return None
+    try:
+        return ids.__array__()
+    except Exception as exc:
+        raise _not_ids(ids, f" (its __array__ failed: {_shown(str(exc))}; move it to the CPU first)") from None
+
+
+cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
+    out.heap = NULL
+    out.ids = out.small
+    out.n = 0
+    if type(ids) is list:
+        return _read_list(out, <list>ids, lo, hi)
+    if type(ids) is tuple:
+        return _read_tuple(out, <tuple>ids, lo, hi)
+    if _refused(ids):
+        raise _not_ids(ids)
+    if PyObject_CheckBuffer(ids):
+        return _read_buffer(out, ids, lo, hi)
+    array = _as_array(ids)
+    if array is not None:
+        if not PyObject_CheckBuffer(array) or _refused(array):
+            raise _not_ids(ids, f" (its __array__ gave {_what(array)}, which has no buffer)")
+        return _read_buffer(out, array, lo, hi)
+    if isinstance(ids, range) or (isinstance(ids, _sequence()) and not isinstance(ids, (set, frozenset))):
+        return _read_list(out, list(ids), lo, hi)
+    raise _not_ids(ids)
+
+
+cdef object _sequence_abc = None
+
+
+cdef object _sequence():
+    global _sequence_abc
+    if _sequence_abc is None:
+        from collections.abc import Sequence
+        _sequence_abc = Sequence
+    return _sequence_abc
+
+
+cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
+    return _read(out, ids, 0, vocab_size)
+
+
+# -- for the Python side of the kinds -------------------------------------------------------
+
+cdef bint _plain_list(list ids, Py_ssize_t vocab_size, const unsigned char* skip) noexcept:
+    """Whether every item is an exact int in range and not skipped (then the list itself is
+    the answer: no copy, and no user code can have run)."""
+    cdef Py_ssize_t i, value
+    cdef object item
+    for i in range(PyList_GET_SIZE(ids)):
+        item = <object>PyList_GET_ITEM(ids, i)
+        if not PyLong_CheckExact(item):
+            return False
+        try:
+            value = item
+        except OverflowError:
+            return False
+        if value < 0 or value >= vocab_size or (skip != NULL and skip[value]):
+            return False
+    return True
+
+
+def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
+    """`ids` as a list of ints, each in 0 ... vocab_size - 1 (InvalidIdError, a ValueError,
+    naming the first offending id and its position otherwise; NonIntegerIdError for what is not
+    an id sequence). With `skip` (one byte per id), the ids whose byte is non-zero are left out.
+    A list that is already all that comes back as it is."""
+    cdef const unsigned char* drop = NULL
+    cdef IdBuffer buf
+    cdef Py_ssize_t i
+    cdef list out
+    cdef object item
+    if skip is not None:
+        if len(skip) != vocab_size:
+            raise ValueError("check_ids: skip must hold one byte per id")
+        drop = skip
+    if type(ids) is list and _plain_list(<list>ids, vocab_size, drop):
+        return ids
+    read_ids(&buf, ids, vocab_size)
+    try:
+        if drop == NULL:
+            out = PyList_New(buf.n)
+            for i in range(buf.n):
+                item = PyLong_FromSsize_t(buf.ids[i])
+                Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+                PyList_SET_ITEM(out, i, item)
+        else:
+            out = [buf.ids[i] for i in range(buf.n) if not drop[buf.ids[i]]]
+    finally:
+        release_ids(&buf)
+    return out
+
+
+# -- batches --------------------------------------------------------------------------------
+
+cdef object _row(const Py_ssize_t* ids, Py_ssize_t n):
+    """A row as a compact int64 memoryview (read back through the buffer path)."""
+    cdef bytearray data = bytearray(n * 8)
+    cdef int64_t* p = <int64_t*><char*>data
+    cdef Py_ssize_t i
+    for i in range(n):
+        p[i] = ids[i]
+    return memoryview(data).cast("q")
+
+
+cdef object _cut(object row, Py_ssize_t r, object length, object pad_id):
+    """One row, cut to its length and stripped of trailing padding."""
+    cdef IdBuffer buf
+    cdef Py_ssize_t n, pad = 0
+    try:
+        _read(&buf, row, PY_SSIZE_T_MIN, PY_SSIZE_T_MAX)
+    except NonIntegerIdError as exc:
+        raise NonIntegerIdError(f"batch row {r}: {exc}") from None
+    except InvalidIdError as exc:
+        raise InvalidIdError(f"batch row {r}: {exc}") from None
+    try:
+        n = buf.n
+        if length is not None:
+            if length > n:
+                raise InvalidIdError(f"batch row {r} has {n} ids, fewer than its length {length}")
+            n = length
+        if pad_id is not None:
+            pad = pad_id
+            while n and buf.ids[n - 1] == pad:
+                n -= 1
+        return _row(buf.ids, n)
+    finally:
+        release_ids(&buf)
+
+
+cdef list _rows_of_buffer(object batch, object source):
+    cdef Py_buffer view
+    cdef Column col
+    cdef Py_ssize_t r, bad
+    cdef IdBuffer buf
+    cdef Py_ssize_t* dst
+    cdef list rows = []
+    _open_buffer(source, &view)
+    try:
+        if view.ndim == 1:
+            raise _not_ids(batch, ": a batch is a 2-D array or a sequence of id sequences, this is one sequence")
+        _column_of(batch, &view, &col, 2)
+        col.n = view.shape[1]
+        col.stride = view.strides[1]
+        buf.heap = NULL
+        dst = _reserve(&buf, col.n)
+        try:
+            for r in range(view.shape[0]):
+                col.base = <const char*>view.buf + r * view.strides[0]
+                bad = _copy_column(&col, dst, PY_SSIZE_T_MIN, PY_SSIZE_T_MAX)
+                if bad < col.n:
+                    raise InvalidIdError(f"batch row {r}: {_out_of_range(_value_at(&col, bad), bad, -1, 0)}")
+                rows.append(_row(buf.ids, col.n))
+        finally:
+            release_ids(&buf)
+    finally:
+        PyBuffer_Release(&view)
+    return rows
+
+
+def batch_rows(batch, lengths=None, pad_id=None):
+    """The hypotheses of `batch`: a sequence of id sequences (an n-best list, a list of 1-D
+    arrays) or a 2-D integer array, one row per hypothesis. `lengths` (one per row) cuts each
+    row to its length; then `pad_id` strips the row's trailing run of that id (the -1 /
+    ignore_id padding ESPnet, WeNet and NeMo collate into). Rows are not checked against a
+    vocabulary here: decode does that, naming the id."""
+    cdef list rows
+    cdef Py_ssize_t r
+    if pad_id is not None:
+        if PyBool_Check(pad_id):
+            raise NonIntegerIdError("pad_id must be an integer id, got a bool")
+        try:
+            pad_id = operator.index(pad_id)
+        except TypeError:
+            raise NonIntegerIdError(f"pad_id must be an integer id, got {_shown(pad_id)}") from None
+    if type(batch) is list or type(batch) is tuple:
+        rows = list(batch)
+    elif _refused(batch):
+        raise _not_ids(batch)
+    elif PyObject_CheckBuffer(batch):
+        rows = _rows_of_buffer(batch, batch)
+    elif _as_array(batch) is not None:
+        rows = _rows_of_buffer(batch, _as_array(batch))
+    elif isinstance(batch, _sequence()):
+        rows = list(batch)
+    else:
+        raise _not_ids(batch)
+    if lengths is None and pad_id is None:
+        return rows
+    cdef list cuts = [None] * len(rows)
+    if lengths is not None:
+        try:
+            cuts = check_ids(lengths, PY_SSIZE_T_MAX)
+        except InvalidIdError as exc:
+            raise type(exc)(f"lengths: {exc}") from None
+        if len(cuts) != len(rows):
+            raise InvalidIdError(f"lengths has {len(cuts)} entries for {len(rows)} batch rows")
+    return [_cut(rows[r], r, cuts[r], pad_id) for r in range(len(rows))]

@@ -24,13 +24,15 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcpy
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from oasr_tok._ids cimport as_id_list, id_at, oasr_small_id, oasr_list_items
+cimport cython
+
+from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
 from oasr_tok._textbuf cimport oasr_commit
 from oasr_tok.errors import StreamStateError
 
@@ -97,6 +99,9 @@ cdef class PieceTable:
       piece, mode "text" only; its value is in `byte_values`), FLAG_KEEP_FIRST (does not end
       the first rule).
     byte_values: bytes, one per id (the byte of a FLAG_BYTE id; anything for the others).
+    prompt: optional (open_id, close_id): the ids from an open_id up to the next close_id render
+      nothing (Whisper's <|startofprev|> block, closed by <|startoftranscript|>); streams keep
+      whether a block is open in state["_prompt"].
     """
     cdef readonly Py_ssize_t vocab_size
     cdef list pieces
@@ -111,9 +116,10 @@ cdef class PieceTable:
     cdef bint has_first
     cdef str errors
     cdef tuple fresh
+    cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
 
     def __init__(self, list pieces, *, list first_pieces=None, bytes flags=None, bytes byte_values=None,
-                 str mode="text", str byte_rule="replace", str lead="none"):
+                 str mode="text", str byte_rule="replace", str lead="none", tuple prompt=None):
         cdef Py_ssize_t n = len(pieces), i
         if mode not in _MODES or byte_rule not in _RULES or lead not in _LEADS:
             raise ValueError(f"bad PieceTable rules: mode={mode!r} byte_rule={byte_rule!r} lead={lead!r}")
@@ -147,6 +153,12 @@ cdef class PieceTable:
         else:
             self.texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
+        self.prompt_open = self.prompt_close = -1
+        if prompt is not None:
+            opener, closer = prompt
+            if not (0 <= opener < n and 0 <= closer < n and flags[opener] & F_SKIP and flags[closer] & F_SKIP):
+                raise ValueError("PieceTable: the prompt rule's ids must be FLAG_SKIP ids of the table")
+            self.prompt_open, self.prompt_close = opener, closer
         PyMem_Free(self._plain)  # __init__ may run twice
         self._plain = <PyObject**>PyMem_Malloc(max(n, 1) * sizeof(PyObject*))
         if self._plain == NULL:
@@ -290,20 +302,48 @@ cdef class PieceTable:
 
     # -- public entry points --------------------------------------------------------------
 
-    def decode_incremental(self, new_ids, dict state, bint final=False):
+    def decode_incremental(self, new_ids, state, bint final=False):
         """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
-        cdef list ids = as_id_list(new_ids)
-        cdef Py_ssize_t i, n = PyList_GET_SIZE(ids)
+        cdef IdBuffer ids
+        read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
+        try:
+            return self._feed(&ids, state, final)
+        finally:
+            release_ids(&ids)
+
+    def token_pieces(self, ids):
+        """One string per id; they concatenate to the decode. A piece is what its token
+        settled; text still held back when the ids end goes on the last token that rendered."""
+        cdef IdBuffer checked
+        read_ids(&checked, ids, self.vocab_size)
+        try:
+            return self._pieces(&checked)
+        finally:
+            release_ids(&checked)
+
+    cdef str _feed(self, IdBuffer* ids, object state, bint final):
+        cdef Py_ssize_t i, n = ids.n
         cdef Vars v
         cdef object out = None
         cdef list pending_box
         cdef str settled, tail
-        st = state.get("_s")
+        cdef Py_ssize_t tid
+        cdef bint in_prompt = False
+        cdef object prompt_flag = None
+        if not isinstance(state, dict):
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        st = (<dict>state).get("_s")
         if st is None:
             st = self.fresh
         elif (type(st) is not tuple or len(<tuple>st) != 5 or type((<tuple>st)[2]) is not bytes
               or PyBytes_GET_SIZE((<tuple>st)[2]) > MAX_HELD_BYTES and self.mode == MODE_BYTES):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+        if self.prompt_open >= 0:
+            prompt_flag = (<dict>state).get("_prompt")
+            if prompt_flag is not None:
+                if type(prompt_flag) is not bool:
+                    raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+                in_prompt = prompt_flag
         v.first = st[0]
         v.lead = st[1]
         pending_box = [st[2]]
@@ -313,10 +353,14 @@ cdef class PieceTable:
             if n:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
-        for i in range(n):  # validate first: a bad id must leave the state as it was
-            id_at(ids, i, self.vocab_size)
         for i in range(n):
-            out = self._step(id_at(ids, i, self.vocab_size), &v, pending_box, out)
+            tid = ids.ids[i]
+            if tid == self.prompt_open:  # never, without a prompt rule (-1)
+                in_prompt = True
+            elif tid == self.prompt_close:
+                in_prompt = False
+            if not in_prompt:
+                out = self._step(tid, &v, pending_box, out)
         if final:
             out = self._close_run(&v, <bytes>pending_box[0], out) if self.mode == MODE_TEXT else (
                 self._emit(&v, out, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
@@ -332,15 +376,17 @@ cdef class PieceTable:
             settled = "".join(<list>out)
         else:
             settled = <str>out
-        oasr_commit(state, settled, tail)
-        state["_s"] = (v.first, v.lead, pending_box[0], v.run_invalid, v.closed)
+        oasr_commit(<dict>state, settled, tail)
+        # Most steps change no rule and hold no bytes: the state's tuple is still right.
+        if (st is self.fresh or v.first != <bint>st[0] or v.lead != <bint>st[1] or pending_box[0] is not st[2]
+                or v.run_invalid != <bint>st[3] or v.closed != <bint>st[4]):
+            (<dict>state)["_s"] = (v.first, v.lead, pending_box[0], v.run_invalid, v.closed)
+        if in_prompt or prompt_flag is not None:
+            (<dict>state)["_prompt"] = in_prompt
         return settled
 
-    def token_pieces(self, ids):
-        """One string per id; they concatenate to the decode. A piece is what its token
-        settled; text still held back when the ids end goes on the last token that rendered."""
-        cdef list lst = as_id_list(ids)
-        cdef Py_ssize_t i, tid, n = PyList_GET_SIZE(lst), last_visible = -1
+    cdef list _pieces(self, IdBuffer* ids):
+        cdef Py_ssize_t i, tid, n = ids.n, last_visible = -1
         cdef list result = PyList_New(n)
         cdef Vars v
         cdef list pending_box = [b""]
@@ -349,17 +395,21 @@ cdef class PieceTable:
         cdef bint bytes_mode = self.mode == MODE_BYTES
         cdef PyObject* raw
         cdef const unsigned char* flags = self._flags
-        cdef Py_ssize_t vocab_size = self.vocab_size
         v.first = self.has_first
         v.lead = self.lead_rule != LEAD_NONE
         v.run_invalid = False
         v.closed = False
-        cdef PyObject** ids_items = oasr_list_items(lst)
         cdef PyObject** fast_items = self._plain
         cdef bint fast = not (v.first or v.lead)
+        cdef bint in_prompt = False
         for i in range(n):
-            if not (oasr_small_id(ids_items[i], &tid) and 0 <= tid < vocab_size):
-                tid = id_at(lst, i, vocab_size)
+            tid = ids.ids[i]
+            if tid == self.prompt_open:  # never, without a prompt rule (-1)
+                in_prompt = True
+            elif tid == self.prompt_close:
+                in_prompt = False
+            if in_prompt:
+                tid = self.prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
             # The common case: a plain piece once the leading rules are done and no bytes wait.
             raw = fast_items[tid]
             if fast and raw != NULL:
@@ -396,6 +446,42 @@ cdef class PieceTable:
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""
         return "".join(self.token_pieces(ids))
+
+
+@cython.auto_pickle(False)
+cdef class TableMethods:
+    """The streaming methods of a kind whose streaming and token pieces are one PieceTable's.
+
+    A kind class lists this first among its bases and sets `self._table`. These are real
+    methods (a subclass that overrides one is honoured) that reach the compiled engine with
+    a C call, so the per-token path has no Python frame of ours."""
+    cdef public PieceTable _table
+
+    cdef inline PieceTable _engine(self):
+        if self._table is None:
+            raise TypeError(f"{type(self).__name__} has no PieceTable yet (set self._table in __init__)")
+        return self._table
+
+    def decode_incremental(self, new_ids, state, final=False):
+        """Feed `new_ids` to the stream whose state is `state`; return the newly settled text.
+        See Tokenizer.decode_incremental."""
+        cdef PieceTable table = self._engine()
+        cdef IdBuffer ids
+        read_ids(&ids, new_ids, table.vocab_size)
+        try:
+            return table._feed(&ids, state, final)
+        finally:
+            release_ids(&ids)
+
+    def token_pieces(self, ids):
+        """One string per id, concatenating to decode(ids). See Tokenizer.token_pieces."""
+        cdef PieceTable table = self._engine()
+        cdef IdBuffer checked
+        read_ids(&checked, ids, table.vocab_size)
+        try:
+            return table._pieces(&checked)
+        finally:
+            release_ids(&checked)
 
 
 cdef inline bint _dead_end(bytes data):

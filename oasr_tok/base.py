@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ._ids import check_ids
+from ._ids import batch_rows, check_ids
 from ._textbuf import commit_text
 from .errors import EncodeNotSupportedError, PiecesNotSupportedError, StreamStateError
 
@@ -124,9 +124,13 @@ class Tokenizer(abc.ABC):
 
     # -- convenience -------------------------------------------------------------------------
 
-    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        """decode() for each hypothesis of an n-best list."""
-        return [self.decode(ids) for ids in batch]
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
+    ) -> list[str]:
+        """decode() for each hypothesis of an n-best list, or each row of a padded 2-D batch:
+        `lengths` cuts row i to its first lengths[i] ids, then `pad_id` strips each row's
+        trailing run of that id (see docs/decoding.md § Id inputs)."""
+        return [self.decode(ids) for ids in batch_rows(batch, lengths, pad_id)]
 
     def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> list["Word"]:
         """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""

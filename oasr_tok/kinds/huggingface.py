@@ -28,6 +28,8 @@ import json
 import warnings
 from typing import Any, Sequence
 
+from .._ids import batch_rows
+from .._stream import TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
@@ -149,7 +151,7 @@ def _tokens_by_id(backend: Any, vocab: dict[str, int], size: int) -> list[str | 
     return tokens
 
 
-class HuggingFaceTokenizer(Tokenizer):
+class HuggingFaceTokenizer(TableMethods, Tokenizer):
     """A tokenizer.json run by `tokenizers`. Options: `add_special_tokens` (encode; default False)."""
 
     supports_encode = True
@@ -168,11 +170,9 @@ class HuggingFaceTokenizer(Tokenizer):
             tokens[i] = None
         decoder = json.loads(backend.decoder.__getstate__()) if backend.decoder is not None else None
         self.decoder_plan = compile_decoder(decoder, where)
+        # decode_incremental and token_pieces are TableMethods' (the compiled engine).
         self._table = table_from_tokens(tokens, self.decoder_plan, where)
         self._size = size
-        # Bound straight to the compiled engine: no Python frame on the per-token path.
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "HuggingFaceTokenizer":
@@ -210,8 +210,10 @@ class HuggingFaceTokenizer(Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         return self._backend.decode(self.check_ids(ids), skip_special_tokens=True)
 
-    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
-        checked = [self.check_ids(ids) for ids in batch]
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
+    ) -> list[str]:
+        checked = [self.check_ids(ids) for ids in batch_rows(batch, lengths, pad_id)]
         return self._backend.decode_batch(checked, skip_special_tokens=True)
 
     def encode(self, text: str) -> list[int]:

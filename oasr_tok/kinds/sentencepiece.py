@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+from .._ids import check_ids
+from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError
 from ..spec import TokenizerSpec
@@ -185,7 +186,7 @@ def build_piece_table(processor: Any, special: frozenset[int], path: str = "<mod
     return PieceTable(rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte")
 
 
-class SentencePieceTokenizer(Tokenizer):
+class SentencePieceTokenizer(TableMethods, Tokenizer):
     """A SentencePiece model (.model). Options: `special_ids` (default [0, 1, 2])."""
 
     supports_encode = True
@@ -200,10 +201,9 @@ class SentencePieceTokenizer(Tokenizer):
             )
         options = {} if special_ids is None else {"special_ids": special_ids}
         self._special = special_ids_option(options, DEFAULT_SPECIAL_IDS, self._sp.get_piece_size(), "sentencepiece")
+        # decode_incremental is TableMethods' (the compiled engine); token_pieces is below.
         self._table = build_piece_table(self._sp, self._special, path)
-        # Bound straight to the compiled engine: no Python frame on the per-token path.
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self._table_pieces = self._table.token_pieces
+        self._skip = bytes(1 if i in self._special else 0 for i in range(self._sp.get_piece_size()))
         if special_ids is not None:
             options = {"special_ids": list(special_ids)}
         self.spec = TokenizerSpec("sentencepiece", {"model": path}, options)
@@ -232,12 +232,8 @@ class SentencePieceTokenizer(Tokenizer):
         """The model's own spelling of `token_id` ("▁the", "<0xE4>", "<unk>")."""
         return self._sp.id_to_piece(self.check_ids([token_id])[0])
 
-    def _visible(self, ids: Sequence[int]) -> list[int]:
-        special = self._special
-        return [i for i in self.check_ids(ids) if i not in special]
-
     def decode(self, ids: Sequence[int]) -> str:
-        return self._sp.decode(self._visible(ids))
+        return self._sp.decode(check_ids(ids, len(self._skip), self._skip))
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
@@ -246,7 +242,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """SentencePiece's own surface of each piece; "" for special ids."""
-        pieces = self._table_pieces(ids)
+        pieces = self._table.token_pieces(ids)
         if "\ufffd" not in "".join(pieces):
             # No byte run was invalid, so the table attributed every character exactly as
             # SentencePiece does (on its last byte piece).

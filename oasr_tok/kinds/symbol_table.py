@@ -2,7 +2,12 @@
 
 Rendering is piece-local: `▁` is a word boundary rendered as a space, `<0xNN>` byte pieces
 are reassembled into UTF-8 (one U+FFFD per maximal invalid subpart), special ids render
-nothing, and the leading whitespace of the transcript is dropped. Streaming and token pieces
+nothing, and the leading whitespace of the transcript is dropped. Said as one rule (what
+`decode` does): each id stands for bytes (a byte piece for its byte, a special id for none,
+any other piece for its text in UTF-8); the transcript is their concatenation decoded as
+lossy UTF-8, leading whitespace dropped. Decoding the whole at once is decoding each byte run
+on its own, because a text piece is valid UTF-8, which never starts with a continuation byte,
+and no piece is empty (an empty piece would end a byte run without adding a byte). Streaming and token pieces
 run on the compiled PieceTable (constant work per token); `decode` below is the plain
 Python statement of the same rules and the oracle the compiled paths are tested against.
 """
@@ -10,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
+from .._ids import check_ids
+from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError
 from ..spec import TokenizerSpec
@@ -64,7 +70,7 @@ def read_symbol_table(path: str) -> list[str]:
     return [by_id[i][0] for i in range(size)]
 
 
-class SymbolTableTokenizer(Tokenizer):
+class SymbolTableTokenizer(TableMethods, Tokenizer):
     """Decode-only tokenizer over a symbol table. Options: `special_ids` (default [0, 1, 2])."""
 
     supports_encode = False
@@ -76,6 +82,9 @@ class SymbolTableTokenizer(Tokenizer):
             {} if special_ids is None else {"special_ids": list(special_ids)}, (0, 1, 2), size, "symbol_table"
         )
         self._rendered = [piece.replace(WORD_BOUNDARY, " ") for piece in self._symbols]
+        for token_id, piece in enumerate(self._symbols):
+            if not piece and token_id not in self._special:
+                raise MalformedAssetError(f"symbol_table: piece {token_id} is empty (a table piece is at least one character)")
         self._byte_of: dict[int, int] = {}
         flags = bytearray(size)
         values = bytearray(size)
@@ -88,10 +97,12 @@ class SymbolTableTokenizer(Tokenizer):
         for token_id in self._special:
             flags[token_id] = FLAG_SKIP
             self._byte_of.pop(token_id, None)
+        self._utf8 = [
+            b"" if i in self._special else bytes([self._byte_of[i]]) if i in self._byte_of else _utf8(text, i)
+            for i, text in enumerate(self._rendered)
+        ]
+        # decode_incremental and token_pieces are TableMethods' (the compiled engine).
         self._table = PieceTable(self._rendered, flags=bytes(flags), byte_values=bytes(values), lead="whitespace")
-        # Bound straight to the compiled engine: no Python frame on the per-token path.
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "SymbolTableTokenizer":
@@ -126,28 +137,19 @@ class SymbolTableTokenizer(Tokenizer):
         return self._symbols[self.check_ids([token_id])[0]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        special, byte_of, rendered = self._special, self._byte_of, self._rendered
-        parts: list[str] = []
-        run = bytearray()
-        for token_id in self.check_ids(ids):
-            if token_id in special:
-                continue
-            value = byte_of.get(token_id)
-            if value is not None:
-                run.append(value)
-                continue
-            if run:
-                parts.append(run.decode("utf-8", "replace"))
-                run.clear()
-            parts.append(rendered[token_id])
-        if run:
-            parts.append(run.decode("utf-8", "replace"))
-        return "".join(parts).lstrip()
+        return b"".join(map(self._utf8.__getitem__, check_ids(ids, len(self._utf8)))).decode("utf-8", "replace").lstrip()
 
     def __reduce__(self):  # type: ignore[override]
         if self.spec is not None and "sentencepiece_model" in self.spec.files:
             return (_from_sentencepiece_model, (self.spec.files["sentencepiece_model"], dict(self.spec.options)))
         return super().__reduce__()
+
+
+def _utf8(text: str, token_id: int) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedAssetError(f"symbol_table: piece {token_id} ({text!r}) is not valid text (a lone surrogate)") from None
 
 
 def _from_sentencepiece_model(path: str, options: dict[str, Any]) -> SymbolTableTokenizer:

@@ -26,7 +26,8 @@ Rendering:
   tokens are skipped.
 
 Streaming and token pieces run on the compiled PieceTable in byte mode; the prompt-block rule
-is the one piece of context, kept in the stream state as a single bool (key "_whisper").
+is the one piece of context: the table's prompt rule keeps it in the stream state as a single
+bool (key "_prompt").
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import re
 import threading
 from typing import Any, Sequence
 
-from .._stream import FLAG_SKIP, PieceTable
+from .._stream import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import (
     BackendNotInstalledError,
@@ -42,7 +43,6 @@ from ..errors import (
     InvalidIdError,
     MalformedAssetError,
     SpecError,
-    StreamStateError,
 )
 from ..spec import TokenizerSpec
 from ._bytelevel import token_bytes
@@ -60,7 +60,6 @@ _PER_SECOND = 50  # 1 / TIMESTAMP_STEP, exact: k / 50 is the correctly rounded k
 _TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>")
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
 _TIMESTAMP = re.compile(r"<\|(\d+(?:\.\d*)?)\|>")
-_STATE_KEY = "_whisper"  # True while a prompt block is open
 
 
 class WhisperLayout:
@@ -152,7 +151,7 @@ def read_whisper_layout(path: str) -> WhisperLayout:
     )
 
 
-class WhisperTokenizer(Tokenizer):
+class WhisperTokenizer(TableMethods, Tokenizer):
     """Whisper's tokenizer from a HF tokenizer.json. Option: `vocab_size` (default: the layout's,
     notimestamps id + 1 + 1501). encode() needs the `tokenizers` package; decoding does not."""
 
@@ -184,10 +183,10 @@ class WhisperTokenizer(Tokenizer):
         flags = bytearray(vocab_size)
         for token_id in self._special:
             flags[token_id] = FLAG_SKIP
-        self._table = PieceTable(self._bytes + [b""] * (vocab_size - eot), flags=bytes(flags), mode="bytes")
-        self._sot_prev = layout.sot_prev
-        self._table_step = self._table.decode_incremental
-        self._table_pieces = self._table.token_pieces
+        # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
+        # prompt-block rule in the table.
+        self._table = PieceTable(self._bytes + [b""] * (vocab_size - eot), flags=bytes(flags), mode="bytes",
+                                 prompt=(layout.sot_prev, layout.sot))
         self._runtime: Any = None
         self._runtime_lock = threading.Lock()
 
@@ -358,41 +357,6 @@ class WhisperTokenizer(Tokenizer):
             elif token_id == sot:
                 in_prompt = False
         return b"".join(kept).decode("utf-8", "replace")
-
-    def _mask_prompts(self, ids: list[int], in_prompt: bool) -> tuple[list[int], bool]:
-        """`ids` with every id inside a prompt block replaced by sot_prev (which renders
-        nothing), and whether a block is still open at the end."""
-        sot, sot_prev = self.sot, self.sot_prev
-        masked = []
-        for token_id in ids:
-            if token_id == sot_prev:
-                in_prompt = True
-            elif token_id == sot:
-                in_prompt = False
-            masked.append(sot_prev if in_prompt else token_id)
-        return masked, in_prompt
-
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
-        if type(new_ids) is not list:  # tuples, arrays: made a checked list once, here
-            new_ids = self.check_ids(new_ids)
-        if self._sot_prev not in new_ids and not state.get(_STATE_KEY):
-            # The common case: no prompt block open or opening, the compiled engine does it all.
-            return self._table_step(new_ids, state, final)
-        in_prompt = state.get(_STATE_KEY, False)
-        if type(in_prompt) is not bool:
-            raise StreamStateError("this stream state was not made by a whisper tokenizer; start from {}")
-        masked, still_open = self._mask_prompts(self.check_ids(new_ids), in_prompt)
-        delta = self._table_step(masked, state, final)  # raises before touching state on failure
-        if still_open or _STATE_KEY in state:
-            state[_STATE_KEY] = still_open
-        return delta
-
-    def token_pieces(self, ids: Sequence[int]) -> list[str]:
-        if type(ids) is not list:
-            ids = self.check_ids(ids)
-        if self._sot_prev not in ids:
-            return self._table_pieces(ids)
-        return self._table_pieces(self._mask_prompts(self.check_ids(ids), False)[0])
 
     # -- encoding -----------------------------------------------------------------------------
 

@@ -1,0 +1,308 @@
+"""What every entry point accepts as ids (docs/decoding.md § Id inputs): NumPy arrays of every
+integer dtype and layout, array.array, memoryview and tensor-like objects give exactly the list
+result; what is not an id sequence gets a short NonIntegerIdError; an id whose __index__
+mutates the list being read cannot crash the interpreter (checked in a child process, so a
+crash is a failed test); padded 2-D batches decode row by row."""
+from __future__ import annotations
+
+import array
+import collections
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import oasr_tok
+
+from cases import all_cases
+
+CASES = all_cases()
+#: One case per kind for the slower checks (the first the kind lists).
+ONE_PER_KIND = list({case.name.split("/")[0]: case for case in reversed(CASES)}.values())
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+
+def _ids(case, limit=40):
+    tok, interesting, realistic = case.inputs()
+    ids = list(itertools.islice(itertools.chain(*realistic, interesting), limit))
+    return tok, ids or [0]
+
+
+def _answers(tok, ids, starts):
+    """Every entry point's result on `ids` (any container), for comparison with the list's."""
+    state: dict = {}
+    streamed = tok.decode_incremental(ids, state)
+    return {
+        "decode": tok.decode(ids),
+        "token_pieces": tok.token_pieces(ids),
+        "stream": (streamed, state.get("text")),
+        "word_timings": tok.word_timings(ids, starts),
+        "decode_batch": tok.decode_batch([ids, ids]),
+    }
+
+
+def _layouts(values: list[int]):
+    """(name, container, the list it must read as) for every buffer layout."""
+    for dtype in INT_DTYPES:
+        small = [v % 128 for v in values] if np.dtype(dtype).itemsize < 4 else values
+        yield dtype, np.array(small, dtype=dtype), small
+    wide = np.zeros(2 * len(values), dtype=np.int64)
+    wide[::2] = values
+    yield "strided", wide[::2], values
+    yield "reversed", np.array(values, dtype=np.int32)[::-1], values[::-1]
+    frozen = np.array(values, dtype=np.int64)
+    frozen.setflags(write=False)
+    yield "read-only", frozen, values
+    for dtype in (">i8", ">u4", ">i2", "<i8", "<u2"):
+        small = [v % 128 for v in values] if np.dtype(dtype).itemsize < 4 else values
+        yield f"byte order {dtype}", np.array(small, dtype=dtype), small
+    yield "column of a 2-D array", np.array([values, values], dtype=np.int64, order="F")[0], values
+    yield "Fortran column", np.asfortranarray(np.array([values, values]).T)[:, 1], values
+    for code in "bBhHiIlLqQ":
+        small = [v % 128 for v in values] if array.array(code).itemsize < 4 else values
+        yield f"array.array {code!r}", array.array(code, small), small
+    yield "memoryview", memoryview(array.array("q", values)), values
+    yield "memoryview cast", memoryview(array.array("q", values).tobytes()).cast("q"), values
+    yield "tuple", tuple(values), values
+    yield "range", range(3, 3 + min(len(values), 5)), list(range(3, 3 + min(len(values), 5)))
+    yield "deque", collections.deque(values), values
+    yield "numpy ints in a list", [np.int64(v) for v in values], values
+    yield "__array__ only", _Tensor(values), values
+    yield "empty int64", np.array([], dtype=np.int64), []
+    yield "empty array.array", array.array("i"), []
+
+
+class _Tensor:
+    """A stand-in for a torch / JAX / CuPy-on-host tensor: no buffer, only __array__."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._values, dtype=np.int64)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_every_buffer_layout_reads_as_its_list(case):
+    tok, ids = _ids(case)
+    for name, container, as_list in _layouts(ids):
+        starts = [0.04 * k for k in range(len(as_list))]
+        assert _answers(tok, container, starts) == _answers(tok, as_list, starts), name
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_times_as_arrays_read_as_their_lists(case):
+    tok, ids = _ids(case)
+    starts = [0.04 * k for k in range(len(ids))]
+    ends = [s + 0.03 for s in starts]
+    expected = tok.word_timings(ids, starts, ends)
+    assert tok.word_timings(np.array(ids), np.array(starts), np.array(ends)) == expected
+    frames = list(range(0, 4 * len(ids), 4))
+    assert tok.word_timings(np.array(ids, dtype=np.int32), np.array(frames, dtype=np.int64)) == \
+        tok.word_timings(ids, frames)
+
+
+NOT_IDS = [
+    ("0-d array", np.array(5)),
+    ("2-D array", np.zeros((300, 500), dtype=np.int64)),
+    ("float64 array", np.zeros(3000)),
+    ("float32 array", np.zeros(3, dtype=np.float32)),
+    ("bool array", np.array([True, False])),
+    ("complex array", np.zeros(2, dtype=complex)),
+    ("object array", np.array([1, 2], dtype=object)),
+    ("numpy scalar", np.int64(3)),
+    ("int", 3),
+    ("None", None),
+    ("str", "1 2 3"),
+    ("bytes", b"\x01\x02"),
+    ("bytearray", bytearray(b"\x01\x02")),
+    ("set", {1, 2}),
+    ("frozenset", frozenset({1})),
+    ("dict", {1: 2}),
+    ("iterator", iter([1, 2])),
+    ("generator", (i for i in [1, 2])),
+    ("array.array of doubles", array.array("d", [1.0])),
+    ("a bool id", [1, True]),
+    ("a numpy bool id", [np.True_]),
+    ("a float id", [1.0]),
+]
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@pytest.mark.parametrize("what,bad", NOT_IDS, ids=[w for w, _ in NOT_IDS])
+def test_what_is_not_an_id_sequence_gets_a_short_typed_error(case, what, bad):
+    tok, ids = _ids(case)
+    state: dict = {}
+    tok.decode_incremental(ids[:3], state)
+    before = dict(state)
+    calls = [lambda: tok.decode(bad), lambda: tok.token_pieces(bad), lambda: tok.decode_incremental(bad, state),
+             lambda: tok.word_timings(bad, [0.0]), lambda: tok.decode_batch([bad])]
+    for call in calls:
+        with pytest.raises(oasr_tok.NonIntegerIdError) as info:
+            call()
+        assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+        assert len(str(info.value)) < 300
+    assert state == before
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_out_of_range_buffer_ids_are_named(case):
+    tok, _ = _ids(case)
+    for bad, shown in [(np.array([0, -1], dtype=np.int8), "-1"), (np.array([0, tok.vocab_size], dtype=np.int64),
+                       str(tok.vocab_size)), (np.array([2**64 - 1], dtype=np.uint64), str(2**64 - 1)),
+                       (np.array([0, -3], dtype=">i4"), "-3")]:
+        for call in (tok.decode, tok.token_pieces, lambda ids: tok.decode_incremental(ids, {})):
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {shown} at position"):
+                call(bad)
+
+
+def test_memoryview_of_bytes_is_read_as_uint8_ids_but_bytes_are_refused():
+    tok = ONE_PER_KIND[0].tokenizer()
+    assert tok.decode(memoryview(b"\x05\x06")) == tok.decode([5, 6])
+    with pytest.raises(oasr_tok.NonIntegerIdError):
+        tok.decode(b"\x05\x06")
+
+
+# -- padded batches ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_padded_batches_decode_row_by_row(case):
+    tok, ids = _ids(case)
+    rows = [ids[:7], ids[3:5], [], ids[:1]]
+    expected = [tok.decode(row) for row in rows]
+    width = max(map(len, rows)) + 2
+    for dtype in ("int64", "int32", ">i8"):
+        padded = np.full((len(rows), width), -1, dtype=dtype)
+        for r, row in enumerate(rows):
+            padded[r, :len(row)] = row
+        lengths = np.array([len(row) for row in rows])
+        assert tok.decode_batch(padded, pad_id=-1) == expected
+        assert tok.decode_batch(padded, lengths=lengths) == expected
+        assert tok.decode_batch(padded, lengths=list(lengths), pad_id=-1) == expected
+        assert tok.decode_batch(_Tensor(padded.tolist()), pad_id=-1) == expected
+        assert tok.decode_batch(list(padded), pad_id=-1) == expected  # a list of 1-D arrays
+        assert tok.decode_batch([list(map(int, r)) for r in padded], pad_id=-1) == expected
+        assert tok.decode_batch(padded[:, ::-1][:, ::-1], lengths=lengths) == expected  # strided view
+    # Without lengths or pad_id every entry of a row is an id: -1 is refused, naming it.
+    with pytest.raises(oasr_tok.InvalidIdError, match="token id -1"):
+        tok.decode_batch(np.full((2, 3), -1))
+    assert tok.decode_batch(np.array([ids[:4], ids[4:8]])) == [tok.decode(ids[:4]), tok.decode(ids[4:8])]
+
+
+def test_padded_batch_misuse_gets_typed_errors():
+    tok = ONE_PER_KIND[0].tokenizer()
+    batch = np.zeros((2, 3), dtype=np.int64)
+    with pytest.raises(oasr_tok.InvalidIdError, match="lengths has 1 entries for 2"):
+        tok.decode_batch(batch, lengths=[1])
+    with pytest.raises(oasr_tok.InvalidIdError, match="fewer than its length 4"):
+        tok.decode_batch(batch, lengths=[1, 4])
+    with pytest.raises(oasr_tok.InvalidIdError):
+        tok.decode_batch(batch, lengths=[1, -1])
+    with pytest.raises(oasr_tok.NonIntegerIdError):
+        tok.decode_batch(batch, pad_id=True)
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="one sequence"):
+        tok.decode_batch(np.zeros(3, dtype=np.int64))
+    with pytest.raises(oasr_tok.NonIntegerIdError):
+        tok.decode_batch(np.zeros((2, 2, 2), dtype=np.int64))
+    with pytest.raises(oasr_tok.NonIntegerIdError):
+        tok.decode_batch(np.zeros((2, 2)))
+
+
+# -- lists mutated while they are read: in a child, so a crash fails the test -----------------
+
+CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    import oasr_tok
+    from cases import all_cases
+
+    case = next(c for c in all_cases() if c.name == {name!r})
+    tok, interesting, realistic = case.inputs()
+    base = ([i for r in realistic for i in r] + list(interesting))[:8] or [0]
+
+    class Evil:
+        def __init__(self, target, how, value):
+            self.target, self.how, self.value = target, how, value
+        def __index__(self):
+            lst = self.target
+            if self.how == "clear":
+                lst.clear()
+            elif self.how == "shrink":
+                del lst[1:]
+            elif self.how == "grow":
+                lst.extend([self.value] * 1000)
+            elif self.how == "replace":
+                lst[:] = [object()] * len(lst)
+            elif self.how == "swap items":
+                for k in range(len(lst)):
+                    lst[k] = self.value
+            return self.value
+
+    entry_points = {{
+        "decode": lambda ids: tok.decode(ids),
+        "token_pieces": lambda ids: tok.token_pieces(ids),
+        "decode_incremental": lambda ids: tok.decode_incremental(ids, {{}}),
+        "word_timings": lambda ids: tok.word_timings(ids, [0.0] * len(ids)),
+        "decode_batch": lambda ids: tok.decode_batch([ids, ids]),
+        "check_ids": lambda ids: tok.check_ids(ids),
+    }}
+    survived = 0
+    for entry, call in entry_points.items():
+        for how in ("clear", "shrink", "grow", "replace", "swap items"):
+            for where in (0, 3, 7):
+                ids = list(base) + [base[0]] * 8
+                ids.insert(where, Evil(ids, how, base[0]))
+                try:
+                    call(ids)
+                except (oasr_tok.TokenizerError, ValueError, TypeError):
+                    pass
+                survived += 1
+    print("survived", survived)
+""")
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_list_mutated_by_an_ids_index_cannot_crash_any_entry_point(case):
+    script = CHILD.format(tests=os.path.join(ROOT, "tests"), name=case.name)
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", script], check=False, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.split() == ["survived", str(6 * 5 * 3)]
+
+
+# -- real methods, not engine methods bound onto instances ------------------------------------
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_subclass_overriding_the_streaming_methods_is_honoured(case):
+    tok = case.tokenizer()
+    base = type(tok)
+    calls = []
+
+    class Logged(base):  # type: ignore[misc, valid-type]
+        def decode_incremental(self, new_ids, state, final=False):
+            calls.append("decode_incremental")
+            return super().decode_incremental(new_ids, state, final)
+
+        def token_pieces(self, ids):
+            calls.append("token_pieces")
+            return super().token_pieces(ids)
+
+    logged = Logged.__new__(Logged)
+    logged.__dict__.update(tok.__dict__)
+    if hasattr(tok, "_table"):
+        logged._table = tok._table
+    _, ids = _ids(case, 6)
+    state: dict = {}
+    assert logged.decode_incremental(ids, state) == tok.decode_incremental(ids, {})
+    assert logged.token_pieces(ids) == tok.token_pieces(ids)
+    assert calls == ["decode_incremental", "token_pieces"]
+    assert "decode_incremental" not in vars(tok) and "token_pieces" not in vars(tok)
