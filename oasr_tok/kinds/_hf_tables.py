@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
-from ..errors import MalformedAssetError
+from ..errors import MalformedAssetError, UnsupportedDecoderError
 from ._bytelevel import CHAR_TO_BYTE
 
 # token_bytes (_bytelevel.py) for a whole vocabulary at once: alphabet characters become the
@@ -58,10 +58,6 @@ def vocabulary_bytes(token: str) -> bytes:
 __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte"]
 
 _HEX = set("0123456789abcdefABCDEF")
-
-
-class UnsupportedDecoderError(MalformedAssetError):
-    """The tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
 
 
 def fallback_byte(token: str) -> int | None:

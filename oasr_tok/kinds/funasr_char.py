@@ -35,13 +35,13 @@ import re
 from typing import Any, Sequence
 
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr
 from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import attribute as _attribute
 from .._textbuf import commit_text
-from ._common import parse_json, read_text, reject_unknown_options, special_ids_option
+from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
@@ -112,9 +112,7 @@ def read_token_list(path: str) -> list[str]:
     text = read_text(path, "token list")
     if path.lower().endswith(".json"):
         return _json_tokens(path, text)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
+    lines = text_lines(text)
     if not lines:
         raise MalformedAssetError(f"{path}:1: the token list is empty", path=path, line=1)
     if _TABLE_LINE.match(lines[0].rstrip()):
@@ -153,7 +151,7 @@ def _json_tokens(path: str, text: str) -> list[str]:
     for index, token in enumerate(data):
         if not isinstance(token, str):
             raise MalformedAssetError(
-                f"{path}: element {index} (id {index}) must be a string token, got {token!r}", path=path
+                f"{path}: element {index} (id {index}) must be a string token, got {short_repr(token)}", path=path
             )
         if token in seen:
             raise MalformedAssetError(
@@ -220,7 +218,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     def __init__(self, tokens: Sequence[str], special_ids: Sequence[int] | None = None, mode: str = "parity") -> None:
         if mode not in MODES:
-            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {mode!r}")
+            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {short_repr(mode)}")
         self._tokens = list(tokens)
         self._mode = mode
         self._clean = mode == "clean"
@@ -404,8 +402,7 @@ class FunASRCharTokenizer(Tokenizer):
         """Ids for a hotword or prompt: CJK characters, digits and other symbols one token per
         character; words of letters and apostrophes through `@@` pieces, greedy longest match
         (tried as written, then lower-cased). EncodeError names a character the list lacks."""
-        if not isinstance(text, str):
-            raise EncodeError(f"{KIND}: encode takes a str, got {type(text).__name__}")
+        text = checked_text(text, KIND)
         ids: list[int] = []
         i, n = 0, len(text)
         while i < n:
@@ -422,7 +419,9 @@ class FunASRCharTokenizer(Tokenizer):
                 continue
             token_id = self._index.get(ch)
             if token_id is None or token_id in self._special:
-                raise EncodeError(f"{KIND}: cannot encode {ch!r} (offset {i} of {text!r}): the token list has no such token")
+                raise EncodeError(
+                    f"{KIND}: cannot encode {ch!r} (offset {i} of {short_repr(text)}): the token list has no such token"
+                )
             ids.append(token_id)
             i += 1
         return ids
@@ -436,8 +435,8 @@ class FunASRCharTokenizer(Tokenizer):
                 return lowered
         if ids is None:
             raise EncodeError(
-                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {text!r}): no token or "
-                f"'@@' piece of the token list covers the word {word!r} from there"
+                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {short_repr(text)}): no token "
+                f"or '@@' piece of the token list covers the word {short_repr(word)} from there"
             )
         return ids
 
