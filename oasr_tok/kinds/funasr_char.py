@@ -40,7 +40,7 @@ from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import attribute as _attribute
-from .._textbuf import commit_text
+from .._textbuf import check_owner, check_state, commit_text, table_tag
 from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
@@ -192,12 +192,14 @@ def _thaw(frozen: tuple | None) -> tuple:
     if frozen is None:
         return B_EMPTY, _Track(), None, "", ""
     try:
+        if type(frozen) is not tuple:
+            raise TypeError
         branch, main_data, alt_data, mbuf, abuf = frozen
         main = _Track(main_data)
         alt = None if alt_data is None else _Track(alt_data)
         if not (isinstance(mbuf, str) and isinstance(abuf, str) and branch in (B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED)):
             raise TypeError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise StreamStateError("stream state['_funasr'] is not a funasr_char stream state") from None
     return branch, main, alt, mbuf, abuf
 
@@ -230,6 +232,8 @@ class FunASRCharTokenizer(Tokenizer):
         # Per id: (class, machine text, sentence-chinese, sentence-alpha, divergent, branch text)
         self._info = [self._classify(i, t) for i, t in enumerate(self._tokens)]
         self._longest = max((len(t) for t in self._tokens), default=0)
+        # Recorded in every stream state, so a state another tokenizer made is refused.
+        self._tag = table_tag((KIND, mode, self._tokens, sorted(self._special)))
 
     def _classify(self, token_id: int, token: str) -> tuple:
         if token_id in self._special or token in WASHED:
@@ -371,20 +375,26 @@ class FunASRCharTokenizer(Tokenizer):
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
         new = self.check_ids(new_ids)
-        if state.get("_closed"):
+        check_owner(state, self._tag)
+        closed = state.get("_closed", False)
+        frozen = state.get("_funasr")
+        if type(closed) is not bool or ("_funasr" not in state and "_tok" in state):
+            raise StreamStateError("this stream state is not a funasr_char stream state; start from {}")
+        # What the text must end with: the tail its own machine state holds back.
+        check_state(state, self._tag, "" if closed else self._rest(frozen))
+        if closed:
             if new:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
-        frozen = state.get("_funasr")
         pieces: list[str] = []
         if new:
             frozen = self._advance(frozen, new, pieces)
         delta = "".join(pieces)
         if final:
             delta += self._rest(frozen)
-            commit_text(state, delta, "")
+            commit_text(state, delta, "", self._tag)
         else:
-            commit_text(state, delta, self._rest(frozen))
+            commit_text(state, delta, self._rest(frozen), self._tag)
         state["_funasr"] = frozen
         state["_closed"] = bool(final)
         return delta

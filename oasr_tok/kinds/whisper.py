@@ -36,6 +36,7 @@ import threading
 from typing import Any, Sequence
 
 from .._stream import FLAG_SKIP, PieceTable
+from .._textbuf import check_owner
 from ..base import Tokenizer
 from ..errors import (
     BackendNotInstalledError,
@@ -404,6 +405,8 @@ class WhisperTokenizer(Tokenizer):
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         if type(new_ids) is not list:  # tuples, arrays: made a checked list once, here
             new_ids = self.check_ids(new_ids)
+        if type(state) is not dict:
+            check_owner(state, self._table.tag)  # raises the StreamStateError a non-dict gets
         if self._sot_prev not in new_ids and not state.get(_STATE_KEY):
             # The common case: no prompt block open or opening, the compiled engine does it all.
             return self._table_step(new_ids, state, final)
