@@ -23,9 +23,11 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import StreamStateError, TokenizerError, TokenizerSpec, build_tokenizer
@@ -52,7 +54,7 @@ def _allowed(exc: BaseException) -> bool:
 def _expect_typed(call: Callable[[], Any]) -> Any:
     try:
         return call()
-    except BaseException as exc:  # noqa: BLE001 - the point is to see every type
+    except BaseException as exc:
         if _allowed(exc):
             return exc
         raise AssertionError(f"untyped {type(exc).__name__}: {exc!s:.300}") from exc
@@ -170,16 +172,15 @@ def target_ids(max_examples: int) -> None:
             if method is None:
                 continue
             if name == "decode_batch":
-                _expect_typed(lambda: method([ids, ids]))
+                _expect_typed(lambda m=method: m([ids, ids]))
             elif name == "word_timings":
                 starts = data.draw(_times(3))
                 _note("starts", starts)
-                _expect_typed(lambda: method(ids, starts))
+                _expect_typed(lambda m=method, s=starts: m(ids, s))
             elif name == "decode_incremental":
-                state: dict = {}
-                _expect_typed(lambda: method(ids, state))
+                _expect_typed(lambda m=method: m(ids, {}))
             else:
-                _expect_typed(lambda: method(ids))
+                _expect_typed(lambda m=method: m(ids))
 
     run()
 
@@ -251,7 +252,7 @@ def target_states(max_examples: int) -> None:
         except StreamStateError:
             assert forged == before, "a refused state was changed"
             return
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             raise AssertionError(f"untyped {type(exc).__name__} on a forged state: {exc!s:.300}") from exc
         if how == "foreign" and other.name != case.name:
             raise AssertionError(f"a {other.name} state was continued by {case.name}")

@@ -16,6 +16,7 @@ import sys
 from fractions import Fraction
 
 import pytest
+from hostile import in_child
 
 import oasr_tok
 from oasr_tok import (
@@ -23,13 +24,11 @@ from oasr_tok import (
     MalformedAssetError,
     NonIntegerIdError,
     ResolveError,
-    StreamStateError,
     TimingError,
-    TokenizerError,
     TokenizerSpec,
     build_tokenizer,
 )
-from hostile import in_child
+
 from paths import PACKAGE_PARENT, own, shared, subprocess_env
 
 WHISPER_EN = own("whisper/en/tokenizer.json")
@@ -102,13 +101,13 @@ def test_an_absurd_id_is_refused_naming_file_and_id(tmp_path, source, where):
 def test_an_absurd_whisper_vocab_size_option_is_refused():
     result = in_child(
         "import oasr_tok\n"
-        "spec = oasr_tok.TokenizerSpec('whisper', {'tokenizer': %r}, {'vocab_size': 10**12})\n"
+        f"spec = oasr_tok.TokenizerSpec('whisper', {{'tokenizer': {WHISPER_EN!r}}}, {{'vocab_size': 10**12}})\n"
         "try:\n"
         "    oasr_tok.build_tokenizer(spec)\n"
         "    out = None\n"
         "except BaseException as exc:\n"
         "    out = [type(exc).__name__, str(exc)]\n"
-        "print(json.dumps(out))\n" % WHISPER_EN,
+        "print(json.dumps(out))\n",
         memory_mb=1024,
     )
     assert result[0] == "SpecError" and "far beyond" in result[1]

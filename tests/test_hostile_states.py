@@ -8,11 +8,11 @@ import copy
 import sys
 
 import pytest
-
-import oasr_tok
-from oasr_tok import StreamStateError
-from cases import all_cases
 from hostile import in_child
+
+from oasr_tok import StreamStateError
+
+from cases import all_cases
 
 # One case per kind: the properties are about the state, not about the vocabulary.
 _FIRST: dict = {}
