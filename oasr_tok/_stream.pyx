@@ -33,7 +33,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 cimport cython
 
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
-from oasr_tok._textbuf cimport oasr_commit
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail, oasr_commit_tagged, oasr_tag
 from oasr_tok.errors import StreamStateError
 
 cdef extern from "Python.h":
@@ -117,6 +117,7 @@ cdef class PieceTable:
     cdef str errors
     cdef tuple fresh
     cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
+    cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
 
     def __init__(self, list pieces, *, list first_pieces=None, bytes flags=None, bytes byte_values=None,
                  str mode="text", str byte_rule="replace", str lead="none", tuple prompt=None):
@@ -159,6 +160,11 @@ cdef class PieceTable:
             if not (0 <= opener < n and 0 <= closer < n and flags[opener] & F_SKIP and flags[closer] & F_SKIP):
                 raise ValueError("PieceTable: the prompt rule's ids must be FLAG_SKIP ids of the table")
             self.prompt_open, self.prompt_close = opener, closer
+        used = F_SKIP | F_BYTE
+        self.tag = oasr_tag((mode, byte_rule, lead, flags, byte_values, prompt,
+                             [None if self._flags[i] & used else p for i, p in enumerate(self.pieces)],
+                             None if first_pieces is None else
+                             [None if self._flags[i] & used else p for i, p in enumerate(self.first_pieces)]))
         PyMem_Free(self._plain)  # __init__ may run twice
         self._plain = <PyObject**>PyMem_Malloc(max(n, 1) * sizeof(PyObject*))
         if self._plain == NULL:
@@ -330,13 +336,13 @@ cdef class PieceTable:
         cdef Py_ssize_t tid
         cdef bint in_prompt = False
         cdef object prompt_flag = None
-        if not isinstance(state, dict):
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        oasr_check_owner(state, self.tag)
         st = (<dict>state).get("_s")
         if st is None:
+            if "_tok" in state:
+                raise StreamStateError("this stream state has lost its decoder state; start from {}")
             st = self.fresh
-        elif (type(st) is not tuple or len(<tuple>st) != 5 or type((<tuple>st)[2]) is not bytes
-              or PyBytes_GET_SIZE((<tuple>st)[2]) > MAX_HELD_BYTES and self.mode == MODE_BYTES):
+        elif not self._valid_state(st):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         if self.prompt_open >= 0:
             prompt_flag = (<dict>state).get("_prompt")
@@ -349,6 +355,8 @@ cdef class PieceTable:
         pending_box = [st[2]]
         v.run_invalid = st[3]
         v.closed = st[4]
+        # What the state's text must end with: its held tail, rendered from its own pending bytes.
+        oasr_check_tail(state, self._tail(v, <bytes>st[2]) if not v.closed else "")
         if v.closed:
             if n:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
@@ -376,7 +384,7 @@ cdef class PieceTable:
             settled = "".join(<list>out)
         else:
             settled = <str>out
-        oasr_commit(<dict>state, settled, tail)
+        oasr_commit_tagged(state, settled, tail, self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (st is self.fresh or v.first != <bint>st[0] or v.lead != <bint>st[1] or pending_box[0] is not st[2]
                 or v.run_invalid != <bint>st[3] or v.closed != <bint>st[4]):
@@ -384,6 +392,38 @@ cdef class PieceTable:
         if in_prompt or prompt_flag is not None:
             (<dict>state)["_prompt"] = in_prompt
         return settled
+
+    cdef bint _valid_state(self, object st):
+        """Whether `st` is a decoder state this table could have made: four bools and the
+        pending bytes, which are an unfinished UTF-8 character (at most 3 bytes; a whole_run
+        table holds a valid run of any length), and none while a run is invalid or closed."""
+        cdef bytes pending
+        cdef Py_ssize_t n
+        if type(st) is not tuple or len(<tuple>st) != 5:
+            return False
+        for i in (0, 1, 3, 4):
+            if type((<tuple>st)[i]) is not bool:
+                return False
+        if type((<tuple>st)[2]) is not bytes:
+            return False
+        pending = <bytes>(<tuple>st)[2]
+        n = PyBytes_GET_SIZE(pending)
+        if n == 0:
+            return True
+        if (<tuple>st)[3] or (<tuple>st)[4] or _dead_end(pending):
+            return False
+        if self.mode == MODE_TEXT and self.rule == RULE_WHOLE_RUN:
+            try:
+                _utf8_decode(pending, "strict", False)
+            except UnicodeDecodeError:
+                return False
+            return True
+        if n > MAX_HELD_BYTES:
+            return False
+        try:
+            return <Py_ssize_t>_utf8_decode(pending, "strict", False)[1] == 0
+        except UnicodeDecodeError:
+            return False
 
     cdef list _pieces(self, IdBuffer* ids):
         cdef Py_ssize_t i, tid, n = ids.n, last_visible = -1
