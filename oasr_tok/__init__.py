@@ -24,7 +24,7 @@ from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
 from .checkpoint import Description, describe, load, resolve
 from .spec import TokenizerSpec
-from .words import Word
+from .words import Word, Words
 
 __version__ = "0.1.0"
 
@@ -32,6 +32,7 @@ __all__ = [
     "Tokenizer",
     "TokenizerSpec",
     "Word",
+    "Words",
     "Detokenizer",
     "build_tokenizer",
     "register_tokenizer",
