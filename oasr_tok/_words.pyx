@@ -194,8 +194,6 @@ cdef class _Emitter:
     cdef Py_ssize_t n, total
     # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
     cdef Py_ssize_t tok, tok_a, tok_b
-    cdef list starts
-    cdef list ends
     cdef Words words
 
     cdef int advance(self) except -1:
@@ -222,13 +220,8 @@ cdef class _Emitter:
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
         cdef Py_ssize_t first = self.owner(a)
         cdef Py_ssize_t last = self.owner(b - 1)
-        if self.ends is not None:
-            end = self.ends[last]
-        elif last + 1 < self.n:
-            end = self.starts[last + 1]
-        else:
-            end = self.starts[last]
-        return self.words.push(a, b, first, last, self.starts[first], end)
+        # The times are read through first/last when asked for (Words.start_of / end_of).
+        return self.words.push(a, b, first, last)
 
 
 def group_words(pieces, starts, ends=None) -> Words:
@@ -247,11 +240,9 @@ def group_words(pieces, starts, ends=None) -> Words:
     _check_times(start_list, end_list, n)
 
     cdef _Emitter out = _Emitter.__new__(_Emitter)
-    out.starts = start_list
-    out.ends = end_list
     out.n = n
     if n == 0:
-        return new_words("")
+        return new_words("", [], None)
     cdef Py_ssize_t k, total = 0
     for k in range(n):
         piece = piece_list[k]
@@ -261,7 +252,11 @@ def group_words(pieces, starts, ends=None) -> Words:
     cdef str text = "".join(piece_list)
     if PyUnicode_GET_LENGTH(text) != total:  # a str subclass lying about itself
         raise TypeError("pieces do not join to their own total length")
-    out.words = new_words(text)
+    # The Words keeps the times to read its words' times from: copies, where the lists are the
+    # caller's own (a later change to them must not change the result).
+    out.words = new_words(text, list(start_list) if start_list is starts else start_list,
+                          None if end_list is None else (list(end_list) if end_list is ends else end_list))
+    out.words.reserve(min(n, total) + 1)  # fewer words than tokens: one allocation
 
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)

@@ -5,11 +5,19 @@ record it hands out one at a time.
 A transcript of a million tokens has hundreds of thousands of words. Making a Python object
 for each costs more than finding them, and most callers read a column (the start times, for an
 aligner) or a few words. So the grouping (`_words.pyx`) writes four integers per word into one
-growing C array and the caller's two time values into two lists; a `Word` is made only when
+C array (its text span and its first and last token) and nothing else: a word's times are its
+tokens' times, read from the per-token time lists when asked for. A `Word` is made only when
 one is indexed or iterated, and its text is cut out of the transcript then.
+
+The integers are 32-bit, so a word costs 16 bytes in one buffer sized up front: at a million
+tokens the result is small and few enough allocations for the C allocator to hand the same
+memory back call after call, instead of the kernel faulting in fresh pages (which, not the
+grouping, is what a long transcript would otherwise pay). Transcripts of 2**31 characters or
+tokens are refused.
 """
 from cpython.array cimport array, clone
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport INT32_MAX, int32_t
 
 from collections.abc import Sequence
 from operator import index as _as_index
@@ -68,12 +76,14 @@ cdef inline Word _make_word(str text, object start, object end, Py_ssize_t first
     return w
 
 
-cdef Words new_words(str transcript):
-    """An empty Words over `transcript`, for the grouping to push into."""
+cdef Words new_words(str transcript, list token_starts, list token_ends):
+    """An empty Words over `transcript`, timed by per-token time lists that nobody else holds
+    (the grouping copies the caller's), for the grouping to push into."""
     cdef Words out = Words.__new__(Words)
     out._transcript = transcript
-    out._starts = []
-    out._ends = []
+    out._per_word = False
+    out._starts = token_starts
+    out._ends = token_ends
     return out
 
 
@@ -87,6 +97,7 @@ cdef class Words:
 
     def __cinit__(self):
         self._transcript = ""
+        self._per_word = True
         self._starts = []
         self._ends = []
 
@@ -99,7 +110,9 @@ cdef class Words:
                 raise TypeError(f"Words holds Word records, got {type(item).__name__}")
             w = <Word>item
             length = len(w.text)
-            self.push(at, at + length, w.first_token, w.last_token, w.start, w.end)
+            self.push(at, at + length, w.first_token, w.last_token)
+            self._starts.append(w.start)
+            self._ends.append(w.end)
             pieces.append(w.text)
             at += length
         self._transcript = "".join(pieces)
@@ -107,29 +120,48 @@ cdef class Words:
     def __dealloc__(self):
         PyMem_Free(self._rows)
 
-    cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
-                  object start, object end) except -1:
-        cdef Py_ssize_t capacity
-        cdef Py_ssize_t *rows
+    cdef int reserve(self, Py_ssize_t capacity) except -1:
+        """Room for `capacity` words in all (never shrinks)."""
+        cdef int32_t *rows
+        if capacity <= self._capacity:
+            return 0
+        if capacity > PY_SSIZE_T_MAX // (_ROW * <Py_ssize_t>sizeof(int32_t)):
+            raise MemoryError()
+        rows = <int32_t *>PyMem_Realloc(self._rows, capacity * _ROW * sizeof(int32_t))
+        if rows == NULL:
+            raise MemoryError()
+        self._rows, self._capacity = rows, capacity
+        return 0
+
+    cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last) except -1:
+        cdef int32_t *rows
+        if not (0 <= a <= b <= INT32_MAX and 0 <= first <= last <= INT32_MAX):
+            raise OverflowError("word timings support transcripts of up to 2**31 - 1 characters and tokens")
         if self._n == self._capacity:
-            capacity = 64 if self._capacity == 0 else 2 * self._capacity
-            if capacity > PY_SSIZE_T_MAX // (_ROW * <Py_ssize_t>sizeof(Py_ssize_t)):
-                raise MemoryError()
-            rows = <Py_ssize_t *>PyMem_Realloc(self._rows, capacity * _ROW * sizeof(Py_ssize_t))
-            if rows == NULL:
-                raise MemoryError()
-            self._rows, self._capacity = rows, capacity
+            self.reserve(64 if self._capacity == 0 else 2 * self._capacity)
         rows = self._rows + _ROW * self._n
-        rows[0], rows[1], rows[2], rows[3] = a, b, first, last
-        self._starts.append(start)
-        self._ends.append(end)
+        rows[0], rows[1], rows[2], rows[3] = <int32_t>a, <int32_t>b, <int32_t>first, <int32_t>last
         self._n += 1
         return 0
 
+    cdef object start_of(self, Py_ssize_t i):
+        if self._per_word:
+            return self._starts[i]
+        return self._starts[self._rows[_ROW * i + 2]]
+
+    cdef object end_of(self, Py_ssize_t i):
+        cdef Py_ssize_t last
+        if self._per_word:
+            return self._ends[i]
+        last = self._rows[_ROW * i + 3]
+        if self._ends is not None:
+            return self._ends[last]
+        return self._starts[last + 1 if last + 1 < len(self._starts) else last]
+
     cdef Word word(self, Py_ssize_t i):
-        cdef Py_ssize_t *row = self._rows + _ROW * i
+        cdef int32_t *row = self._rows + _ROW * i
         return _make_word(PyUnicode_Substring(self._transcript, row[0], row[1]),
-                          self._starts[i], self._ends[i], row[2], row[3])
+                          self.start_of(i), self.end_of(i), row[2], row[3])
 
     cdef Py_ssize_t _index(self, object key) except -1:
         i = _as_index(key)  # a TypeError for non-integers, as list indexing gives
@@ -144,16 +176,20 @@ cdef class Words:
 
     def __getitem__(self, key):
         cdef Py_ssize_t start, stop, step, count, k, j
-        cdef Py_ssize_t *row
+        cdef int32_t *row
         cdef Words out
         if isinstance(key, slice):
             start, stop, step = key.indices(self._n)
-            out = new_words(self._transcript)
             count = len(range(start, stop, step))
+            out = new_words(self._transcript, self._starts, self._ends)  # the same immutable times
+            out._per_word = self._per_word
+            if self._per_word:
+                out._starts, out._ends = self._starts[start:stop:step], self._ends[start:stop:step]
+            out.reserve(count)
             j = start
             for k in range(count):
                 row = self._rows + _ROW * j
-                out.push(row[0], row[1], row[2], row[3], self._starts[j], self._ends[j])
+                out.push(row[0], row[1], row[2], row[3])
                 j += step
             return out
         return self.word(self._index(key))
@@ -189,7 +225,7 @@ cdef class Words:
         cdef Py_ssize_t i
         if isinstance(other, Words):
             return (self._n == (<Words>other)._n and self.texts == other.texts
-                    and self._starts == (<Words>other)._starts and self._ends == (<Words>other)._ends
+                    and self.starts == other.starts and self.ends == other.ends
                     and self.first_token == other.first_token and self.last_token == other.last_token)
         if isinstance(other, list):
             if len(<list>other) != self._n:
@@ -217,12 +253,14 @@ cdef class Words:
     @property
     def starts(self) -> list:
         """Each word's start time, as the caller gave it (a new list)."""
-        return list(self._starts)
+        cdef Py_ssize_t i
+        return [self.start_of(i) for i in range(self._n)]
 
     @property
     def ends(self) -> list:
         """Each word's end time, as the caller gave it (a new list)."""
-        return list(self._ends)
+        cdef Py_ssize_t i
+        return [self.end_of(i) for i in range(self._n)]
 
     cdef object _column(self, Py_ssize_t field):
         cdef array out = clone(_INDEX_TEMPLATE, self._n, False)

@@ -126,3 +126,18 @@ def test_word_records_behave_as_values():
     for attribute in ("text", "start", "end", "first_token", "last_token"):
         with pytest.raises(AttributeError):
             setattr(made, attribute, None)
+
+
+def test_changing_the_callers_times_afterwards_changes_nothing():
+    starts, ends = [0, 10, 20, 30, 40, 50], [5, 15, 25, 35, 45, 55]
+    words = group_words(PIECES, starts, ends)
+    expected = words.to_list()
+    starts[:] = [99] * 6
+    ends.clear()
+    assert words == expected and words.starts == [0, 10, 30, 40, 50, 50]
+    assert words[1:3] == expected[1:3] and words[::-1] == expected[::-1]
+
+
+def test_without_ends_a_word_ends_where_the_token_after_it_starts():
+    words = group_words([" a", " b", "c", " d"], [0, 10, 20, 30])
+    assert words.ends == [10, 30, 30] and words[1:].ends == [30, 30]
