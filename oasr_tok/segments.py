@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .errors import TimingError
 
-__all__ = ["Segment", "whisper_segments", "segment_words", "TIME_PRECISION"]
+__all__ = ["TIME_PRECISION", "Segment", "segment_words", "whisper_segments"]
 
 #: Seconds per Whisper timestamp step, computed as openai-whisper computes it (2 * 160 / 16000).
 TIME_PRECISION = 2 * 160 / 16000

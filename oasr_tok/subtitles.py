@@ -20,22 +20,23 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import TimingError
 
 __all__ = [
     "Cue",
-    "whisper_cues",
+    "as_whisper_result",
     "cues",
+    "to_ctm",
+    "to_json",
     "to_srt",
-    "to_vtt",
     "to_tsv",
     "to_txt",
-    "to_json",
-    "to_ctm",
-    "as_whisper_result",
+    "to_vtt",
+    "whisper_cues",
 ]
 
 
@@ -506,15 +507,18 @@ def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[
     """Cues in openai-whisper's result shape (its verbose_json): ``{"text", "segments": [{"id",
     "start", "end", "text", "words": [{"word", "start", "end"}]}], "language"}``; a word keeps
     the space before it, as whisper's words do."""
-    segments = []
+    segments: list[dict[str, Any]] = []
     for i, cue in enumerate(cues):
         if not isinstance(cue, Cue):
             raise TimingError(f"cue {i} is {type(cue).__name__}, not a subtitles.Cue")
         rows = _timed_items(cue.words, "word") if cue.words else []
         words = [{"word": _separator_before(rows, k) + text, "start": start, "end": end}
                  for k, (start, end, text) in enumerate(rows)]
-        segments.append({"id": i, "start": cue.start, "end": cue.end, "text": " " + " ".join(cue.text.split("\n")),
-                         "words": words})
+        lines = cue.text.split("\n")
+        text = lines[0]
+        for line in lines[1:]:
+            text += ("" if _joins_without_space(text, line) else " ") + line
+        segments.append({"id": i, "start": cue.start, "end": cue.end, "text": " " + text, "words": words})
     result: dict[str, Any] = {"text": "".join(s["text"] for s in segments), "segments": segments}
     if language is not None:
         result["language"] = language

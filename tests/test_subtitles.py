@@ -11,12 +11,13 @@ import math
 import pytest
 import srt
 import webvtt
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
 from oasr_tok import TimingError, subtitles
 from oasr_tok.subtitles import Cue, _width
 from oasr_tok.words import Word, group_words
-from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
 # -- whisper mode ------------------------------------------------------------------------------
 
@@ -68,7 +69,6 @@ def _escape(text: str) -> str:
     return text
 
 
-@settings(max_examples=400, deadline=None)
 @given(result=whisper_results() | whisper_results(with_words=False), opts=options)
 def test_whisper_mode_is_openai_whispers_output_byte_for_byte(result, opts):
     cues = subtitles.whisper_cues(result, **opts)
@@ -143,7 +143,6 @@ def _parse_srt(text):
     return [(c.start.total_seconds(), c.end.total_seconds(), c.content) for c in srt.parse(text)]
 
 
-@settings(max_examples=200, deadline=None)
 @given(result=whisper_results(), opts=options)
 def test_srt_and_vtt_parse_back(result, opts):
     cues = [c for c in subtitles.whisper_cues(result, **opts)]
@@ -186,7 +185,6 @@ reader_options = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=300, deadline=None)
 @given(words=timed_words(), opts=reader_options)
 def test_default_cues_keep_the_reader_rules(words, opts):
     cues = subtitles.cues(words, **opts)

@@ -34,7 +34,7 @@ def words() -> Words:
 
 def test_is_a_sequence_equal_to_the_list_of_its_words(words):
     assert isinstance(words, Words) and isinstance(words, Sequence)
-    assert words == EXPECTED and EXPECTED == words and not (words != EXPECTED)
+    assert words == EXPECTED and EXPECTED == words and (words != EXPECTED) is False
     assert words != EXPECTED[:-1] and words != EXPECTED[::-1] and words != tuple(EXPECTED)
     assert len(words) == 6 and bool(words) and not group_words([], [])
     assert list(words) == EXPECTED and words.to_list() == EXPECTED
