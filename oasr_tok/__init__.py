@@ -24,6 +24,7 @@ from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
 from .checkpoint import Description, describe, load, resolve
 from .spec import TokenizerSpec
+from .segments import Segment
 from .words import Word, Words
 
 __version__ = "0.1.0"
@@ -33,6 +34,7 @@ __all__ = [
     "TokenizerSpec",
     "Word",
     "Words",
+    "Segment",
     "Detokenizer",
     "build_tokenizer",
     "register_tokenizer",
