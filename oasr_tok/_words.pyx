@@ -14,7 +14,6 @@ Character classes come from ``unicodedata`` (general category) and code point ra
 computed once per distinct code point and cached in a lazily allocated byte table: the scan
 itself never calls back into Python for a character it has seen before.
 """
-import math
 import unicodedata
 
 cimport cython
@@ -46,8 +45,7 @@ cdef enum:
     C_SOLO = 3    # a character of a script written without spaces: a word on its own
     C_OPEN = 4    # opening punctuation (Ps, Pi): joins the word after it
     C_CLOSE = 5   # any other punctuation (Pe, Pf, Po, Pd, Pc): joins the word before it
-    C_EXTEND = 6  # combining marks, format characters, length/voicing marks: part of the
-                  # character before them
+    C_EXTEND = 6  # combining marks, format characters, length/voicing marks: part of the char before
 
 cdef enum:
     MAX_CP = 0x110000
@@ -263,7 +261,7 @@ def group_words(pieces, starts, ends=None) -> Words:
     out.pieces = piece_list
     out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
     out.total = total
-    cdef Py_UCS4 cp, prev_cp = 0
+    cdef Py_UCS4 cp
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i
     # The word being built runs from w_start to w_end (-1: none yet). A pending opening mark

@@ -175,7 +175,7 @@ cdef class Words:
         return self._n
 
     def __getitem__(self, key):
-        cdef Py_ssize_t start, stop, step, count, k, j
+        cdef Py_ssize_t start, stop, step, count, _k, j
         cdef int32_t *row
         cdef Words out
         if isinstance(key, slice):
@@ -187,7 +187,7 @@ cdef class Words:
                 out._starts, out._ends = self._starts[start:stop:step], self._ends[start:stop:step]
             out.reserve(count)
             j = start
-            for k in range(count):
+            for _k in range(count):
                 row = self._rows + _ROW * j
                 out.push(row[0], row[1], row[2], row[3])
                 j += step

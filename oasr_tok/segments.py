@@ -4,6 +4,7 @@
   openai-whisper's `transcribe` does (the whisper kind's `segments` calls it);
 * `segment_words` groups the timed words of any kind into sentence-like segments.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,8 +89,11 @@ def whisper_segments(
         for current_slice in slices:
             start_pos = tokens[last_slice] - timestamp_begin
             end_pos = tokens[current_slice - 1] - timestamp_begin
-            out.append(segment(offset + start_pos * TIME_PRECISION, offset + end_pos * TIME_PRECISION,
-                               last_slice, current_slice))
+            out.append(
+                segment(
+                    offset + start_pos * TIME_PRECISION, offset + end_pos * TIME_PRECISION, last_slice, current_slice
+                )
+            )
             last_slice = current_slice
     else:
         length = duration

@@ -14,6 +14,7 @@ Two ways to cut cues:
   columns each), breaks after sentence punctuation first, then commas, then pauses, cues of
   0.7 to 7 seconds, never a break inside a word.
 """
+
 from __future__ import annotations
 
 import json
@@ -206,7 +207,9 @@ def whisper_cues(
 
 
 def _whisper_subtitles(
-    segments: list[dict[str, Any]], max_line_width: int | None, max_line_count: int | None,
+    segments: list[dict[str, Any]],
+    max_line_width: int | None,
+    max_line_count: int | None,
     max_words_per_line: int | None,
 ) -> Iterable[list[dict[str, Any]]]:
     # openai-whisper's iterate_subtitles, step for step (see tests/whisper_utils_reference.py).
@@ -235,7 +238,9 @@ def _whisper_subtitles(
                 else:
                     timing["word"] = timing["word"].strip()
                     if (
-                        len(subtitle) > 0 and max_line_count is not None and (long_pause or line_count >= max_line_count)
+                        len(subtitle) > 0
+                        and max_line_count is not None
+                        and (long_pause or line_count >= max_line_count)
                     ) or seg_break:
                         yield subtitle
                         subtitle = []
@@ -486,7 +491,11 @@ def to_tsv(cues: Any) -> str:
     line breaks inside a text become spaces (a row is one line)."""
     lines = ["start\tend\ttext\n"]
     for start, end, text in _rows(cues):
-        flat = " ".join(text.strip().replace("\t", " ").splitlines()) if "\n" in text or "\r" in text else text.strip().replace("\t", " ")
+        flat = (
+            " ".join(text.strip().replace("\t", " ").splitlines())
+            if "\n" in text or "\r" in text
+            else text.strip().replace("\t", " ")
+        )
         lines.append(f"{round(1000 * start)}\t{round(1000 * end)}\t{flat}\n")
     return "".join(lines)
 
@@ -512,8 +521,10 @@ def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[
         if not isinstance(cue, Cue):
             raise TimingError(f"cue {i} is {type(cue).__name__}, not a subtitles.Cue")
         rows = _timed_items(cue.words, "word") if cue.words else []
-        words = [{"word": _separator_before(rows, k) + text, "start": start, "end": end}
-                 for k, (start, end, text) in enumerate(rows)]
+        words = [
+            {"word": _separator_before(rows, k) + text, "start": start, "end": end}
+            for k, (start, end, text) in enumerate(rows)
+        ]
         lines = cue.text.split("\n")
         text = lines[0]
         for line in lines[1:]:

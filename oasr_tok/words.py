@@ -7,7 +7,8 @@ makes a `Word` only when one is asked for. benchmarks/words_reference.py is the 
 plain Python, kept as the oracle."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Union
 
 from ._words import group_words as _group_words
 from ._wordtypes import Word, Words

@@ -2,6 +2,7 @@
 (tests/whisper_utils_reference.py, copied verbatim from its sdist and checked by
 fixtures/check_whisper_reference.py) on random results; the default mode's reader rules as
 properties; JSON, CTM; our SRT and WebVTT parsed back by `srt` and `webvtt-py`."""
+
 from __future__ import annotations
 
 import io
@@ -13,18 +14,20 @@ import srt
 import webvtt
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
 from oasr_tok import TimingError, subtitles
 from oasr_tok.subtitles import Cue, _width
 from oasr_tok.words import Word, group_words
+
+from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 
 # -- whisper mode ------------------------------------------------------------------------------
 
 # Latin, CJK, punctuation, the pieces of an arrow, digits: long words, CJK words, "-->" inside.
 WORD_ALPHABET = "abcXYZ0129éß我们好中文東京コー。，!?.,'-><"
 word_text = st.text(st.sampled_from(WORD_ALPHABET), min_size=1, max_size=12) | st.sampled_from(
-    ["supercalifragilisticexpialidocious", "-->", "a-->b", "--->", "<u>", "我们去公园散步吧"])
+    ["supercalifragilisticexpialidocious", "-->", "a-->b", "--->", "<u>", "我们去公园散步吧"]
+)
 
 
 @st.composite
@@ -36,11 +39,21 @@ def whisper_results(draw, with_words=True):
         for _ in range(draw(st.integers(0, 8)) if with_words else 0):
             t += draw(st.sampled_from([0.0, 0.001, 0.0005, 0.02, 0.3, 1.7, 3.2]) | st.floats(0, 5))
             end = t + draw(st.sampled_from([0.0, 0.0004, 0.02, 0.5]) | st.floats(0, 2))  # zero-length words too
-            words.append({"word": draw(st.sampled_from(["", " ", "  "])) + draw(word_text), "start": t, "end": end,
-                          "probability": 0.9})
+            words.append(
+                {
+                    "word": draw(st.sampled_from(["", " ", "  "])) + draw(word_text),
+                    "start": t,
+                    "end": end,
+                    "probability": 0.9,
+                }
+            )
             t = end  # words of one result never overlap (openai-whisper's never do)
         seg_end = max([seg_start] + [w["end"] for w in words]) + draw(st.floats(0, 1))
-        text = "".join(w["word"] for w in words) if words else draw(st.text(st.sampled_from(WORD_ALPHABET + " \t"), max_size=30))
+        text = (
+            "".join(w["word"] for w in words)
+            if words
+            else draw(st.text(st.sampled_from(WORD_ALPHABET + " \t"), max_size=30))
+        )
         segment = {"id": len(segments), "start": seg_start, "end": seg_end, "text": text}
         if with_words:
             segment["words"] = words
@@ -49,12 +62,14 @@ def whisper_results(draw, with_words=True):
     return {"text": "".join(s["text"] for s in segments), "segments": segments, "language": "en"}
 
 
-options = st.fixed_dictionaries({
-    "max_line_width": st.none() | st.integers(1, 50),
-    "max_line_count": st.none() | st.integers(1, 4),
-    "max_words_per_line": st.none() | st.integers(1, 6),
-    "highlight_words": st.booleans(),
-})
+options = st.fixed_dictionaries(
+    {
+        "max_line_width": st.none() | st.integers(1, 50),
+        "max_line_count": st.none() | st.integers(1, 4),
+        "max_words_per_line": st.none() | st.integers(1, 6),
+        "highlight_words": st.booleans(),
+    }
+)
 
 
 def _reference(writer, result, opts) -> str:
@@ -93,30 +108,46 @@ def test_whisper_mode_is_openai_whispers_output_byte_for_byte(result, opts):
 
 
 def test_whisper_mode_worked_example():
-    result = {"segments": [
-        {"start": 0.0, "end": 2.0, "text": " Hello world.", "words": [
-            {"word": " Hello", "start": 0.0, "end": 0.5}, {"word": " world.", "start": 0.6, "end": 1.9996}]},
-        {"start": 6.0, "end": 7.0, "text": " 你好", "words": [{"word": " 你好", "start": 6.0, "end": 7.0}]},
-    ]}
+    result = {
+        "segments": [
+            {
+                "start": 0.0,
+                "end": 2.0,
+                "text": " Hello world.",
+                "words": [
+                    {"word": " Hello", "start": 0.0, "end": 0.5},
+                    {"word": " world.", "start": 0.6, "end": 1.9996},
+                ],
+            },
+            {"start": 6.0, "end": 7.0, "text": " 你好", "words": [{"word": " 你好", "start": 6.0, "end": 7.0}]},
+        ]
+    }
     assert subtitles.to_srt(subtitles.whisper_cues(result)) == (
-        "1\n00:00:00,000 --> 00:00:02,000\nHello world.\n\n"
-        "2\n00:00:06,000 --> 00:00:07,000\n你好\n\n")
+        "1\n00:00:00,000 --> 00:00:02,000\nHello world.\n\n2\n00:00:06,000 --> 00:00:07,000\n你好\n\n"
+    )
     assert subtitles.to_vtt(subtitles.whisper_cues(result, max_line_width=8, max_line_count=1)) == (
         "WEBVTT\n\n00:00.000 --> 00:00.500\nHello\n\n00:00.600 --> 00:02.000\nworld.\n\n"
-        "00:06.000 --> 00:07.000\n你好\n\n")
+        "00:06.000 --> 00:07.000\n你好\n\n"
+    )
 
 
 def test_whisper_mode_drops_a_highlight_gap_that_would_run_backwards():
     # Overlapping words (never in openai-whisper's own results): its highlight path would write
     # a gap cue from the first word's end back to the second's start. We leave that cue out.
-    result = {"segments": [{"start": 0.0, "end": 2.0, "text": " a b", "words": [
-        {"word": " a", "start": 0.0, "end": 1.5}, {"word": " b", "start": 1.0, "end": 2.0}]}]}
+    result = {
+        "segments": [
+            {
+                "start": 0.0,
+                "end": 2.0,
+                "text": " a b",
+                "words": [{"word": " a", "start": 0.0, "end": 1.5}, {"word": " b", "start": 1.0, "end": 2.0}],
+            }
+        ]
+    }
     reference = _reference(WriteSRT, result, {"highlight_words": True})
     assert "00:00:01,500 --> 00:00:01,000" in reference
     ours = subtitles.to_srt(subtitles.whisper_cues(result, highlight_words=True))
-    assert ours == (
-        "1\n00:00:00,000 --> 00:00:01,500\n<u>a</u> b\n\n"
-        "2\n00:00:01,000 --> 00:00:02,000\na <u>b</u>\n\n")
+    assert ours == ("1\n00:00:00,000 --> 00:00:01,500\n<u>a</u> b\n\n2\n00:00:01,000 --> 00:00:02,000\na <u>b</u>\n\n")
 
 
 def test_whisper_mode_bad_input_names_what_is_wrong():
@@ -162,8 +193,9 @@ def test_srt_and_vtt_parse_back(result, opts):
 # -- the default mode --------------------------------------------------------------------------
 
 READER_ALPHABET = "abcdefghij我们好中文東京タイ"
-reader_word = st.text(st.sampled_from(READER_ALPHABET), min_size=1, max_size=14).map(
-    lambda w: w) | st.sampled_from(["Hello.", "well,", "ok?", "好。", "是，", "extraordinarily-long-hyphenated-word-that-is-too-wide"])
+reader_word = st.text(st.sampled_from(READER_ALPHABET), min_size=1, max_size=14).map(lambda w: w) | st.sampled_from(
+    ["Hello.", "well,", "ok?", "好。", "是，", "extraordinarily-long-hyphenated-word-that-is-too-wide"]
+)
 
 
 @st.composite
@@ -177,12 +209,14 @@ def timed_words(draw):
     return words
 
 
-reader_options = st.fixed_dictionaries({
-    "max_line_width": st.sampled_from([42, 20, 8]),
-    "max_line_width_cjk": st.sampled_from([36, 16]),
-    "max_lines": st.sampled_from([2, 1, 3]),
-    "max_duration": st.sampled_from([7.0, 3.0]),
-})
+reader_options = st.fixed_dictionaries(
+    {
+        "max_line_width": st.sampled_from([42, 20, 8]),
+        "max_line_width_cjk": st.sampled_from([36, 16]),
+        "max_lines": st.sampled_from([2, 1, 3]),
+        "max_duration": st.sampled_from([7.0, 3.0]),
+    }
+)
 
 
 @given(words=timed_words(), opts=reader_options)
@@ -212,9 +246,25 @@ def test_default_cues_keep_the_reader_rules(words, opts):
 
 def test_default_cues_worked_example():
     words = group_words(
-        [" I", " came", ".", " I", " saw", ",", " and", " then", " I", " conquered", " everything", " in", " sight", "."],
+        [
+            " I",
+            " came",
+            ".",
+            " I",
+            " saw",
+            ",",
+            " and",
+            " then",
+            " I",
+            " conquered",
+            " everything",
+            " in",
+            " sight",
+            ".",
+        ],
         [0.0, 0.2, 0.5, 1.5, 1.7, 1.9, 2.0, 2.2, 2.4, 2.6, 3.0, 3.4, 3.6, 4.0],
-        [0.15, 0.45, 0.5, 1.65, 1.9, 1.9, 2.15, 2.35, 2.55, 2.95, 3.35, 3.55, 3.95, 4.0])
+        [0.15, 0.45, 0.5, 1.65, 1.9, 1.9, 2.15, 2.35, 2.55, 2.95, 3.35, 3.55, 3.95, 4.0],
+    )
     cues = subtitles.cues(words, max_line_width=20)
     # "I came." ends before a pause of 1 s: its own cue, shown 0.7 s. The next sentence needs
     # three 20-column lines, so it breaks at its best point, after the comma; "I saw," is
@@ -257,8 +307,10 @@ def test_json_is_whisper_verbose_json_shape():
     cues = subtitles.cues(words)
     data = json.loads(subtitles.to_json(cues))
     assert [s["text"] for s in data["segments"]] == [" Hello world.", " 你好"]
-    assert data["segments"][0]["words"] == [{"word": " Hello", "start": 0.0, "end": 0.4},
-                                            {"word": " world.", "start": 0.5, "end": 0.9}]
+    assert data["segments"][0]["words"] == [
+        {"word": " Hello", "start": 0.0, "end": 0.4},
+        {"word": " world.", "start": 0.5, "end": 0.9},
+    ]
     assert [w["word"] for w in data["segments"][1]["words"]] == [" 你", "好"]
     # openai-whisper's own writer and srt writer read it as one of its results
     assert _reference(WriteTXT, data, {}) == "Hello world.\n你好\n"

@@ -2,23 +2,27 @@
 rules (tests/whisper_transcribe_reference.py: its tiktoken encoding, Tokenizer.decode /
 decode_with_timestamps, and transcribe's segment splitting) on the real multilingual files:
 faster-whisper-base's tokenizer.json for us, openai-whisper's multilingual.tiktoken for it."""
+
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from paths import shared
-from whisper_transcribe_reference import Tokenizer as ReferenceTokenizer
-from whisper_transcribe_reference import get_encoding, split_segments
 
 from oasr_tok import TimingError, TokenizerSpec, build_tokenizer
 from oasr_tok.segments import Segment, segment_words
 from oasr_tok.words import Word
 
+from paths import shared
+from whisper_transcribe_reference import Tokenizer as ReferenceTokenizer
+from whisper_transcribe_reference import get_encoding, split_segments
+
 
 @pytest.fixture(scope="module")
 def tok():
-    return build_tokenizer(TokenizerSpec("whisper", {"tokenizer": shared("whisper/faster-whisper-base/tokenizer.json")}))
+    return build_tokenizer(
+        TokenizerSpec("whisper", {"tokenizer": shared("whisper/faster-whisper-base/tokenizer.json")})
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +90,16 @@ def test_worked_layouts(tok):
 
 @given(data=st.data())
 def test_decode_with_timestamps_is_openai_whispers(tok, reference, data):
-    ids = data.draw(st.lists(st.one_of(
-        st.integers(0, tok.eot - 1),
-        st.integers(tok.eot, tok.vocab_size - 1),
-        st.sampled_from([tok.sot, tok.eot, tok.no_timestamps, tok.timestamp_begin, tok.timestamp_end]),
-    ), max_size=30))
+    ids = data.draw(
+        st.lists(
+            st.one_of(
+                st.integers(0, tok.eot - 1),
+                st.integers(tok.eot, tok.vocab_size - 1),
+                st.sampled_from([tok.sot, tok.eot, tok.no_timestamps, tok.timestamp_begin, tok.timestamp_end]),
+            ),
+            max_size=30,
+        )
+    )
     assert tok.decode_with_timestamps(ids) == reference.decode_with_timestamps(ids)
     assert tok.decode_with_timestamps(ids + tok.encode(" x")).endswith(" x")
 
@@ -112,13 +121,21 @@ def _w(text, start, end, k=0):
 
 
 def test_segment_words_breaks_at_sentences_pauses_and_length():
-    words = [_w("Hello", 0.0, 0.4), _w("there.", 0.5, 0.9), _w("How", 1.0, 1.2), _w("are", 1.3, 1.4),
-             _w("you", 3.0, 3.2), _w("我", 3.3, 3.4), _w("们。", 3.4, 3.6), _w("ok", 3.7, 3.8)]
+    words = [
+        _w("Hello", 0.0, 0.4),
+        _w("there.", 0.5, 0.9),
+        _w("How", 1.0, 1.2),
+        _w("are", 1.3, 1.4),
+        _w("you", 3.0, 3.2),
+        _w("我", 3.3, 3.4),
+        _w("们。", 3.4, 3.6),
+        _w("ok", 3.7, 3.8),
+    ]
     got = segment_words(words, max_pause=1.0)
     assert [(s.text, s.start, s.end, s.first_token, s.last_token) for s in got] == [
         ("Hello there.", 0.0, 0.9, 0, 1),
-        ("How are", 1.0, 1.4, 2, 3),      # a pause of 1.6 s > max_pause
-        ("you 我们。", 3.0, 3.6, 4, 6),   # CJK characters join without a space
+        ("How are", 1.0, 1.4, 2, 3),  # a pause of 1.6 s > max_pause
+        ("you 我们。", 3.0, 3.6, 4, 6),  # CJK characters join without a space
         ("ok", 3.7, 3.8, 7, 7),
     ]
     assert [s.text for s in segment_words(words[:4], max_words=1)] == ["Hello", "there.", "How", "are"]

@@ -9,10 +9,12 @@ import math
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, Word, build_tokenizer
 from oasr_tok.words import group_words
+
 from paths import own, shared
 
 
@@ -244,7 +246,7 @@ def test_icefall_bare_piece_at_the_very_start_renders_nothing(icefall, icefall_s
 
 
 def test_split_character_belongs_to_the_token_that_completes_it(table):
-    byte = lambda b: 9 + b  # noqa: E731
+    byte = lambda b: 9 + b
     ids = [byte(0xE4), byte(0xB8), byte(0xAD), 265, 0]  # 中 in three byte tokens, 文, <blk>
     pieces = table.token_pieces(ids)
     assert pieces == ["", "", "中", "文", ""]  # the contract: the completing token renders it

@@ -19,14 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oasr_tok.words import group_words
 
 from cases import all_cases
-from oasr_tok.words import group_words
 from strategies import id_streams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import words_reference  # noqa: E402
+import words_reference
 
 # Characters that exercise every class and rule: letters, digits, apostrophes and hyphens,
 # opening/closing punctuation (ASCII, typographic, CJK), whitespace of several kinds, Han, kana

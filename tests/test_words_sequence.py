@@ -1,6 +1,7 @@
 """What word_timings returns: `Words`, a columnar sequence that behaves as the list of its
 `Word`s (len, index, slice, iteration, equality, pickling) and gives its columns without making
 a Word per entry. Expected values are the list the same words make, built by hand."""
+
 from __future__ import annotations
 
 import copy

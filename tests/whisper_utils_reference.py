@@ -8,6 +8,7 @@ It is the oracle for oasr_tok.subtitles' whisper mode. `python fixtures/check_wh
 downloads the sdist again and checks that every definition here is the original's, node for
 node; `VERSION` names the release it was taken from.
 """
+
 # ruff: noqa
 # fmt: off
 import json
