@@ -8,7 +8,6 @@ two implementations share the rules and nothing else.
 from __future__ import annotations
 
 import unicodedata
-from bisect import bisect_left, bisect_right
 from typing import Sequence
 
 from oasr_tok import TimingError, Word
@@ -161,19 +160,10 @@ def group_words(pieces: Sequence[str], starts, ends=None) -> list[Word]:
             return ends[k]
         return starts[k + 1] if k + 1 < n else starts[k]
 
-    # Each word's overlapping tokens, then the whitespace-only tokens around it: those after
-    # the previous word's last token and before this word's first give this word their start
-    # (the earliest of them); those after its last token and before the next word's first give
-    # it their end (the latest of them). str.isspace() is False for "": empty pieces give no time.
-    found = [(a, b, owner[a], owner[b - 1]) for a, b in word_spans(text)]
-    bare = [k for k, piece in enumerate(pieces) if piece.isspace()]
+    # A word is timed by the tokens that printed its characters: the first one's start, the
+    # last one's end. Whitespace-only tokens between words printed neither: their time is the gap.
     words = []
-    for i, (a, b, first, last) in enumerate(found):
-        after_previous = found[i - 1][3] if i else -1
-        before_next = found[i + 1][2] if i + 1 < len(found) else n
-        before = bare[bisect_right(bare, after_previous) : bisect_left(bare, first)]
-        after = bare[bisect_right(bare, last) : bisect_left(bare, before_next)]
-        start = starts[before[0]] if before else starts[first]
-        end = end_of(after[-1]) if after else end_of(last)
-        words.append(Word(text[a:b], start, end, first, last))
+    for a, b in word_spans(text):
+        first, last = owner[a], owner[b - 1]
+        words.append(Word(text[a:b], starts[first], end_of(last), first, last))
     return words

@@ -24,7 +24,8 @@ from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
 from .checkpoint import Description, describe, load, resolve
 from .spec import TokenizerSpec
-from .words import Word
+from .segments import Segment
+from .words import Word, Words
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,8 @@ __all__ = [
     "Tokenizer",
     "TokenizerSpec",
     "Word",
+    "Words",
+    "Segment",
     "Detokenizer",
     "build_tokenizer",
     "register_tokenizer",

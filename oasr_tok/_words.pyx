@@ -6,24 +6,24 @@ One left-to-right pass over the transcript ``"".join(pieces)``, with O(1) state:
 of letters/digits/symbols, or one character of a script written without spaces) become words,
 and the punctuation between cores is handed to the core before it (closing marks) or after it
 (everything from the first opening bracket or quote on). Token ownership of a word's first and
-last character is found with a pointer that only moves forward, and the whitespace-only tokens
-between two words (which give their time to both) are looked at once each, so the whole call
-is linear in characters + tokens.
+last character is found with a pointer that only moves forward, so the whole call is linear in
+characters + tokens. The words go into a columnar `Words` (oasr_tok/_wordtypes.pyx): no
+Python object is made per word.
 
 Character classes come from ``unicodedata`` (general category) and code point ranges (script),
 computed once per distinct code point and cached in a lazily allocated byte table: the scan
 itself never calls back into Python for a character it has seen before.
 """
-import math
 import unicodedata
 
 cimport cython
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
-from cpython.object cimport PyObject, PyTypeObject, destructor, freefunc
-from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.object cimport PyObject
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc
+
+from oasr_tok._wordtypes cimport Words, new_words
 
 from oasr_tok.errors import TimingError, short_repr
 
@@ -45,8 +45,7 @@ cdef enum:
     C_SOLO = 3    # a character of a script written without spaces: a word on its own
     C_OPEN = 4    # opening punctuation (Ps, Pi): joins the word after it
     C_CLOSE = 5   # any other punctuation (Pe, Pf, Po, Pd, Pc): joins the word before it
-    C_EXTEND = 6  # combining marks, format characters, length/voicing marks: part of the
-                  # character before them
+    C_EXTEND = 6  # combining marks, format characters, length/voicing marks: part of the char before
 
 cdef enum:
     MAX_CP = 0x110000
@@ -115,175 +114,6 @@ cdef inline int _cls(Py_UCS4 cp) except -1:
         c = char_class(chr(cp))
         _table[cp] = <unsigned char>c
     return c
-
-
-cdef extern from "_wordmem.h":
-    ctypedef struct oasr_chunk:
-        Py_ssize_t used
-        Py_ssize_t capacity
-        PyObject *transcript
-    Py_ssize_t OASR_CHUNK_BYTES
-    Py_ssize_t OASR_SMALL_CHUNK_BYTES
-    Py_ssize_t OASR_SLOTS_OFFSET
-    int OASR_SPARE_CHUNKS
-    int oasr_spare_count
-    Py_ssize_t oasr_chunk_field
-    Py_ssize_t oasr_word_refs[3]
-    freefunc oasr_python_free
-    oasr_chunk *oasr_chunk_new(Py_ssize_t capacity, Py_ssize_t slot, int mapped, object transcript) except NULL
-    void oasr_chunk_unref(oasr_chunk *c)
-    PyObject *oasr_chunk_take(oasr_chunk *c, PyTypeObject *type)
-    void oasr_word_free(void *o)
-    void oasr_word_dealloc(PyObject *o)
-
-
-# Not tracked by the cyclic GC: a Word only holds a str and two caller time values, and a
-# million tracked Words would make every collection during a long transcript walk them.
-# The references are C pointers, not `object` fields, because group_words builds Words in
-# memory it owns (see _wordmem.h) without going through tp_new.
-@cython.no_gc
-@cython.final
-cdef class Word:
-    """One word of a transcript: its exact text (a substring of the decode), its time span in
-    the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
-    Immutable; compares by value."""
-
-    cdef PyObject *_text   # owned; NULL until a grouped Word's text is first asked for
-    cdef PyObject *_start  # owned
-    cdef PyObject *_end    # owned
-    cdef oasr_chunk *_chunk  # where group_words put it (NULL: an ordinary object)
-    cdef Py_ssize_t _a, _b   # the text's span in _chunk.transcript
-    cdef readonly Py_ssize_t first_token
-    cdef readonly Py_ssize_t last_token
-
-    def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
-        _set(&self._text, text)
-        _set(&self._start, start)
-        _set(&self._end, end)
-        self.first_token = first_token
-        self.last_token = last_token
-
-    # No __dealloc__: _install_allocator gives Word a tp_dealloc written in C (_wordmem.h),
-    # which drops the three references without the exception save/restore Cython wraps
-    # around a __dealloc__ (measurable when a million Words die at once).
-
-    @property
-    def text(self) -> str:
-        """The word, exactly as it stands in the transcript."""
-        if self._text == NULL:
-            if self._chunk == NULL:
-                raise AttributeError("Word.__init__ was never called")
-            # A grouped Word cuts its text on first use: allocating a million substrings up
-            # front costs more than the grouping.
-            _set(&self._text, PyUnicode_Substring(<object>self._chunk.transcript, self._a, self._b))
-        return <object>self._text
-
-    @property
-    def start(self):
-        """When the word starts, as the caller gave it."""
-        return _get(self._start)
-
-    @property
-    def end(self):
-        """When the word ends, as the caller gave it."""
-        return _get(self._end)
-
-    def _key(self):
-        return (self.text, self.start, self.end, self.first_token, self.last_token)
-
-    def __eq__(self, other):
-        if not isinstance(other, Word):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self):
-        return (f"Word(text={self.text!r}, start={self.start!r}, end={self.end!r}, "
-                f"first_token={self.first_token}, last_token={self.last_token})")
-
-    def __reduce__(self):
-        return (Word, self._key())
-
-    def to_dict(self) -> dict:
-        """The fields as a plain dict (for JSON)."""
-        return {"text": self.text, "start": self.start, "end": self.end,
-                "first_token": self.first_token, "last_token": self.last_token}
-
-
-cdef inline void _set(PyObject **field, object value) noexcept:
-    cdef PyObject *old = field[0]
-    Py_INCREF(value)
-    field[0] = <PyObject *>value
-    Py_XDECREF(old)
-
-
-cdef inline object _get(PyObject *field):
-    if field == NULL:
-        raise AttributeError("Word.__init__ was never called")
-    return <object>field
-
-
-cdef Py_ssize_t _word_slot = (<PyTypeObject *>Word).tp_basicsize
-_word_slot = (_word_slot + 15) & ~15  # keep every Word 16-byte aligned, as PyObject_Malloc does
-
-
-cdef void _install_allocator():
-    global oasr_chunk_field, oasr_python_free
-    cdef Word probe = Word.__new__(Word)
-    oasr_chunk_field = <char *>&probe._chunk - <char *><PyObject *>probe
-    oasr_word_refs[0] = <char *>&probe._text - <char *><PyObject *>probe
-    oasr_word_refs[1] = <char *>&probe._start - <char *><PyObject *>probe
-    oasr_word_refs[2] = <char *>&probe._end - <char *><PyObject *>probe
-    oasr_python_free = (<PyTypeObject *>Word).tp_free
-    (<PyTypeObject *>Word).tp_free = <freefunc>oasr_word_free
-    (<PyTypeObject *>Word).tp_dealloc = <destructor>oasr_word_dealloc
-
-
-_install_allocator()
-
-
-@cython.final
-cdef class _WordMaker:
-    """Builds one group_words call's Words in chunks of its own (_wordmem.h): small ones first,
-    doubling, then 2 MiB huge-page mappings."""
-    cdef oasr_chunk *chunk
-    cdef object transcript
-    cdef Py_ssize_t next_capacity
-
-    def __dealloc__(self):
-        if self.chunk != NULL:
-            oasr_chunk_unref(self.chunk)
-
-    cdef Word make(self, Py_ssize_t a, Py_ssize_t b, object start, object end,
-                   Py_ssize_t first, Py_ssize_t last):
-        cdef PyObject *o = NULL
-        cdef oasr_chunk *fresh
-        cdef int mapped
-        if self.chunk != NULL:
-            o = oasr_chunk_take(self.chunk, <PyTypeObject *>Word)
-        if o == NULL:
-            mapped = OASR_SLOTS_OFFSET + self.next_capacity * _word_slot > OASR_SMALL_CHUNK_BYTES
-            if mapped:
-                self.next_capacity = (OASR_CHUNK_BYTES - OASR_SLOTS_OFFSET) // _word_slot
-            fresh = oasr_chunk_new(self.next_capacity, _word_slot, mapped, self.transcript)
-            if self.chunk != NULL:
-                oasr_chunk_unref(self.chunk)
-            self.chunk = fresh
-            self.next_capacity *= 2
-            o = oasr_chunk_take(self.chunk, <PyTypeObject *>Word)
-        cdef Word w = <Word>o  # a second reference: drop the one oasr_chunk_take made
-        Py_DECREF(w)
-        w._a = a
-        w._b = b
-        Py_INCREF(start)
-        w._start = <PyObject *>start
-        Py_INCREF(end)
-        w._end = <PyObject *>end
-        w.first_token = first
-        w.last_token = last
-        return w
 
 
 cdef list _as_list(object values, str name):
@@ -365,41 +195,21 @@ cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
 
 @cython.final
 cdef class _Emitter:
-    """Turns word character ranges into Word records. Ranges arrive in order, so the token
+    """Turns word character ranges into rows of a Words. Ranges arrive in order, so the token
     that owns a character is found by a pointer that only moves forward.
 
-    Whitespace-only tokens between two words give their time to both (docs/decoding.md): the
-    earliest of them starts the word after, the latest ends the word before. So a word is held
-    back until the next one (or `finish`) shows which tokens follow it. Each token is looked at
-    once as a gap token at most, so the whole pass stays linear."""
+    A word is timed by the tokens that printed its characters (docs/decoding.md): it starts at
+    its first token's start and ends at its last token's end. A whitespace-only token between
+    two words printed neither, so its time is the gap between them."""
 
-    cdef str text
-    cdef int kind
-    cdef void *data
     cdef list pieces
     cdef Py_ssize_t n, total
     # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
     cdef Py_ssize_t tok, tok_a, tok_b
-    cdef list starts
-    cdef list ends
-    cdef list words
-    cdef _WordMaker maker
-    # The held word: characters [h_a, h_b), tokens overlapping it h_first..h_last, and the
-    # token whose start time it takes (h_first, or a whitespace-only token before it).
-    cdef bint held
-    cdef Py_ssize_t h_a, h_b, h_first, h_last, h_start_tok
-    cdef Py_ssize_t prev_last  # last token of the previous word; -1 before the first
-    # Whitespace-only tokens the pointer passed since the previous word (-1: none).
-    cdef Py_ssize_t gap_first, gap_last
+    cdef Words words
 
-    cdef int advance(self, bint note_gap) except -1:
-        """Move the pointer to the next token; with note_gap, note the one it leaves if it is a
-        gap token."""
+    cdef int advance(self) except -1:
         cdef PyObject *piece
-        if note_gap and self.tok > self.prev_last and self.whitespace_only():
-            if self.gap_first < 0:
-                self.gap_first = self.tok
-            self.gap_last = self.tok
         if self.tok + 1 >= self.n:  # a position past the text: a bug, never a crash
             raise AssertionError("the grouping ran past the last piece")
         if PyList_GET_SIZE(self.pieces) != self.n:
@@ -414,62 +224,19 @@ cdef class _Emitter:
             raise RuntimeError("pieces changed during the grouping")
         return 0
 
-    cdef Py_ssize_t owner(self, Py_ssize_t pos, bint note_gaps) except -1:
+    cdef Py_ssize_t owner(self, Py_ssize_t pos) except -1:
         while self.tok_b <= pos:
-            self.advance(note_gaps)
+            self.advance()
         return self.tok
 
-    cdef bint whitespace_only(self):
-        """The current token's piece is non-empty and all whitespace (a bare ▁, a newline...)."""
-        cdef Py_ssize_t i
-        if self.tok_b <= self.tok_a:
-            return False  # renders nothing: gives no time
-        for i in range(self.tok_a, self.tok_b):
-            if not Py_UNICODE_ISSPACE(PyUnicode_READ(self.kind, self.data, i)):
-                return False
-        return True
-
-    cdef int release(self, Py_ssize_t end_tok) except -1:
-        """Append the held word, ending at token end_tok's end."""
-        if self.ends is not None:
-            end = self.ends[end_tok]
-        elif end_tok + 1 < self.n:
-            end = self.starts[end_tok + 1]
-        else:
-            end = self.starts[end_tok]
-        self.words.append(self.maker.make(self.h_a, self.h_b, self.starts[self.h_start_tok], end,
-                                          self.h_first, self.h_last))
-        self.held = False
-        return 0
-
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
-        # Tokens strictly between the previous word and this one render only whitespace or
-        # nothing; the pointer notes the whitespace-only ones (the gap tokens) as it passes.
-        self.gap_first = self.gap_last = -1
-        cdef Py_ssize_t first = self.owner(a, True)
-        cdef Py_ssize_t gap_first = self.gap_first, gap_last = self.gap_last
-        cdef Py_ssize_t last = self.owner(b - 1, False)  # inside the word: no gaps
-        if self.held:
-            self.release(gap_last if gap_last >= 0 else self.h_last)
-        self.held = True
-        self.h_a, self.h_b, self.h_first, self.h_last = a, b, first, last
-        self.h_start_tok = gap_first if gap_first >= 0 else first
-        self.prev_last = last
-        return 0
-
-    cdef int finish(self) except -1:
-        """Release the last word, its end extended over whitespace-only tokens after it."""
-        if not self.held:
-            return 0
-        self.gap_last = -1
-        while self.tok + 1 < self.n:
-            self.advance(True)
-        if self.tok > self.prev_last and self.whitespace_only():
-            self.gap_last = self.tok
-        return self.release(self.gap_last if self.gap_last >= 0 else self.h_last)
+        cdef Py_ssize_t first = self.owner(a)
+        cdef Py_ssize_t last = self.owner(b - 1)
+        # The times are read through first/last when asked for (Words.start_of / end_of).
+        return self.words.push(a, b, first, last)
 
 
-def group_words(pieces, starts, ends=None) -> list:
+def group_words(pieces, starts, ends=None) -> Words:
     """Timed words cut out of ``"".join(pieces)``: see docs/decoding.md § Word timings.
 
     ``pieces`` holds one str per token; ``starts`` (and ``ends``, if given) one time per token,
@@ -485,12 +252,9 @@ def group_words(pieces, starts, ends=None) -> list:
     _check_times(start_list, end_list, n)
 
     cdef _Emitter out = _Emitter.__new__(_Emitter)
-    out.words = []
-    out.starts = start_list
-    out.ends = end_list
     out.n = n
     if n == 0:
-        return out.words
+        return new_words("", [], None)
     cdef Py_ssize_t k, total = 0
     for k in range(n):
         piece = piece_list[k]
@@ -498,23 +262,20 @@ def group_words(pieces, starts, ends=None) -> list:
             raise TypeError(f"pieces[{k}] is {type(piece).__name__}, not str")
         total += PyUnicode_GET_LENGTH(piece)
     cdef str text = "".join(piece_list)
-    out.text = text
     if PyUnicode_GET_LENGTH(text) != total:  # a str subclass lying about itself
         raise TypeError("pieces do not join to their own total length")
-    out.maker = _WordMaker.__new__(_WordMaker)
-    out.maker.transcript = text
-    out.maker.next_capacity = 64
+    # The Words keeps the times to read its words' times from: copies, where the lists are the
+    # caller's own (a later change to them must not change the result).
+    out.words = new_words(text, list(start_list) if start_list is starts else start_list,
+                          None if end_list is None else (list(end_list) if end_list is ends else end_list))
+    out.words.reserve(min(n, total) + 1)  # fewer words than tokens: one allocation
 
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
-    out.kind = kind
-    out.data = data
-    out.held = False
-    out.prev_last = -1
     out.pieces = piece_list
     out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
     out.total = total
-    cdef Py_UCS4 cp, prev_cp = 0
+    cdef Py_UCS4 cp
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i
     # The word being built runs from w_start to w_end (-1: none yet). A pending opening mark
@@ -577,12 +338,4 @@ def group_words(pieces, starts, ends=None) -> list:
                 w_start = i
         if w_start >= 0:
             out.emit(w_start, total)
-    out.finish()
     return out.words
-
-
-
-def _allocator_stats() -> dict:
-    """How many freed 2 MiB chunks are kept for reuse, and the most that ever are (for tests)."""
-    return {"spare_chunks": oasr_spare_count, "spare_limit": OASR_SPARE_CHUNKS,
-            "chunk_bytes": OASR_CHUNK_BYTES, "word_bytes": _word_slot}

@@ -24,7 +24,7 @@ from .errors import EncodeNotSupportedError, PiecesNotSupportedError, StreamStat
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
-    from .words import Word
+    from .words import Words
 
 __all__ = ["Tokenizer"]
 
@@ -163,7 +163,7 @@ class Tokenizer(abc.ABC):
         trailing run of that id (see docs/decoding.md § Id inputs)."""
         return [self.decode(ids) for ids in batch_rows(batch, lengths, pad_id)]
 
-    def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> list["Word"]:
+    def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> "Words":
         """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""
         from .words import group_words
 

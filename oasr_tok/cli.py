@@ -4,6 +4,7 @@
     oasr-tok decode PATH [IDS ...]    ids as arguments, or one JSON list per stdin line (or ints)
     oasr-tok stream PATH              ids on stdin; deltas printed (and flushed) as they settle
     oasr-tok words PATH               {"ids", "starts", "ends"} JSON on stdin; timed words out
+              [--format srt|vtt|tsv|txt|json|ctm]   or subtitles / CTM of them (docs/subtitles.md)
     oasr-tok demo [ARGS ...]          the bundled demo
 
 ``--json`` works everywhere (before or after the subcommand). Exit codes: 0 success; 1 the
@@ -221,12 +222,35 @@ def _words(args: argparse.Namespace, out: IO[str]) -> int:
             text = tok.decode(request["ids"])
         except (TokenizerError, ValueError, TypeError) as exc:
             raise _bad_input(where, exc) from None
+        if args.format is not None:
+            try:
+                out.write(_published(words, args, where))
+            except (TokenizerError, ValueError) as exc:
+                raise _bad_input(where, exc) from None
+            out.flush()
+            continue
         rows = [
             {"text": w.text, "start": w.start, "end": w.end, "first_token": w.first_token, "last_token": w.last_token}
             for w in words
         ]
         _emit(out, {"text": text, "words": rows}, True)
     return EXIT_OK
+
+
+def _published(words: Any, args: argparse.Namespace, where: str) -> str:
+    """The words of one request as the file --format names (times taken as seconds)."""
+    from . import subtitles
+
+    if args.format == "ctm":
+        utterance = args.utterance or ("utt" if where == "stdin" else f"utt{where.split()[-1]}")
+        return subtitles.to_ctm(words, utterance)
+    options = {name: getattr(args, name) for name in ("max_line_width", "max_lines", "max_duration")
+               if getattr(args, name) is not None}
+    cues = subtitles.cues(words, **options)
+    writer = {"srt": subtitles.to_srt, "vtt": subtitles.to_vtt, "tsv": subtitles.to_tsv,
+              "txt": subtitles.to_txt, "json": subtitles.to_json}[args.format]
+    text = writer(cues)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _demo(args: argparse.Namespace, out: IO[str]) -> int:
@@ -271,6 +295,12 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("words", parents=[common], help='timed words for {"ids", "starts", "ends"} JSON on stdin')
     p.add_argument("path", help="a model directory or one tokenizer file")
+    p.add_argument("--format", choices=["srt", "vtt", "tsv", "txt", "json", "ctm"], default=None,
+                   help="write subtitles (or Kaldi CTM) of the words instead of the word list; times in seconds")
+    p.add_argument("--max-line-width", type=int, default=None, help="subtitle line width in columns (default 42)")
+    p.add_argument("--max-lines", type=int, default=None, help="lines per subtitle (default 2)")
+    p.add_argument("--max-duration", type=float, default=None, help="longest subtitle in seconds (default 7)")
+    p.add_argument("--utterance", default=None, help="CTM utterance id (default utt, or uttN per request)")
     p.set_defaults(run=_words)
 
     p = sub.add_parser("demo", parents=[common], help="run the bundled demo (arguments are passed on)")

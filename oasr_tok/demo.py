@@ -83,8 +83,25 @@ def run_entry(entry: dict[str, Any]) -> dict[str, Any]:
         stream_matches_decode=emitted + flush == final,
         matches_reference_library=None if entry.get("expected") is None else final == entry["expected"],
         words=[w.to_dict() for w in words],
+        srt=_srt_preview(words, entry["unit"]),
     )
     return record
+
+
+#: Seconds per time unit of the demo hypotheses; frames are 40 ms, as the CTC recognisers' are.
+_SECONDS_PER_UNIT = {"s": 1.0, "ms": 0.001, "frame": 0.04}
+
+
+def _srt_preview(words: Any, unit: str, count: int = 3) -> str:
+    """The first few SRT cues of the words (oasr_tok.subtitles' reader-friendly cues)."""
+    from . import subtitles
+    from .words import Word
+
+    scale = _SECONDS_PER_UNIT.get(unit)
+    if scale is None:
+        return ""
+    in_seconds = [Word(w.text, w.start * scale, w.end * scale, w.first_token, w.last_token) for w in words]
+    return subtitles.to_srt(subtitles.cues(in_seconds, max_line_width=32)[:count])
 
 
 def _time(value: Any) -> str:
@@ -124,6 +141,10 @@ def _print_record(record: dict[str, Any], out) -> None:
         line = f"{line}  {cell}" if line else cell
     if line:
         write(f"            {line}")
+    if record.get("srt"):
+        write("   srt      (the first cues of oasr_tok.subtitles.cues, as SubRip)")
+        for srt_line in record["srt"].rstrip("\n").split("\n"):
+            write(f"            {srt_line}" if srt_line else "")
     write()
 
 

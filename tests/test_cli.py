@@ -232,3 +232,47 @@ def test_main_returns_exit_codes_in_process(capsys):
     assert main(["decode", ICEFALL, "9999"]) == 3
     assert "9999" in capsys.readouterr().err
     assert main(["nonsense"]) == 2
+
+
+# -- words --format: subtitles and CTM ---------------------------------------------------------------------
+
+
+def _words_request(tok, text: str):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=shared("sentencepiece/icefall-librispeech-bpe500.model"))
+    ids = sp.encode(text)
+    starts = [round(0.25 * k, 2) for k in range(len(ids))]
+    return {"ids": ids, "starts": starts}, tok.word_timings(ids, starts)
+
+
+def test_words_format_srt_vtt_tsv_json_ctm():
+    import srt
+    import webvtt
+
+    from oasr_tok import subtitles
+
+    tok = load(ICEFALL)
+    request, words = _words_request(tok, "HELLO WORLD THIS IS A LONG TEST OF THE SUBTITLE WRITERS FOR THE COMMAND LINE")
+    result = run("words", ICEFALL, "--format", "srt", "--max-line-width", "20", stdin=json.dumps(request))
+    assert result.returncode == 0, err(result)
+    assert out(result) == subtitles.to_srt(subtitles.cues(words, max_line_width=20))
+    parsed = list(srt.parse(out(result)))
+    assert len(parsed) > 1 and " ".join(c.content.replace("\n", " ") for c in parsed) == " ".join(words.texts)
+    vtt = run("words", ICEFALL, "--format", "vtt", stdin=json.dumps(request))
+    assert " ".join(c.text.replace("\n", " ") for c in webvtt.from_string(out(vtt)).captions) == " ".join(words.texts)
+    tsv = run("words", ICEFALL, "--format", "tsv", stdin=json.dumps(request))
+    assert out(tsv) == subtitles.to_tsv(subtitles.cues(words))
+    data = json.loads(out(run("words", ICEFALL, "--format", "json", stdin=json.dumps(request))))
+    assert [w["word"].strip() for s in data["segments"] for w in s["words"]] == words.texts
+    ctm = run("words", ICEFALL, "--format", "ctm", "--utterance", "spk1-001", stdin=json.dumps(request))
+    assert out(ctm) == subtitles.to_ctm(words, "spk1-001")
+    assert [line.split()[4] for line in out(ctm).splitlines()] == words.texts
+
+
+def test_words_format_bad_option_is_a_user_error():
+    tok = load(ICEFALL)
+    request, _ = _words_request(tok, "HELLO WORLD")
+    assert_user_error(run("words", ICEFALL, "--format", "srt", "--max-lines", "0", stdin=json.dumps(request)), 3, "max_lines")
+    assert_user_error(run("words", ICEFALL, "--format", "ctm", "--utterance", "a b", stdin=json.dumps(request)), 3, "utterance")
+    assert_user_error(run("words", ICEFALL, "--format", "xml", stdin=json.dumps(request)), 2)

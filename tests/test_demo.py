@@ -39,6 +39,13 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
             assert at >= 0 and record["final"][position:at].strip() == ""
             position = at + len(word["text"])
         assert len(record["words"]) >= 5
+        # A few SubRip cues of those words: valid SRT, the words' text in order.
+        import srt
+
+        cues = list(srt.parse(record["srt"]))
+        assert 1 <= len(cues) <= 3
+        shown = "".join(c.content for c in cues).replace("\n", "").replace(" ", "")
+        assert "".join(w["text"] for w in record["words"]).replace(" ", "").startswith(shown)
 
 
 def test_reference_libraries_agree_with_the_manifest():
@@ -58,7 +65,7 @@ def test_text_output(capsys):
     assert code == 0
     for kind in available_kinds():
         assert f"== {kind}" in out
-    assert "partial" in out and "final" in out and "words" in out
+    assert "partial" in out and "final" in out and "words" in out and " --> " in out
     assert "NO" not in out
 
 

@@ -9,9 +9,12 @@ import math
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, Word, build_tokenizer
 from oasr_tok.words import group_words
+
 from paths import own, shared
 
 
@@ -122,41 +125,37 @@ def test_tokens_that_render_nothing_belong_to_no_word():
     assert [(w.start, w.end) for w in words] == [(1, 3.5), (5, 5.5)]
 
 
-# A token whose piece is whitespace only (a bare ▁, " ", "\n") between two words gives its time to
-# both: the word after starts at its start, the word before ends at its end.
+# A token whose piece is whitespace only (a bare ▁, " ", "\n") between two words printed no
+# character of either: its time is the gap between them, so words never overlap.
 
 
-def test_whitespace_only_token_gives_its_time_to_both_words():
+def test_whitespace_only_token_time_is_the_gap_between_words():
     pieces = ["", "hel", "", "lo", " ", "", "world", ""]
     starts, ends = [0, 1, 2, 3, 4, 5, 6, 7], [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5]
     words = group_words(pieces, starts, ends)
-    # first/last token stay the tokens that overlap the word: the " " (token 4) overlaps neither.
+    # first/last token are the tokens that overlap the word: the " " (token 4) overlaps neither.
     assert spans(words) == [("hello", 1, 3), ("world", 6, 6)]
-    # hello ends at the end of the " " (4.5), not the empty token after it; world starts at the
-    # start of the " " (4), not at the empty token's start (5).
-    assert [(w.start, w.end) for w in words] == [(1, 4.5), (4, 6.5)]
-    # Without ends the " " ends where the next token starts (the empty one, at 5).
-    assert [(w.start, w.end) for w in group_words(pieces, starts)] == [(1, 5), (4, 7)]
+    # hello ends with "lo" (token 3, 3.5); world starts with its own token (6): 3.5 ... 6 is the gap.
+    assert [(w.start, w.end) for w in words] == [(1, 3.5), (6, 6.5)]
+    # Without ends "lo" ends where the next token (the " ") starts.
+    assert [(w.start, w.end) for w in group_words(pieces, starts)] == [(1, 4), (6, 7)]
 
 
-def test_several_whitespace_only_tokens_in_a_row_all_go_to_both_words():
+def test_several_whitespace_only_tokens_in_a_row_all_lie_in_the_gap():
     pieces = ["a", " ", "", "\n", " ", "b"]
     words = group_words(pieces, [0, 10, 20, 30, 40, 50], [5, 15, 25, 35, 45, 55])
-    # The word after starts at the earliest of them, the word before ends at the latest.
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("a", 0, 45, 0, 0),
-        ("b", 10, 55, 5, 5),
+        ("a", 0, 5, 0, 0),
+        ("b", 50, 55, 5, 5),
     ]
 
 
-def test_whitespace_only_tokens_before_the_first_and_after_the_last_word():
+def test_whitespace_only_tokens_before_the_first_and_after_the_last_word_give_no_time():
     pieces = ["", " ", "\t", "go", " ", " now", " ", ""]
     words = group_words(pieces, [0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7])
-    # Leading ones start the first word (the earliest: token 1; token 0 renders nothing);
-    # trailing ones end the last word (the latest: token 6; token 7 renders nothing).
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("go", 1, 4, 3, 3),
-        ("now", 4, 6, 5, 5),
+        ("go", 3, 3, 3, 3),
+        ("now", 5, 5, 5, 5),
     ]
 
 
@@ -164,8 +163,8 @@ def test_whitespace_only_token_inside_a_word_is_just_part_of_it():
     # French spacing: "Bonjour !" is one word, so the " " overlaps it and is one of its tokens.
     words = group_words(["Bonjour", " ", "!", " ", "Ça"], [0, 1, 2, 3, 4])
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("Bonjour !", 0, 4, 0, 2),
-        ("Ça", 3, 4, 4, 4),
+        ("Bonjour !", 0, 3, 0, 2),
+        ("Ça", 4, 4, 4, 4),
     ]
 
 
@@ -200,11 +199,11 @@ def test_bare_word_boundary_token(table):
     ids = [3, 4, 5]  # ▁the ▁ cat  ->  "the cat"
     assert table.decode(ids) == "the cat"
     words = table.word_timings(ids, [0, 5, 8], [4, 7, 12])
-    # The bare ▁ renders the space between the words: it overlaps neither, so it is neither
-    # word's first or last token, but its span (5 ... 7) goes to both words.
+    # The bare ▁ renders the space between the words: it printed neither, so its span (5 ... 7)
+    # is the gap between them.
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("the", 0, 7, 0, 0),
-        ("cat", 5, 12, 2, 2),
+        ("the", 0, 4, 0, 0),
+        ("cat", 8, 12, 2, 2),
     ]
 
 
@@ -231,9 +230,9 @@ def test_icefall_word_that_begins_with_a_bare_piece(icefall, icefall_sp):
     words = icefall.word_timings(ids, frames)
     assert [(w.text, w.first_token, w.last_token) for w in words] == [
         ("HE", 0, 0), ("KNEW", 1, 1), ("ZEUS", bare + 1, len(ids) - 1)]
-    # ZEUS starts when the ▁ starts; KNEW ends when the ▁ ends (where Z starts, no ends given).
-    assert (words[1].start, words[1].end) == (frames[bare - 1], frames[bare + 1])
-    assert (words[2].start, words[2].end) == (frames[bare], frames[-1])
+    # KNEW ends where the ▁ starts (no ends given); ZEUS starts with Z: the ▁ is the gap.
+    assert (words[1].start, words[1].end) == (frames[bare - 1], frames[bare])
+    assert (words[2].start, words[2].end) == (frames[bare + 1], frames[-1])
 
 
 def test_icefall_bare_piece_at_the_very_start_renders_nothing(icefall, icefall_sp):
@@ -247,7 +246,7 @@ def test_icefall_bare_piece_at_the_very_start_renders_nothing(icefall, icefall_s
 
 
 def test_split_character_belongs_to_the_token_that_completes_it(table):
-    byte = lambda b: 9 + b  # noqa: E731
+    byte = lambda b: 9 + b
     ids = [byte(0xE4), byte(0xB8), byte(0xAD), 265, 0]  # 中 in three byte tokens, 文, <blk>
     pieces = table.token_pieces(ids)
     assert pieces == ["", "", "中", "文", ""]  # the contract: the completing token renders it
@@ -355,3 +354,44 @@ def test_word_is_an_immutable_value():
     assert pickle.loads(pickle.dumps(word)) == word
     assert "hi" in repr(word)
     assert word.to_dict() == {"text": "hi", "start": 0.5, "end": 1.0, "first_token": 2, "last_token": 3}
+
+
+# -- the no-overlap rule against transformers' Wav2Vec2CTCTokenizer ----------------------------
+
+W2V_LETTERS = "ABCDE"  # letters only: punctuation groups by our rules (a lone ' joins the word before)
+
+
+@pytest.fixture(scope="module")
+def wav2vec2_ctc(tmp_path_factory):
+    import json
+
+    from transformers import Wav2Vec2CTCTokenizer
+
+    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4}
+    vocab.update({ch: 5 + k for k, ch in enumerate(W2V_LETTERS)})
+    path = tmp_path_factory.mktemp("w2v") / "vocab.json"
+    path.write_text(json.dumps(vocab), encoding="utf-8")
+    return Wav2Vec2CTCTokenizer(str(path)), {i: ch for ch, i in vocab.items()}
+
+
+@given(frames=st.lists(st.integers(0, 4 + len(W2V_LETTERS)).filter(lambda i: i not in (1, 2, 3)), max_size=60))
+def test_word_spans_match_transformers_wav2vec2_word_offsets(wav2vec2_ctc, frames):
+    """CTC frames -> tokens (runs of one id, blanks dropped), each spanning its frames; the
+    word delimiter `|` prints a space. transformers times a word by its characters' frames and
+    gives the delimiter's frames to no word: exactly our rule with ends."""
+    hf, by_id = wav2vec2_ctc
+    out = hf.decode(frames, output_word_offsets=True)
+    expected = [(o["word"], int(o["start_offset"]), int(o["end_offset"])) for o in out.word_offsets]
+    pieces, starts, ends = [], [], []
+    k = 0
+    while k < len(frames):
+        j = k
+        while j < len(frames) and frames[j] == frames[k]:
+            j += 1
+        if frames[k] != 0:  # <pad> is the CTC blank
+            pieces.append(" " if by_id[frames[k]] == "|" else by_id[frames[k]])
+            starts.append(k)
+            ends.append(j)
+        k = j
+    words = group_words(pieces, starts, ends)
+    assert [(w.text, w.start, w.end) for w in words] == expected

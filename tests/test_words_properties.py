@@ -6,12 +6,12 @@ For any pieces and monotone times:
 - rebuild: the words in order, with whitespace-only separators between them, give the transcript;
 - every non-space character of the transcript lies in exactly one word;
 - each word's first/last token are the first/last tokens whose pieces overlap it;
-- its start is the start of the earliest whitespace-only token lying in the gap before it (the
-  text between the previous word, or the transcript's start, and the word), else its first
-  token's; its end is the end of the latest whitespace-only token in the gap after it, else its
-  last token's (a token's end: ends[k]; without ends the next token's start, the last token's
-  own start). Empty pieces give no time;
-- times are monotone: starts and ends non-decreasing, start <= end.
+- its start is its first token's start and its end its last token's end (a token's end:
+  ends[k]; without ends the next token's start, the last token's own start): whitespace-only
+  tokens between words and empty pieces give no time;
+- times are monotone: starts and ends non-decreasing, start <= end;
+- words never overlap: when token spans do not (ends[k] <= starts[k + 1]), word i's end is at
+  most word i+1's start unless the two share a token.
 """
 from __future__ import annotations
 
@@ -19,14 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oasr_tok.words import group_words
 
 from cases import all_cases
-from oasr_tok.words import group_words
 from strategies import id_streams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import words_reference  # noqa: E402
+import words_reference
 
 # Characters that exercise every class and rule: letters, digits, apostrophes and hyphens,
 # opening/closing punctuation (ASCII, typographic, CJK), whitespace of several kinds, Han, kana
@@ -47,8 +49,10 @@ pieces_strategy = st.lists(
 
 
 @st.composite
-def monotone_times(draw, n: int, with_ends: bool):
+def monotone_times(draw, n: int, with_ends: bool, disjoint: bool | None = None):
+    """Non-decreasing starts and ends; with `disjoint`, no token's end after the next start."""
     as_int = draw(st.booleans())
+    disjoint = draw(st.booleans()) if disjoint is None else disjoint
     step = st.integers(0, 5) if as_int else st.floats(0, 5, allow_nan=False, allow_infinity=False)
     starts, t = [], draw(step)
     for _ in range(n):
@@ -57,9 +61,11 @@ def monotone_times(draw, n: int, with_ends: bool):
     if not with_ends:
         return starts, None
     ends, last = [], None
-    for s in starts:
+    for k, s in enumerate(starts):
         e = s + draw(step)
         e = e if last is None else max(e, last)
+        if disjoint and k + 1 < n:
+            e = min(e, starts[k + 1])
         ends.append(e)
         last = e
     return starts, ends
@@ -100,24 +106,17 @@ def check_words(pieces, starts, ends, words, text):
     def end_of(k):
         return ends[k] if ends is not None else (starts[k + 1] if k + 1 < n else starts[k])
 
-    def whitespace_tokens_within(lo, hi):
-        """Tokens with a non-empty, all-whitespace piece lying inside text[lo:hi]."""
-        inside = [k for k, (pa, pb) in enumerate(bounds) if lo <= pa and pb <= hi and pb > pa]
-        assert all(pieces[k].isspace() for k in inside)  # between words there is only whitespace
-        return inside
-
-    gap_ends = [a for a, _ in places[1:]] + [len(text)]
-    gap_starts = [0] + [b for _, b in places[:-1]]
-    for word, (a, b), before_from, after_to in zip(words, places, gap_starts, gap_ends):
+    for word, (a, b) in zip(words, places):
         overlapping = [k for k, (pa, pb) in enumerate(bounds) if pa < b and a < pb]
         assert (word.first_token, word.last_token) == (overlapping[0], overlapping[-1])
-        before = whitespace_tokens_within(before_from, a)
-        after = whitespace_tokens_within(b, after_to)
-        assert word.start == (starts[before[0]] if before else starts[word.first_token])
-        assert word.end == (end_of(after[-1]) if after else end_of(word.last_token))
+        assert word.start == starts[word.first_token]
+        assert word.end == end_of(word.last_token)
         assert word.start <= word.end
+    disjoint_tokens = all(end_of(k) <= starts[k + 1] for k in range(n - 1))
     for before, after in zip(words, words[1:]):
         assert before.start <= after.start and before.end <= after.end
+        if disjoint_tokens and before.last_token < after.first_token:
+            assert before.end <= after.start
 
 
 @given(pieces=pieces_strategy, data=st.data())

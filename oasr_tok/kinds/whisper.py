@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .._stream import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
@@ -51,6 +51,9 @@ from ..errors import (
 from ..spec import TokenizerSpec
 from ._bytelevel import token_bytes
 from ._common import ID_SLACK, check_id_span, checked_text, json_id, read_json, reject_unknown_options
+
+if TYPE_CHECKING:
+    from ..segments import Segment
 
 __all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "TIMESTAMP_COUNT", "TIMESTAMP_STEP"]
 
@@ -369,6 +372,35 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             times.append(t1)
         times.extend([marks[-1][1]] * (len(ids) - len(times)))
         return [t + offset for t in times]
+
+    def segments(self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0) -> list["Segment"]:
+        """One window's segments from its timestamp tokens, exactly as openai-whisper's
+        transcribe splits them (oasr_tok.segments.whisper_segments states the rules): `offset`
+        is the window's start in seconds, `duration` its length (30 s but for the last window)."""
+        from ..segments import whisper_segments
+
+        ids = self.check_ids(ids)
+        for name, value in (("offset", offset), ("duration", duration)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise TimingError(f"option {name} must be a finite number >= 0, got {value!r}")
+        return whisper_segments(ids, eot=self.eot, sot=self.sot, timestamp_begin=self.timestamp_begin,
+                                decode=self.decode, offset=offset, duration=duration)
+
+    def decode_with_timestamps(self, ids: Sequence[int]) -> str:
+        """Every id rendered, control tokens and timestamps included ("<|0.00|> Hello<|1.08|>"),
+        as openai-whisper's Tokenizer.decode_with_timestamps renders them: the bytes of all ids
+        joined, then decoded as UTF-8 with U+FFFD for invalid bytes."""
+        ids = self.check_ids(ids)
+        eot, tokens, begin = self.eot, self._layout.tokens, self.timestamp_begin
+        out: list[bytes] = []
+        for token_id in ids:
+            if token_id < eot and token_id not in self._layout.special_below_eot:
+                out.append(self._bytes[token_id])
+            elif self.is_timestamp(token_id) and token_id not in tokens:
+                out.append(f"<|{(token_id - begin) * 0.02:.2f}|>".encode())
+            else:
+                out.append(tokens.get(token_id, "").encode("utf-8"))
+        return b"".join(out).decode("utf-8", "replace")
 
     # -- decoding -----------------------------------------------------------------------------
 

@@ -1,0 +1,33 @@
+from libc.stdint cimport int32_t
+
+# The two result types of word timings, shared with the grouping (_words.pyx), which fills a
+# Words column by column through `push`.
+
+cdef class Word:
+    cdef readonly str text
+    cdef readonly object start
+    cdef readonly object end
+    cdef readonly Py_ssize_t first_token
+    cdef readonly Py_ssize_t last_token
+
+
+cdef class Words:
+    cdef str _transcript      # every word's text is a slice of it
+    cdef Py_ssize_t _n, _capacity
+    cdef int32_t *_rows       # 4 per word: text start, text end, first token, last token
+    # The times: per token (a word takes its first token's start and its last token's end;
+    # without token ends, the next token's start), or per word when built from Word records.
+    cdef bint _per_word
+    cdef list _starts
+    cdef list _ends           # None: per-token ends are the next token's start
+
+    cdef int reserve(self, Py_ssize_t capacity) except -1
+    cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last) except -1
+    cdef object start_of(self, Py_ssize_t i)
+    cdef object end_of(self, Py_ssize_t i)
+    cdef Word word(self, Py_ssize_t i)
+    cdef Py_ssize_t _index(self, object key) except -1
+    cdef object _column(self, Py_ssize_t field)
+
+
+cdef Words new_words(str transcript, list token_starts, list token_ends)

@@ -1,0 +1,291 @@
+# cython: language_level=3, boundscheck=True, wraparound=False
+"""What word timings return: `Words`, a read-only sequence stored as columns, and `Word`, the
+record it hands out one at a time.
+
+A transcript of a million tokens has hundreds of thousands of words. Making a Python object
+for each costs more than finding them, and most callers read a column (the start times, for an
+aligner) or a few words. So the grouping (`_words.pyx`) writes four integers per word into one
+C array (its text span and its first and last token) and nothing else: a word's times are its
+tokens' times, read from the per-token time lists when asked for. A `Word` is made only when
+one is indexed or iterated, and its text is cut out of the transcript then.
+
+The integers are 32-bit, so a word costs 16 bytes in one buffer sized up front: at a million
+tokens the result is small and few enough allocations for the C allocator to hand the same
+memory back call after call, instead of the kernel faulting in fresh pages (which, not the
+grouping, is what a long transcript would otherwise pay). Transcripts of 2**31 characters or
+tokens are refused.
+"""
+from cpython.array cimport array, clone
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport INT32_MAX, int32_t
+
+from collections.abc import Sequence
+from operator import index as _as_index
+
+cdef extern from "Python.h":
+    object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
+    Py_ssize_t PY_SSIZE_T_MAX
+
+cdef array _INDEX_TEMPLATE = array("q")
+cdef Py_ssize_t _ROW = 4  # text start, text end, first token, last token
+
+
+cdef class Word:
+    """One word of a transcript: its exact text (a substring of the decode), its time span in
+    the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
+    Immutable; compares by value."""
+
+    def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
+        self.text = text
+        self.start = start
+        self.end = end
+        self.first_token = first_token
+        self.last_token = last_token
+
+    def _key(self) -> tuple:
+        return (self.text, self.start, self.end, self.first_token, self.last_token)
+
+    def __eq__(self, other):
+        if not isinstance(other, Word):
+            return NotImplemented
+        return self._key() == (<Word>other)._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return (f"Word(text={self.text!r}, start={self.start!r}, end={self.end!r}, "
+                f"first_token={self.first_token}, last_token={self.last_token})")
+
+    def __reduce__(self):
+        return (Word, self._key())
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (for JSON)."""
+        return {"text": self.text, "start": self.start, "end": self.end,
+                "first_token": self.first_token, "last_token": self.last_token}
+
+
+cdef inline Word _make_word(str text, object start, object end, Py_ssize_t first, Py_ssize_t last):
+    cdef Word w = Word.__new__(Word)
+    w.text = text
+    w.start = start
+    w.end = end
+    w.first_token = first
+    w.last_token = last
+    return w
+
+
+cdef Words new_words(str transcript, list token_starts, list token_ends):
+    """An empty Words over `transcript`, timed by per-token time lists that nobody else holds
+    (the grouping copies the caller's), for the grouping to push into."""
+    cdef Words out = Words.__new__(Words)
+    out._transcript = transcript
+    out._per_word = False
+    out._starts = token_starts
+    out._ends = token_ends
+    return out
+
+
+cdef class Words:
+    """The words of one transcript, in order: a read-only sequence of `Word` that compares
+    equal to the list of the same Words, indexes (negative indices too), slices (giving Words)
+    and iterates like one, and exposes its columns without making a Word per entry:
+    `starts`, `ends` (lists of the caller's time values), `first_token`, `last_token`
+    (`array.array("q")`, so `numpy.asarray` takes them without a copy) and `texts`.
+    `to_list()` makes every Word at once. `Words(iterable_of_Word)` builds one from records."""
+
+    def __cinit__(self):
+        self._transcript = ""
+        self._per_word = True
+        self._starts = []
+        self._ends = []
+
+    def __init__(self, words=()):
+        pieces = []
+        cdef Py_ssize_t at = 0, length
+        cdef Word w
+        for item in words:
+            if not isinstance(item, Word):
+                raise TypeError(f"Words holds Word records, got {type(item).__name__}")
+            w = <Word>item
+            length = len(w.text)
+            self.push(at, at + length, w.first_token, w.last_token)
+            self._starts.append(w.start)
+            self._ends.append(w.end)
+            pieces.append(w.text)
+            at += length
+        self._transcript = "".join(pieces)
+
+    def __dealloc__(self):
+        PyMem_Free(self._rows)
+
+    cdef int reserve(self, Py_ssize_t capacity) except -1:
+        """Room for `capacity` words in all (never shrinks)."""
+        cdef int32_t *rows
+        if capacity <= self._capacity:
+            return 0
+        if capacity > PY_SSIZE_T_MAX // (_ROW * <Py_ssize_t>sizeof(int32_t)):
+            raise MemoryError()
+        rows = <int32_t *>PyMem_Realloc(self._rows, capacity * _ROW * sizeof(int32_t))
+        if rows == NULL:
+            raise MemoryError()
+        self._rows, self._capacity = rows, capacity
+        return 0
+
+    cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last) except -1:
+        cdef int32_t *rows
+        if not (0 <= a <= b <= INT32_MAX and 0 <= first <= last <= INT32_MAX):
+            raise OverflowError("word timings support transcripts of up to 2**31 - 1 characters and tokens")
+        if self._n == self._capacity:
+            self.reserve(64 if self._capacity == 0 else 2 * self._capacity)
+        rows = self._rows + _ROW * self._n
+        rows[0], rows[1], rows[2], rows[3] = <int32_t>a, <int32_t>b, <int32_t>first, <int32_t>last
+        self._n += 1
+        return 0
+
+    cdef object start_of(self, Py_ssize_t i):
+        if self._per_word:
+            return self._starts[i]
+        return self._starts[self._rows[_ROW * i + 2]]
+
+    cdef object end_of(self, Py_ssize_t i):
+        cdef Py_ssize_t last
+        if self._per_word:
+            return self._ends[i]
+        last = self._rows[_ROW * i + 3]
+        if self._ends is not None:
+            return self._ends[last]
+        return self._starts[last + 1 if last + 1 < len(self._starts) else last]
+
+    cdef Word word(self, Py_ssize_t i):
+        cdef int32_t *row = self._rows + _ROW * i
+        return _make_word(PyUnicode_Substring(self._transcript, row[0], row[1]),
+                          self.start_of(i), self.end_of(i), row[2], row[3])
+
+    cdef Py_ssize_t _index(self, object key) except -1:
+        i = _as_index(key)  # a TypeError for non-integers, as list indexing gives
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("Words index out of range")
+        return i
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, key):
+        cdef Py_ssize_t start, stop, step, count, _k, j
+        cdef int32_t *row
+        cdef Words out
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._n)
+            count = len(range(start, stop, step))
+            out = new_words(self._transcript, self._starts, self._ends)  # the same immutable times
+            out._per_word = self._per_word
+            if self._per_word:
+                out._starts, out._ends = self._starts[start:stop:step], self._ends[start:stop:step]
+            out.reserve(count)
+            j = start
+            for _k in range(count):
+                row = self._rows + _ROW * j
+                out.push(row[0], row[1], row[2], row[3])
+                j += step
+            return out
+        return self.word(self._index(key))
+
+    def __iter__(self):
+        cdef Py_ssize_t i = 0
+        while i < self._n:
+            yield self.word(i)
+            i += 1
+
+    def __reversed__(self):
+        cdef Py_ssize_t i = self._n
+        while i > 0:
+            i -= 1
+            yield self.word(i)
+
+    def __contains__(self, value) -> bool:
+        return any(w == value for w in self)
+
+    def index(self, value, Py_ssize_t start=0, stop=None) -> int:
+        """The position of the first Word equal to `value` (ValueError if none), as list.index."""
+        cdef Py_ssize_t i
+        for i in range(*slice(start, stop).indices(self._n)):
+            if self.word(i) == value:
+                return i
+        raise ValueError(f"{value!r} is not in Words")
+
+    def count(self, value) -> int:
+        """How many Words equal `value`."""
+        return sum(1 for w in self if w == value)
+
+    def __eq__(self, other):
+        cdef Py_ssize_t i
+        if isinstance(other, Words):
+            return (self._n == (<Words>other)._n and self.texts == other.texts
+                    and self.starts == other.starts and self.ends == other.ends
+                    and self.first_token == other.first_token and self.last_token == other.last_token)
+        if isinstance(other, list):
+            if len(<list>other) != self._n:
+                return False
+            for i in range(self._n):
+                if not self.word(i) == (<list>other)[i]:
+                    return False
+            return True
+        return NotImplemented
+
+    __hash__ = None  # equal to a list, so unhashable like one
+
+    def __repr__(self):
+        shown = ", ".join(repr(self.word(i)) for i in range(min(self._n, 3)))
+        more = f", ... ({self._n} words)" if self._n > 3 else ""
+        return f"Words([{shown}{more}])"
+
+    def __reduce__(self):
+        return (Words, (self.to_list(),))
+
+    def to_list(self) -> list:
+        """Every word as a `Word`, in a new list."""
+        return [self.word(i) for i in range(self._n)]
+
+    @property
+    def starts(self) -> list:
+        """Each word's start time, as the caller gave it (a new list)."""
+        cdef Py_ssize_t i
+        return [self.start_of(i) for i in range(self._n)]
+
+    @property
+    def ends(self) -> list:
+        """Each word's end time, as the caller gave it (a new list)."""
+        cdef Py_ssize_t i
+        return [self.end_of(i) for i in range(self._n)]
+
+    cdef object _column(self, Py_ssize_t field):
+        cdef array out = clone(_INDEX_TEMPLATE, self._n, False)
+        cdef long long *values = out.data.as_longlongs
+        cdef Py_ssize_t i
+        for i in range(self._n):
+            values[i] = self._rows[_ROW * i + field]
+        return out
+
+    @property
+    def first_token(self) -> array:
+        """Each word's first token index, as array.array("q") (a new array)."""
+        return self._column(2)
+
+    @property
+    def last_token(self) -> array:
+        """Each word's last token index, as array.array("q") (a new array)."""
+        return self._column(3)
+
+    @property
+    def texts(self) -> list:
+        """Each word's text (a new list of str)."""
+        cdef Py_ssize_t i
+        return [PyUnicode_Substring(self._transcript, self._rows[_ROW * i], self._rows[_ROW * i + 1])
+                for i in range(self._n)]
+
+
+Sequence.register(Words)
