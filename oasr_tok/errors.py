@@ -19,6 +19,11 @@ __all__ = [
     "TimingError",
     "ResolveError",
     "PiecesNotSupportedError",
+    "UnknownPieceError",
+    "UnknownSpecialTokenError",
+    "KeepSpecialsNotSupportedError",
+    "ChatTemplateError",
+    "ChatMessageError",
 ]
 
 
@@ -96,3 +101,31 @@ class ResolveError(TokenizerError, LookupError):
 
 class PiecesNotSupportedError(TokenizerError, NotImplementedError):
     """The kind has no piece vocabulary to spell ids with (see Tokenizer.id_to_piece)."""
+
+
+class _KeyErrorMessage(KeyError):
+    # KeyError's str() would repr() the message; these carry sentences.
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownPieceError(TokenizerError, _KeyErrorMessage):
+    """piece_to_id was asked for a piece the vocabulary does not have."""
+
+
+class UnknownSpecialTokenError(TokenizerError, _KeyErrorMessage):
+    """A special-token role name that does not exist (the roles are bos, eos, pad, unk, sep,
+    cls, mask)."""
+
+
+class KeepSpecialsNotSupportedError(TokenizerError, NotImplementedError):
+    """The kind cannot render its special tokens as text (Tokenizer.with_specials)."""
+
+
+class ChatTemplateError(TokenizerError, ValueError):
+    """A chat template is missing, does not compile, or raised while rendering
+    (`raise_exception`, a sandbox violation); the message says which."""
+
+
+class ChatMessageError(ChatTemplateError, TypeError):
+    """The messages given to apply_chat_template are not a list of message dicts."""
