@@ -477,3 +477,38 @@ def test_nemo_style_template_for_sentencepiece():
         tok.apply_chat_template(messages[1:2], chat_template={"roles": {"user": "{_content_}{_eot_}"}}, tokenize=True)
     with pytest.raises(oasr_tok.SpecError):
         build_tokenizer(TokenizerSpec("sentencepiece", {"model": path}, {"chat_template": "{{ x }}"}))
+
+
+# -- describe and the command line -----------------------------------------------------------------
+
+
+def test_describe_shows_special_tokens_stop_ids_and_templates():
+    ref = reference("qwen3")
+    description = oasr_tok.describe(_dir("qwen3"))
+    data = description.to_dict()
+    assert data["special_tokens"]["eos"]["id"] == ref.eos_token_id
+    assert data["special_tokens"]["pad"]["piece"] == ref.pad_token
+    assert "bos" not in data["special_tokens"]  # Qwen3 declares none
+    assert [e["id"] for e in data["stop_ids"]] == sorted(ours("qwen3").special_tokens.stop_ids)
+    assert all(e["source"] for e in data["stop_ids"])
+    assert data["chat_templates"] == ["default"]
+    text = description.text()
+    assert "stop ids:" in text and "<|im_end|>" in text and "tokenizer_config.json eos_token" in text
+
+
+def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], input=stdin, capture_output=True, text=True,
+                          env=subprocess_env(PYTHONIOENCODING="utf-8"))
+
+
+def test_cli_describe_and_decode_keep_specials():
+    out = _cli("describe", _dir("qwen3"))
+    assert out.returncode == 0 and "special tokens:" in out.stdout and "stop ids:" in out.stdout
+    ref = reference("qwen3")
+    ids = ref("<|im_start|>user\n你好<|im_end|>").input_ids
+    out = _cli("decode", "--keep-specials", _dir("qwen3"), *map(str, ids))
+    assert out.returncode == 0 and out.stdout.rstrip("\n") == ref.decode(ids, skip_special_tokens=False)
+    out = _cli("decode", _dir("qwen3"), *map(str, ids))
+    assert out.stdout.rstrip("\n") == ref.decode(ids, skip_special_tokens=True)
+    out = _cli("stream", "--keep-specials", _dir("qwen3"), stdin="\n".join(map(str, ids)) + "\n")
+    assert out.returncode == 0 and "<|im_start|>" in out.stdout
