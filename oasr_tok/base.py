@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ._ids import check_ids
 from ._textbuf import commit_text
@@ -218,12 +218,14 @@ class Tokenizer(abc.ABC):
         tokenize=True returns the ids, special-token text matched as one id."""
         from .chat import apply_chat_template
 
-        return apply_chat_template(
+        return apply_chat_template(  # type: ignore[no-any-return]
             self, messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize, tools=tools,
             chat_template=chat_template, **kwargs,
         )
 
-    def encode_with_special_text(self, text: str, plain: Any, split_special_tokens: bool = False) -> list[int]:
+    def encode_with_special_text(
+        self, text: str, plain: Callable[[str], Sequence[int]], split_special_tokens: bool = False
+    ) -> list[int]:
         """For kinds whose backend encodes plain text only: `text` cut at the spelling of
         every special id (longest first), each stretch between encoded by `plain(str)`, each
         special token its one id. With split_special_tokens, `plain(text)` alone."""

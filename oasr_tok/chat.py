@@ -21,8 +21,9 @@ import dataclasses
 import functools
 import json
 import re
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError
 
@@ -51,9 +52,11 @@ def _jinja() -> Any:
 @functools.lru_cache(maxsize=1)
 def _environment() -> Any:
     jinja2 = _jinja()
+    from jinja2.ext import Extension, loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2.utils import Namespace
 
-    class GenerationBlock(jinja2.ext.Extension):
+    class GenerationBlock(Extension):
         # transformers' `{% generation %}` tag only marks assistant spans for a token mask; the
         # rendered text is the block's body.
         tags = {"generation"}
@@ -84,18 +87,18 @@ def _environment() -> Any:
         def fromkeys(self, *args: Any, **kwargs: Any) -> dict:
             return dict.fromkeys(*args, **kwargs)
 
-    class TemplateNamespace(jinja2.utils.Namespace):
+    class TemplateNamespace(Namespace):
         # A namespace that refuses underscore names (a way towards CPython internals).
         def __init__(*args: Any, **kwargs: Any) -> None:
             self, rest = args[0], args[1:]
             attrs = dict(*rest, **kwargs)
             for name in attrs:
                 TemplateNamespace._check(name)
-            jinja2.utils.Namespace.__init__(self, attrs)
+            Namespace.__init__(self, attrs)
 
         def __setitem__(self, name: str, value: Any) -> None:
             TemplateNamespace._check(name)
-            jinja2.utils.Namespace.__setitem__(self, name, value)
+            Namespace.__setitem__(self, name, value)
 
         @staticmethod
         def _check(name: Any) -> None:
@@ -105,7 +108,7 @@ def _environment() -> Any:
                 )
 
     env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, jinja2.ext.loopcontrols]
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationBlock, loopcontrols]
     )
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
@@ -264,7 +267,7 @@ def _nemo_parts(template: str, message: Mapping[str, Any] | None) -> list[tuple[
     return out
 
 
-def render_nemo_style(tok: "Tokenizer", messages: Any, template: Mapping[str, Any], *, tokenize: bool = True,
+def render_nemo_style(tok: Tokenizer, messages: Any, template: Mapping[str, Any], *, tokenize: bool = True,
                       add_generation_prompt: bool = False) -> str | list[int]:
     """A NeMo ChatTemplateMixin template rendered for `messages`: literal text and content
     encoded as plain text (no special-token matching), `{_eos_}` & co. as their ids, turns
@@ -281,7 +284,7 @@ def render_nemo_style(tok: "Tokenizer", messages: Any, template: Mapping[str, An
         turns += _nemo_parts(_template_string(template["prefix"], "prefix"), None)
     for position, message in enumerate(conversations[0]):
         role, content = message.get("role"), message.get("content")
-        if role not in roles:
+        if not isinstance(role, str) or role not in roles:
             raise ChatMessageError(f"message {position} has role {role!r}; this template has roles {sorted(roles)}")
         if not isinstance(content, str):
             raise ChatMessageError(f"message {position}: NeMo-style templates take string content, got {type(content).__name__}")
@@ -322,7 +325,7 @@ def _template_string(value: Any, where: str) -> str:
     return value
 
 
-def apply_chat_template(tok: "Tokenizer", messages: Any, *, add_generation_prompt: bool = False, tokenize: bool = False,
+def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt: bool = False, tokenize: bool = False,
                         tools: Sequence[Mapping[str, Any]] | None = None,
                         chat_template: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
     """Tokenizer.apply_chat_template (see there)."""

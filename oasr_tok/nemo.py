@@ -25,7 +25,8 @@ A role nobody names is None (NeMo's AutoTokenizer convention), never an exceptio
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .base import Tokenizer
 from .errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
@@ -237,7 +238,7 @@ class NeMoTokenizer:
 
     # -- plumbing ---------------------------------------------------------------------------------
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # Ship the tokenizer (pickled by its spec) and the overrides, not the caches.
         return (NeMoTokenizer, (self.tokenizer, self._given or None))
 
@@ -255,16 +256,18 @@ def nemo_tokenizer_spec(tokenizer: Tokenizer, special_tokens: Mapping[str, str |
     global _NEMO_SPEC_CLASS
     if _NEMO_SPEC_CLASS is None:
         try:
-            from nemo.collections.common.tokenizers.tokenizer_spec import TokenizerSpec as NeMoSpec
+            from nemo.collections.common.tokenizers.tokenizer_spec import (  # type: ignore[import-not-found]
+                TokenizerSpec as NeMoSpec,
+            )
         except ImportError as exc:
             raise BackendNotInstalledError(
                 f"nemo_tokenizer_spec needs NeMo ({exc}); NeMoTokenizer works without it"
             ) from exc
 
-        class NeMoTokenizerSpec(NeMoTokenizer, NeMoSpec):  # type: ignore[misc, valid-type]
+        class NeMoTokenizerSpec(NeMoTokenizer, NeMoSpec):
             """NeMoTokenizer registered as NeMo's TokenizerSpec (our methods come first)."""
 
-            def __reduce__(self):  # type: ignore[no-untyped-def]
+            def __reduce__(self) -> tuple[Any, ...]:
                 return (nemo_tokenizer_spec, (self.tokenizer, self._given or None))
 
         _NEMO_SPEC_CLASS = NeMoTokenizerSpec

@@ -9,9 +9,9 @@ conventional spellings in `ROLE_NAMES` when the vocabulary has them, as NeMo's a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from .errors import UnknownSpecialTokenError
 

@@ -27,6 +27,7 @@ from oasr_tok.errors import (
     UnknownPieceError,
     UnknownSpecialTokenError,
 )
+
 from cases import MULTISCRIPT
 from paths import shared, subprocess_env
 
