@@ -6,9 +6,12 @@ from .errors import (
     AssetError,
     AssetNotFoundError,
     BackendNotInstalledError,
+    ChatMessageError,
+    ChatTemplateError,
     EncodeError,
     EncodeNotSupportedError,
     InvalidIdError,
+    KeepSpecialsNotSupportedError,
     MalformedAssetError,
     NonIntegerIdError,
     PiecesNotSupportedError,
@@ -19,12 +22,15 @@ from .errors import (
     TimingError,
     TokenizerError,
     UnknownKindError,
+    UnknownPieceError,
+    UnknownSpecialTokenError,
 )
 from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
 from .checkpoint import Description, describe, load, resolve
 from .spec import TokenizerSpec
 from .segments import Segment
+from .specials import SpecialTokens
 from .words import Word, Words
 
 __version__ = "0.1.0"
@@ -61,4 +67,10 @@ __all__ = [
     "describe",
     "Description",
     "NeMoTokenizer",
+    "SpecialTokens",
+    "UnknownPieceError",
+    "UnknownSpecialTokenError",
+    "KeepSpecialsNotSupportedError",
+    "ChatTemplateError",
+    "ChatMessageError",
 ]

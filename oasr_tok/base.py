@@ -16,11 +16,20 @@ import abc
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ._ids import batch_rows, check_ids
 from ._textbuf import check_owner, commit_text, table_tag
-from .errors import EncodeNotSupportedError, PiecesNotSupportedError, StreamStateError
+from .errors import (
+    EncodeError,
+    EncodeNotSupportedError,
+    KeepSpecialsNotSupportedError,
+    PiecesNotSupportedError,
+    StreamStateError,
+    UnknownPieceError,
+)
+from .specials import SpecialTokens, SpecialTokensBuilder, split_on_special_text
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -52,12 +61,27 @@ class Tokenizer(abc.ABC):
     def decode(self, ids: Sequence[int]) -> str:
         """The transcript of `ids`."""
 
-    def encode(self, text: str) -> list[int]:
-        """Ids for `text` (prompts, hotwords). Decode-only kinds raise EncodeNotSupportedError."""
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """Ids for `text` (prompts, hotwords). Special-token text in `text` ("<|im_start|>")
+        becomes its one id unless `split_special_tokens`; `add_special_tokens=True` adds
+        bos/eos as the checkpoint says (None: the kind's default, False unless its spec says
+        otherwise). Decode-only kinds raise EncodeNotSupportedError.
+
+        A kind that encodes overrides this with the same signature; the helpers
+        `encode_with_special_text` and `add_bos_eos` do the special-token part for kinds
+        whose backend only encodes plain text."""
         raise EncodeNotSupportedError(
             f"{type(self).__name__} is decode-only: it cannot turn text into ids "
             "(check tok.supports_encode before calling encode)"
         )
+
+    def encode_batch(
+        self, texts: Sequence[str], add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[list[int]]:
+        """encode() for each text."""
+        if isinstance(texts, str):
+            raise EncodeError("encode_batch takes a list of str, got one str (use encode)")
+        return [self.encode(t, add_special_tokens, split_special_tokens=split_special_tokens) for t in texts]
 
     # -- vocabulary pieces: an optional capability -------------------------------------------
 
@@ -69,6 +93,176 @@ class Tokenizer(abc.ABC):
         raise PiecesNotSupportedError(
             f"{type(self).__name__} does not spell ids as vocabulary pieces (it has no id_to_piece)"
         )
+
+    # -- the prompt side: special tokens, vocabulary, views, chat templates (docs/prompts.md) ---
+    #
+    # How a kind provides its data: override any of these (each is called once, then cached):
+    #   _special_tokens() -> SpecialTokens   roles and stop ids from the checkpoint's own files,
+    #       built with SpecialTokensBuilder (set/stop with a provenance sentence, then
+    #       build(self.vocabulary, self.special_ids) fills the rest by convention). Default:
+    #       the conventional spellings (specials.ROLE_NAMES) found in the vocabulary.
+    #   _vocabulary() -> dict[str, int]      piece -> id. Default: id_to_piece over every id,
+    #       the lowest id winning, "" (holes) left out.
+    #   _keep_specials() -> Tokenizer        the with_specials() view (special ids rendered as
+    #       text, special_ids empty). Default: refused, unless the kind has no special ids.
+    #   _chat_templates() -> dict[str, str]  named jinja templates the checkpoint ships
+    #       ("default" for the unnamed one). Default: none.
+    #   _template_variables() -> dict        extra variables for templates (default: bos_token,
+    #       eos_token, ... spelled as the vocabulary spells those ids).
+
+    @property
+    def special_tokens(self) -> SpecialTokens:
+        """bos/eos/pad/unk/sep/cls/mask ids (None when absent) and stop_ids, with provenance."""
+        cached = self.__dict__.get("_oasr_special_tokens")
+        if cached is None:
+            cached = self._special_tokens()
+            self.__dict__["_oasr_special_tokens"] = cached
+        return cached
+
+    def _special_tokens(self) -> SpecialTokens:
+        return SpecialTokensBuilder(self.vocab_size).build(self._vocabulary_or_none(), self.special_ids)
+
+    @property
+    def vocabulary(self) -> Mapping[str, int]:
+        """A read-only piece -> id view of the vocabulary (PiecesNotSupportedError for kinds
+        without pieces). A piece several ids spell maps to the lowest."""
+        cached = self.__dict__.get("_oasr_vocabulary")
+        if cached is None:
+            cached = MappingProxyType(self._vocabulary())
+            self.__dict__["_oasr_vocabulary"] = cached
+        return cached
+
+    def _vocabulary(self) -> dict[str, int]:
+        to_piece = self.id_to_piece
+        table: dict[str, int] = {}
+        for token_id in range(self.vocab_size - 1, -1, -1):  # downward: the lowest id wins
+            piece = to_piece(token_id)
+            if piece:
+                table[piece] = token_id
+        return table
+
+    def _vocabulary_or_none(self) -> Mapping[str, int] | None:
+        try:
+            return self.vocabulary
+        except PiecesNotSupportedError:
+            return None
+
+    def piece_to_id(self, piece: str) -> int:
+        """The id whose vocabulary piece is `piece` (the inverse of id_to_piece);
+        UnknownPieceError when the vocabulary has no such piece."""
+        token_id = self.vocabulary.get(piece) if isinstance(piece, str) else None
+        if token_id is None:
+            kind = self.spec.kind if self.spec is not None else type(self).__name__
+            raise UnknownPieceError(f"piece {piece!r} is not in the {kind} vocabulary")
+        return token_id
+
+    def with_specials(self) -> "Tokenizer":
+        """A view of this tokenizer that renders special tokens as their text instead of
+        dropping them (its special_ids is empty; the three contracts hold on it). Cached: the
+        same view every call; a view's own with_specials() is itself."""
+        view = self.__dict__.get("_oasr_specials_view")
+        if view is None:
+            if not self.special_ids:
+                return self
+            view = self._keep_specials()
+            view.__dict__["_oasr_specials_of"] = self
+            view.__dict__["_oasr_specials_view"] = view
+            view.__dict__["_oasr_special_tokens"] = self.special_tokens
+            view.spec = self.spec
+            self.__dict__["_oasr_specials_view"] = view
+        return view
+
+    def _keep_specials(self) -> "Tokenizer":
+        kind = self.spec.kind if self.spec is not None else type(self).__name__
+        raise KeepSpecialsNotSupportedError(f"the {kind} tokenizer cannot render its special tokens as text")
+
+    @property
+    def chat_template(self) -> str | None:
+        """The chat template source the checkpoint ships (its default one), None without one."""
+        return self.chat_templates.get("default")
+
+    @property
+    def chat_templates(self) -> Mapping[str, str]:
+        """Every named chat template the checkpoint ships ("default" for the unnamed one)."""
+        cached = self.__dict__.get("_oasr_chat_templates")
+        if cached is None:
+            parent = self.__dict__.get("_oasr_specials_of")
+            cached = parent.chat_templates if parent is not None else MappingProxyType(dict(self._chat_templates()))
+            self.__dict__["_oasr_chat_templates"] = cached
+        return cached
+
+    def _chat_templates(self) -> dict[str, str]:
+        return {}
+
+    def _template_variables(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, token_id in self.special_tokens.as_dict().items():
+            if token_id is not None:
+                try:
+                    out[name.replace("_id", "_token")] = self.id_to_piece(token_id)
+                except PiecesNotSupportedError:
+                    break
+        return out
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        add_generation_prompt: bool = False,
+        tokenize: bool = False,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        chat_template: str | Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> str | list[int]:
+        """Render `messages` with the checkpoint's chat template exactly as transformers'
+        apply_chat_template does (same jinja2 sandbox and settings; needs the `chat` extra).
+        `chat_template` picks a named template or gives one (a jinja source, or a NeMo-style
+        {"roles": ..., "prefix": ...} dict); `kwargs` reach the template as variables.
+        tokenize=True returns the ids, special-token text matched as one id."""
+        from .chat import apply_chat_template
+
+        return apply_chat_template(  # type: ignore[no-any-return]
+            self, messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize, tools=tools,
+            chat_template=chat_template, **kwargs,
+        )
+
+    def encode_with_special_text(
+        self, text: str, plain: Callable[[str], Sequence[int]], split_special_tokens: bool = False
+    ) -> list[int]:
+        """For kinds whose backend encodes plain text only: `text` cut at the spelling of
+        every special id (longest first), each stretch between encoded by `plain(str)`, each
+        special token its one id. With split_special_tokens, `plain(text)` alone."""
+        if not isinstance(text, str):
+            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
+        if split_special_tokens:
+            return list(plain(text))
+        table = self.__dict__.get("_oasr_special_text")
+        if table is None:
+            table = {}
+            for token_id in sorted(self.special_ids, reverse=True):  # the lowest id wins a spelling
+                try:
+                    piece = self.id_to_piece(token_id)
+                except PiecesNotSupportedError:
+                    break
+                if piece:
+                    table[piece] = token_id
+            self.__dict__["_oasr_special_text"] = table
+        ids: list[int] = []
+        for part in split_on_special_text(text, table):
+            if isinstance(part, int):
+                ids.append(part)
+            else:
+                ids.extend(plain(part))
+        return ids
+
+    def add_bos_eos(self, ids: list[int]) -> list[int]:
+        """`ids` with bos in front / eos at the end where special_tokens.add_bos / add_eos say."""
+        specials = self.special_tokens
+        if specials.add_bos and specials.bos_id is not None:
+            ids = [specials.bos_id, *ids]
+        if specials.add_eos and specials.eos_id is not None:
+            ids = [*ids, specials.eos_id]
+        return ids
 
     # -- helpers kinds share ----------------------------------------------------------------
 
@@ -172,6 +366,9 @@ class Tokenizer(abc.ABC):
     # -- pickling: by spec, so workers rebuild from the files ---------------------------------
 
     def __reduce__(self):  # type: ignore[override]
+        parent = self.__dict__.get("_oasr_specials_of")
+        if parent is not None:  # a with_specials() view: rebuilt as the view of its tokenizer
+            return (_specials_view_of, (parent,))
         if self.spec is None:
             raise TypeError(f"{type(self).__name__} was not built from a TokenizerSpec and cannot be pickled")
         from .registry import build_tokenizer
@@ -181,3 +378,7 @@ class Tokenizer(abc.ABC):
     def __repr__(self) -> str:
         kind = self.spec.kind if self.spec is not None else type(self).__name__
         return f"<{type(self).__name__} kind={kind!r} vocab_size={self.vocab_size}>"
+
+
+def _specials_view_of(tokenizer: Tokenizer) -> Tokenizer:
+    return tokenizer.with_specials()

@@ -537,6 +537,12 @@ class Description:
     seen: list[str]
     notes: list[str]
     error: str | None = None
+    #: role -> {"id", "piece", "source"} for every role the tokenizer has (docs/prompts.md)
+    special_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: [{"id", "piece", "source"}] sorted by id
+    stop_ids: list[dict[str, Any]] = field(default_factory=list)
+    #: names of the chat templates the checkpoint ships ("default" for the unnamed one)
+    chat_templates: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able. Special ids are given as inclusive [first, last] ranges plus a count."""
@@ -558,6 +564,9 @@ class Description:
             "files_seen": list(self.seen),
             "notes": list(self.notes),
             "error": self.error,
+            "special_tokens": {role: dict(entry) for role, entry in self.special_tokens.items()},
+            "stop_ids": [dict(entry) for entry in self.stop_ids],
+            "chat_templates": list(self.chat_templates),
         }
 
     def text(self) -> str:
@@ -574,6 +583,16 @@ class Description:
         if self.special_pieces:
             named = ", ".join(f"{i} {p}" for i, p in list(self.special_pieces.items())[:12])
             lines.append(f"                 ({named}{' …' if len(self.special_pieces) > 12 else ''})")
+        if self.special_tokens:
+            lines.append("  special tokens:")
+            for role, entry in self.special_tokens.items():
+                lines.append(f"    {role + ':':<5} {entry['id']} {entry['piece']!r} ({entry['source']})")
+        if self.stop_ids:
+            shown = ", ".join(f"{e['id']} {e['piece']!r}" for e in self.stop_ids)
+            lines.append(f"  stop ids:      {shown}")
+            lines.extend(f"    {e['id']}: {e['source']}" for e in self.stop_ids)
+        if self.chat_templates:
+            lines.append(f"  chat template: {', '.join(self.chat_templates)}")
         encode = {True: "yes", False: "no (decode-only)", None: "?"}[self.supports_encode]
         lines.append(f"  encode:        {encode}")
         lines.append("  evidence:")
@@ -606,6 +625,9 @@ def describe(path: str | os.PathLike[str]) -> Description:
     vocab_size = supports_encode = None
     special: list[int] = []
     pieces: dict[int, str] = {}
+    roles: dict[str, dict[str, Any]] = {}
+    stops: list[dict[str, Any]] = []
+    templates: list[str] = []
     error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -622,6 +644,10 @@ def describe(path: str | os.PathLike[str]) -> Description:
                 pieces = {i: tok.id_to_piece(i) for i in special[:16]}
             except PiecesNotSupportedError:
                 notes.append(f"the {chosen.kind} kind does not spell ids as pieces (no id_to_piece)")
+            try:
+                roles, stops, templates = _prompt_side(tok)
+            except (TokenizerError, OSError) as exc:
+                notes.append(f"special tokens / chat templates unreadable: {type(exc).__name__}: {exc}")
     notes.extend(f"warning while building: {w.message}" for w in caught)
     lost = [
         {"kind": c.kind, "source": c.source, "files": dict(c.files), "reason": _why_lost(c, chosen)} for c in res.lost
@@ -634,4 +660,26 @@ def describe(path: str | os.PathLike[str]) -> Description:
         path=res.path, kind=chosen.kind, files=dict(chosen.files), options=dict(chosen.options),
         vocab_size=vocab_size, special_ids=special, special_pieces=pieces, supports_encode=supports_encode,
         evidence=evidence, lost=lost, rejected=res.rejected, seen=res.seen, notes=notes, error=error,
+        special_tokens=roles, stop_ids=stops, chat_templates=templates,
     )
+
+
+def _prompt_side(tok: "Tokenizer") -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The special tokens (role -> id, piece, source), stop ids and chat template names of `tok`."""
+    from .errors import PiecesNotSupportedError
+    from .specials import ROLES
+
+    def piece(token_id: int) -> str:
+        try:
+            return tok.id_to_piece(token_id)
+        except PiecesNotSupportedError:
+            return ""
+
+    specials = tok.special_tokens
+    roles = {}
+    for role in ROLES:
+        token_id = specials.id_of(role)
+        if token_id is not None:
+            roles[role] = {"id": token_id, "piece": piece(token_id), "source": specials.source(role) or ""}
+    stops = [{"id": i, "piece": piece(i), "source": specials.source(f"stop:{i}") or ""} for i in sorted(specials.stop_ids)]
+    return roles, stops, list(tok.chat_templates)

@@ -142,6 +142,8 @@ def _describe(args: argparse.Namespace, out: IO[str]) -> int:
 
 def _decode(args: argparse.Namespace, out: IO[str]) -> int:
     tok = _load(args.path)
+    if args.keep_specials:
+        tok = _keeping_specials(tok, args.path)
 
     def one(ids: list[int], where: str) -> None:
         try:
@@ -160,8 +162,17 @@ def _decode(args: argparse.Namespace, out: IO[str]) -> int:
     return EXIT_OK
 
 
+def _keeping_specials(tok: Any, path: str) -> Any:
+    try:
+        return tok.with_specials()
+    except TokenizerError as exc:
+        raise _Failure(EXIT_LOAD, f"cannot keep special tokens for {path}: {exc}", type(exc).__name__) from None
+
+
 def _stream(args: argparse.Namespace, out: IO[str]) -> int:
     tok = _load(args.path)
+    if args.keep_specials:
+        tok = _keeping_specials(tok, args.path)
     state: dict[str, Any] = {}
     for number, line in _stdin_lines():
         where = f"stdin line {number}"
@@ -287,10 +298,12 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("decode", parents=[common], help="ids to text (arguments, or one JSON list per stdin line)")
     p.add_argument("path", help="a model directory or one tokenizer file")
     p.add_argument("ids", nargs="*", help="token ids (integers, or one JSON list); none: read stdin")
+    p.add_argument("--keep-specials", action="store_true", help="render special tokens as their text (with_specials)")
     p.set_defaults(run=_decode)
 
     p = sub.add_parser("stream", parents=[common], help="stream ids from stdin, printing text as it settles")
     p.add_argument("path", help="a model directory or one tokenizer file")
+    p.add_argument("--keep-specials", action="store_true", help="render special tokens as their text (with_specials)")
     p.set_defaults(run=_stream)
 
     p = sub.add_parser("words", parents=[common], help='timed words for {"ids", "starts", "ends"} JSON on stdin')

@@ -21,6 +21,11 @@ __all__ = [
     "PiecesNotSupportedError",
     "UnsupportedDecoderError",
     "short_repr",
+    "UnknownPieceError",
+    "UnknownSpecialTokenError",
+    "KeepSpecialsNotSupportedError",
+    "ChatTemplateError",
+    "ChatMessageError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -121,3 +126,29 @@ class PiecesNotSupportedError(TokenizerError, NotImplementedError):
 
 class UnsupportedDecoderError(MalformedAssetError):
     """A tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
+class _KeyErrorMessage(KeyError):
+    # KeyError's str() would repr() the message; these carry sentences.
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownPieceError(TokenizerError, _KeyErrorMessage):
+    """piece_to_id was asked for a piece the vocabulary does not have."""
+
+
+class UnknownSpecialTokenError(TokenizerError, _KeyErrorMessage):
+    """A special-token role name that does not exist (the roles are bos, eos, pad, unk, sep,
+    cls, mask)."""
+
+
+class KeepSpecialsNotSupportedError(TokenizerError, NotImplementedError):
+    """The kind cannot render its special tokens as text (Tokenizer.with_specials)."""
+
+
+class ChatTemplateError(TokenizerError, ValueError):
+    """A chat template is missing, does not compile, or raised while rendering
+    (`raise_exception`, a sandbox violation); the message says which."""
+
+
+class ChatMessageError(ChatTemplateError, TypeError):
+    """The messages given to apply_chat_template are not a list of message dicts."""

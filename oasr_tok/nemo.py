@@ -13,35 +13,28 @@ directions still work.
 
 Special ids, per role, from the first source that names one:
 1. ``special_tokens=`` given to the adapter (a piece string or an id per role);
-2. the checkpoint's declaration: ``tokenizer_config.json`` (``bos_token``, ``eos_token``…)
-   for huggingface, the SentencePiece model's ``unk_id``/``bos_id``/``eos_id``/``pad_id``;
-3. the conventional spellings in ``ROLE_NAMES`` (``<sos/eos>`` is both bos and eos, as in
-   icefall and WeNet; ``<blk>``/``<blank>`` give ``blank_id``).
+2. the tokenizer's own ``special_tokens`` (what the kind read from its checkpoint:
+   tokenizer_config.json, the SentencePiece model's ids, Whisper's layout, ... and the
+   conventional spellings in ``ROLE_NAMES``; ``<sos/eos>`` is both bos and eos);
+3. NeMo's AutoTokenizer fallbacks: eos = sep when eos is missing (and sep = eos), bos = cls
+   (and cls = bos). ``blank_id`` (``<blk>``/``<blank>``) is looked up in the vocabulary.
 A role nobody names is None (NeMo's AutoTokenizer convention), never an exception.
+
+``nemo_tokenizer_spec(tok)`` gives the same adapter as a subclass of NeMo's own
+``TokenizerSpec`` when NeMo is importable, so NeMo's ``isinstance`` checks accept it.
 """
 from __future__ import annotations
 
-import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .base import Tokenizer
-from .errors import EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
+from .errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
+from .specials import ROLE_NAMES
 
-__all__ = ["NeMoTokenizer", "ROLES", "ROLE_NAMES"]
+__all__ = ["NeMoTokenizer", "ROLES", "ROLE_NAMES", "nemo_tokenizer_spec"]
 
 ROLES = ("pad", "bos", "eos", "unk", "sep", "cls", "mask", "blank")
-
-#: Conventional spellings per role, tried in order when the checkpoint declares nothing.
-ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "pad": ("<pad>", "[PAD]", "<PAD>", "<|pad|>"),
-    "bos": ("<s>", "<sos>", "<sos/eos>", "[BOS]", "<|begin_of_text|>", "<|startoftext|>", "<|startoftranscript|>"),
-    "eos": ("</s>", "<eos>", "<sos/eos>", "[EOS]", "<|end_of_text|>", "<|endoftext|>"),
-    "unk": ("<unk>", "<UNK>", "[UNK]", "<|unk|>"),
-    "sep": ("[SEP]", "<sep>"),
-    "cls": ("[CLS]", "<cls>"),
-    "mask": ("[MASK]", "<mask>"),
-    "blank": ("<blk>", "<blank>"),
-}
 
 
 class NeMoTokenizer:
@@ -147,20 +140,11 @@ class NeMoTokenizer:
                 "Tokenizer.id_to_piece): the token directions are not available, ids_to_text/text_to_ids are"
             )
 
-    def _names(self) -> dict[str, int]:
-        """Piece -> id for looking up special tokens by name: the full piece map when the kind
-        has pieces, else the added tokens of the spec's tokenizer.json (huggingface, whisper)."""
-        if self._has_pieces():
-            return self._pieces()
-        spec = self.tokenizer.spec
-        if spec is None or "tokenizer" not in spec.files:
+    def _names(self) -> Mapping[str, int]:
+        """Piece -> id for looking up special tokens by name (empty for kinds without pieces)."""
+        if not self._has_pieces():
             return {}
-        with open(spec.files["tokenizer"], encoding="utf-8") as handle:
-            added = json.load(handle).get("added_tokens") or []
-        return {
-            a["content"]: a["id"] for a in reversed(added)
-            if isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int)
-        }
+        return self.tokenizer.vocabulary
 
     def _kind(self) -> str:
         spec = self.tokenizer.spec
@@ -172,15 +156,19 @@ class NeMoTokenizer:
         """Every role's id (None when absent), resolved once (see the module docstring)."""
         if self._roles is None:
             roles: dict[str, int | None] = {}
-            declared = self._declared()
+            known = self.tokenizer.special_tokens
             pieces = self._names()
             for role in ROLES:
                 if role in self._given:
                     roles[role] = self._lookup(self._given[role], pieces, role)
-                elif role in declared:  # declared, possibly as absent (a null in tokenizer_config)
-                    roles[role] = declared[role]
-                else:
+                elif role == "blank":
                     roles[role] = next((pieces[n] for n in ROLE_NAMES[role] if n in pieces), None)
+                else:
+                    roles[role] = known.id_of(role)
+            # NeMo's AutoTokenizer fills a missing eos from sep (and back), bos from cls (and back).
+            for one, other in (("eos", "sep"), ("sep", "eos"), ("bos", "cls"), ("cls", "bos")):
+                if roles[one] is None and one not in self._given and roles[other] is not None:
+                    roles[one] = roles[other]
             self._roles = roles
         return dict(self._roles)
 
@@ -193,42 +181,14 @@ class NeMoTokenizer:
             return pieces[value]
         raise SpecError(f"special token {value!r} for role {role!r} is not in the {self._kind()} vocabulary")
 
-    def _declared(self) -> dict[str, int | None]:
-        """Roles the checkpoint itself declares (tokenizer_config.json, the SentencePiece model)."""
-        spec = self.tokenizer.spec
-        if spec is None:
-            return {}
-        if "tokenizer_config" in spec.files:
-            return self._declared_by_config(spec.files["tokenizer_config"])
-        if spec.kind == "sentencepiece" and "model" in spec.files:
-            import sentencepiece as spm
+    @property
+    def stop_ids(self) -> frozenset[int]:
+        """The tokenizer's stop ids (eos plus the family's end-of-turn tokens)."""
+        return self.tokenizer.special_tokens.stop_ids
 
-            processor = spm.SentencePieceProcessor(model_file=spec.files["model"])
-            found = {"unk": processor.unk_id(), "bos": processor.bos_id(), "eos": processor.eos_id(), "pad": processor.pad_id()}
-            # -1 means the model has no such piece: not a declaration, so the conventional
-            # names still apply (icefall's <sos/eos> is a user-defined piece, bos_id -1).
-            return {role: i for role, i in found.items() if i >= 0}
-        return {}
-
-    def _declared_by_config(self, path: str) -> dict[str, int | None]:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
-        by_content = {
-            entry["content"]: int(token_id)
-            for token_id, entry in (config.get("added_tokens_decoder") or {}).items()
-            if isinstance(entry, dict) and isinstance(entry.get("content"), str)
-        }
-        pieces = self._names()
-        out: dict[str, int | None] = {}
-        for role in ROLES:
-            key = f"{role}_token"
-            if key not in config:
-                continue
-            value = config[key]
-            if isinstance(value, dict):
-                value = value.get("content")
-            out[role] = by_content.get(value, pieces.get(value)) if isinstance(value, str) else None
-        return out
+    def apply_chat_template(self, *args: Any, **kwargs: Any) -> Any:
+        """The tokenizer's apply_chat_template (NeMo passes it through too)."""
+        return self.tokenizer.apply_chat_template(*args, **kwargs)
 
     @property
     def pad_id(self) -> int | None:
@@ -278,9 +238,37 @@ class NeMoTokenizer:
 
     # -- plumbing ---------------------------------------------------------------------------------
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # Ship the tokenizer (pickled by its spec) and the overrides, not the caches.
         return (NeMoTokenizer, (self.tokenizer, self._given or None))
 
     def __repr__(self) -> str:
         return f"NeMoTokenizer({self.tokenizer!r})"
+
+
+_NEMO_SPEC_CLASS: Any = None
+
+
+def nemo_tokenizer_spec(tokenizer: Tokenizer, special_tokens: Mapping[str, str | int] | None = None) -> NeMoTokenizer:
+    """The adapter as an instance of a subclass of NeMo's own ``TokenizerSpec``
+    (nemo.collections.common.tokenizers.tokenizer_spec), so NeMo code that checks
+    ``isinstance(tok, TokenizerSpec)`` takes it. BackendNotInstalledError without NeMo."""
+    global _NEMO_SPEC_CLASS
+    if _NEMO_SPEC_CLASS is None:
+        try:
+            from nemo.collections.common.tokenizers.tokenizer_spec import (  # type: ignore[import-not-found]
+                TokenizerSpec as NeMoSpec,
+            )
+        except ImportError as exc:
+            raise BackendNotInstalledError(
+                f"nemo_tokenizer_spec needs NeMo ({exc}); NeMoTokenizer works without it"
+            ) from exc
+
+        class NeMoTokenizerSpec(NeMoTokenizer, NeMoSpec):
+            """NeMoTokenizer registered as NeMo's TokenizerSpec (our methods come first)."""
+
+            def __reduce__(self) -> tuple[Any, ...]:
+                return (nemo_tokenizer_spec, (self.tokenizer, self._given or None))
+
+        _NEMO_SPEC_CLASS = NeMoTokenizerSpec
+    return _NEMO_SPEC_CLASS(tokenizer, special_tokens)  # type: ignore[no-any-return]

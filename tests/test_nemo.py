@@ -168,7 +168,8 @@ def test_special_ids_from_conventional_names():
     for name in ("symbol_table/icefall", "sentencepiece/icefall"):
         nemo = adapter(name)
         assert (nemo.blank_id, nemo.bos_id, nemo.eos_id, nemo.unk_id) == (0, 1, 1, 2)
-        assert (nemo.pad_id, nemo.sep_id, nemo.cls_id, nemo.mask_id) == (None, None, None, None)
+        # NeMo's AutoTokenizer (auto_tokenizer.py) sets a missing sep to eos and a missing cls to bos.
+        assert (nemo.pad_id, nemo.sep_id, nemo.cls_id, nemo.mask_id) == (None, 1, 1, None)
     wenet = adapter("symbol_table/wenet")
     assert (wenet.blank_id, wenet.unk_id, wenet.bos_id, wenet.eos_id) == (0, 1, 5234, 5234)
     bert = adapter("huggingface/wordpiece-bert")
@@ -176,6 +177,8 @@ def test_special_ids_from_conventional_names():
         added = {a["content"]: a["id"] for a in json.load(handle)["added_tokens"]}
     assert (bert.pad_id, bert.unk_id, bert.cls_id, bert.sep_id, bert.mask_id) == tuple(
         added[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
+    # ... and a missing eos to sep, a missing bos to cls (BERT has neither).
+    assert (bert.eos_id, bert.bos_id) == (added["[SEP]"], added["[CLS]"])
     whisper = adapter("whisper/faster-whisper-base")
     with open(os.path.join(PATHS["whisper/faster-whisper-base"], "tokenizer.json"), encoding="utf-8") as handle:
         added = {a["content"]: a["id"] for a in json.load(handle)["added_tokens"]}
@@ -204,3 +207,51 @@ def test_overrides_and_their_errors():
         NeMoTokenizer(tok, special_tokens={"pad": 9999}).pad_id
     with pytest.raises(SpecError, match="oasr_tok.Tokenizer"):
         NeMoTokenizer("not a tokenizer")
+
+
+def test_roles_come_from_the_tokenizers_special_tokens():
+    for name in ("huggingface/qwen3", "sentencepiece/mistral", "whisper/faster-whisper-base"):
+        nemo = adapter(name)
+        specials = nemo.tokenizer.special_tokens
+        for role in ("bos", "eos", "pad", "unk", "mask"):
+            declared = specials[role]
+            if declared is not None:
+                assert getattr(nemo, f"{role}_id") == declared
+        assert nemo.stop_ids == specials.stop_ids
+
+
+def test_nemo_tokenizer_spec_subclasses_nemos_own_class(monkeypatch):
+    import abc
+    import sys
+    import types
+
+    import oasr_tok.nemo as adapter_module
+
+    # The shape of nemo.collections.common.tokenizers.tokenizer_spec.TokenizerSpec: an ABC
+    # with the six abstract conversions.
+    class TokenizerSpec(abc.ABC):
+        for _name in ("text_to_tokens", "tokens_to_text", "tokens_to_ids", "ids_to_tokens", "text_to_ids", "ids_to_text"):
+            locals()[_name] = abc.abstractmethod(lambda self, *a: None)
+
+    names = ["nemo", "nemo.collections", "nemo.collections.common", "nemo.collections.common.tokenizers",
+             "nemo.collections.common.tokenizers.tokenizer_spec"]
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    sys.modules[names[-1]].TokenizerSpec = TokenizerSpec  # type: ignore[attr-defined]
+    monkeypatch.setattr(adapter_module, "_NEMO_SPEC_CLASS", None)
+    tok = load(PATHS["symbol_table/icefall"])
+    spec = adapter_module.nemo_tokenizer_spec(tok)
+    assert isinstance(spec, TokenizerSpec) and isinstance(spec, NeMoTokenizer)
+    assert spec.ids_to_text([5, 6]) == tok.decode([5, 6]) and spec.eos_id == 1
+
+
+def test_nemo_tokenizer_spec_without_nemo_is_a_typed_error(monkeypatch):
+    import sys
+
+    import oasr_tok.nemo as adapter_module
+    from oasr_tok import BackendNotInstalledError
+
+    monkeypatch.setitem(sys.modules, "nemo", None)
+    monkeypatch.setattr(adapter_module, "_NEMO_SPEC_CLASS", None)
+    with pytest.raises(BackendNotInstalledError, match="NeMo"):
+        adapter_module.nemo_tokenizer_spec(load(PATHS["symbol_table/icefall"]))

@@ -416,11 +416,21 @@ class FunASRCharTokenizer(Tokenizer):
 
     # -- encode (hotwords) --------------------------------------------------------------------
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
         """Ids for a hotword or prompt: CJK characters, digits and other symbols one token per
         character; words of letters and apostrophes through `@@` pieces, greedy longest match
-        (tried as written, then lower-cased). EncodeError names a character the list lacks."""
+        (tried as written, then lower-cased). EncodeError names a character the list lacks.
+        A special token written in the text ("<s>") is its id unless split_special_tokens;
+        Paraformer adds no bos/eos, so add_special_tokens changes nothing."""
         text = checked_text(text, KIND)
+        return self.encode_with_special_text(text, self._encode_plain, split_special_tokens)
+
+    def _keep_specials(self) -> "FunASRCharTokenizer":
+        # FunASR's sentence_postprocess with nothing stripped first: <blank> shows; <s>, </s>,
+        # <unk> are still dropped by FunASR's own rule (WASHED), as FunASR prints them.
+        return FunASRCharTokenizer(self._tokens, special_ids=[], mode=self._mode)
+
+    def _encode_plain(self, text: str) -> list[int]:
         ids: list[int] = []
         i, n = 0, len(text)
         while i < n:

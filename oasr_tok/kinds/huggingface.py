@@ -25,6 +25,8 @@ every id (declared -> actual).
 from __future__ import annotations
 
 import json
+import os
+import threading
 import warnings
 from typing import Any, Sequence
 
@@ -33,6 +35,7 @@ from .._stream import TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, short_repr
 from ..spec import TokenizerSpec
+from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ._common import (
     check_id_span,
     checked_text,
@@ -146,6 +149,30 @@ def merge_tokenizer_config(backend: Any, path: str) -> list[tuple[int, int, str]
     return moved
 
 
+_LLAMA_CLASSES = ("LlamaTokenizer", "LlamaTokenizerFast")
+
+
+def _llama_encode_rule(backend: Any, config_path: str) -> None:
+    """transformers (5.x) rebuilds a tokenizer whose config names LlamaTokenizer(Fast) from
+    the file's vocabulary and merges with its own rules: no normalizer and a Metaspace
+    pre-tokenizer (prepend "always" for legacy configs, "first" otherwise, "never" without a
+    prefix space; split off). Encode follows it, so that encode(text, True) is what
+    AutoTokenizer(dir)(text).input_ids gives; the decoder (Replace, ByteFallback, Fuse,
+    Strip) is the same in both and stays the file's."""
+    config = read_json(config_path, "tokenizer_config.json")
+    if not isinstance(config, dict) or config.get("tokenizer_class") not in _LLAMA_CLASSES:
+        return
+    from tokenizers import pre_tokenizers
+
+    prefix = config.get("add_prefix_space")
+    if prefix is None or prefix:
+        scheme = "always" if config.get("legacy", False) else "first"
+    else:
+        scheme = "never"
+    backend.normalizer = None
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme, split=False)
+
+
 def _tokens_by_id(backend: Any, vocab: dict[str, int], size: int) -> list[str | None]:
     """id -> token text (None for holes), as backend.id_to_token answers, from the vocabulary
     already in hand. An id two texts claim (a malformed model vocabulary) is asked of the runtime."""
@@ -165,17 +192,32 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
 
     supports_encode = True
 
-    def __init__(self, backend: Any, *, where: str = "tokenizer.json", add_special_tokens: bool = False) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        *,
+        where: str = "tokenizer.json",
+        add_special_tokens: bool = False,
+        config: str | None = None,
+        keep_specials: bool = False,
+    ) -> None:
         self._backend = backend
         self._add_special_tokens = add_special_tokens
+        self._where = where
+        self._config_path = config
+        self._keep = keep_specials
+        self._split_backend: Any = None
+        self._split_lock = threading.Lock()
         vocab = backend.get_vocab(with_added_tokens=True)
         if vocab:
             highest = max(vocab.values())
             check_id_span(highest, len(vocab), where, f"token {short_repr(backend.id_to_token(highest))}")
         size = max(backend.get_vocab_size(with_added_tokens=True), max(vocab.values(), default=-1) + 1)
         # The runtime skips a special token by its text (any id spelling it), and drops ids
-        # with no token at all.
-        special_text = {t.content for t in backend.get_added_tokens_decoder().values() if t.special}
+        # with no token at all. The with_specials() view keeps the specials (holes stay dropped).
+        special_text = set() if keep_specials else {
+            t.content for t in backend.get_added_tokens_decoder().values() if t.special
+        }
         tokens = _tokens_by_id(backend, vocab, size)
         self._special = frozenset(i for i, t in enumerate(tokens) if t is None or t in special_text)
         for i in self._special:
@@ -197,7 +239,9 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         config = spec.files.get("tokenizer_config")
         if config is not None:
             merge_tokenizer_config(backend, existing_file(config, "tokenizer_config.json"))
-        tokenizer = cls(backend, where=path, add_special_tokens=add_special)
+        if config is not None:
+            _llama_encode_rule(backend, config)
+        tokenizer = cls(backend, where=path, add_special_tokens=add_special, config=config)
         tokenizer.spec = spec
         return tokenizer
 
@@ -220,14 +264,135 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         return self._special
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self._backend.decode(self.check_ids(ids), skip_special_tokens=True)
+        return self._backend.decode(self.check_ids(ids), skip_special_tokens=not self._keep)
 
     def decode_batch(
         self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
     ) -> list[str]:
         checked = [self.check_ids(ids) for ids in batch_rows(batch, lengths, pad_id)]
-        return self._backend.decode_batch(checked, skip_special_tokens=True)
+        return self._backend.decode_batch(checked, skip_special_tokens=not self._keep)
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """The runtime's encode: added tokens written in `text` are matched as their ids (as
+        transformers does) unless split_special_tokens; add_special_tokens=True runs the
+        tokenizer.json post-processor (transformers' `tok(text).input_ids`); None: the
+        spec's `add_special_tokens` option (default False)."""
         text = checked_text(text, "huggingface")
-        return self._backend.encode(text, add_special_tokens=self._add_special_tokens).ids
+        if add_special_tokens is None:
+            add_special_tokens = self._add_special_tokens
+        backend = self._splitting_backend() if split_special_tokens else self._backend
+        return backend.encode(text, add_special_tokens=bool(add_special_tokens)).ids
+
+    def _splitting_backend(self) -> Any:
+        # A second runtime with encode_special_tokens on: the flag is shared state on a
+        # runtime, so flipping it per call would race between threads.
+        with self._split_lock:
+            if self._split_backend is None:
+                from tokenizers import Tokenizer as Backend
+
+                split = Backend.from_str(self._backend.to_str())
+                split.encode_special_tokens = True
+                self._split_backend = split
+            return self._split_backend
+
+    # -- the prompt side (docs/prompts.md) ---------------------------------------------------
+
+    def _config(self) -> dict[str, Any]:
+        if self._config_path is None:
+            return {}
+        config = read_json(self._config_path, "tokenizer_config.json")
+        return config if isinstance(config, dict) else {}
+
+    def _beside(self, name: str) -> str | None:
+        path = os.path.join(os.path.dirname(os.path.abspath(self._where)), name)
+        return path if os.path.isfile(path) else None
+
+    def _declared_roles(self) -> dict[str, str | None]:
+        """role -> token text as tokenizer_config.json (and special_tokens_map.json beside it)
+        declare them; None for a role declared absent. Empty without a config."""
+        declared: dict[str, str | None] = {}
+        sources = [(self._config(), "tokenizer_config.json")]
+        special_map = self._beside("special_tokens_map.json")
+        if special_map is not None and self._config_path is not None:
+            data = read_json(special_map, "special_tokens_map.json")
+            sources.insert(0, (data if isinstance(data, dict) else {}, "special_tokens_map.json"))
+        for data, _ in sources:
+            for role in ROLES:
+                key = f"{role}_token"
+                if key in data and role not in declared:
+                    value = data[key]
+                    if isinstance(value, dict):
+                        value = value.get("content")
+                    declared[role] = value if isinstance(value, str) else None
+        return declared
+
+    def _special_tokens(self) -> SpecialTokens:
+        builder = SpecialTokensBuilder(self._size)
+        token_to_id = self._backend.token_to_id
+        if self._config_path is not None:
+            # transformers' rule: with a tokenizer_config.json, a role it does not name is absent.
+            declared = self._declared_roles()
+            for role in ROLES:
+                text = declared.get(role)
+                token_id = token_to_id(text) if text is not None else None
+                where = f"tokenizer_config.json {role}_token {text!r}" if role in declared else (
+                    "not declared in tokenizer_config.json")
+                builder.set(role, token_id, where)
+        generation = self._beside("generation_config.json")
+        if generation is not None:
+            data = read_json(generation, "generation_config.json")
+            eos = data.get("eos_token_id") if isinstance(data, dict) else None
+            for token_id in eos if isinstance(eos, list) else [eos]:
+                if isinstance(token_id, int) and not isinstance(token_id, bool):
+                    builder.stop(token_id, "generation_config.json eos_token_id")
+        return builder.build(self.vocabulary, self._parent_special_ids())
+
+    def _parent_special_ids(self) -> frozenset[int]:
+        parent = self.__dict__.get("_oasr_specials_of")
+        return parent.special_ids if parent is not None else self._special
+
+    def _template_variables(self) -> dict[str, Any]:
+        # transformers passes its special_tokens_map: the roles the config names, as text.
+        return {f"{role}_token": text for role, text in self._declared_roles().items() if text is not None}
+
+    def _vocabulary(self) -> dict[str, int]:
+        return dict(self._backend.get_vocab(with_added_tokens=True))
+
+    def _keep_specials(self) -> "HuggingFaceTokenizer":
+        return HuggingFaceTokenizer(self._backend, where=self._where, add_special_tokens=self._add_special_tokens,
+                                    config=self._config_path, keep_specials=True)
+
+    def _chat_templates(self) -> dict[str, str]:
+        """transformers' order: chat_template.jinja (and additional_chat_templates/*.jinja)
+        beside tokenizer.json win over tokenizer_config.json's `chat_template` (a string or a
+        list of {"name", "template"}); chat_template.json (processors) comes last."""
+        templates: dict[str, str] = {}
+        jinja = self._beside("chat_template.jinja")
+        if jinja is not None:
+            templates["default"] = read_text(jinja, "chat_template.jinja")
+        extra = os.path.join(os.path.dirname(os.path.abspath(self._where)), "additional_chat_templates")
+        if os.path.isdir(extra):
+            for name in sorted(os.listdir(extra)):
+                if name.endswith(".jinja"):
+                    templates[name[: -len(".jinja")]] = read_text(os.path.join(extra, name), "chat template")
+        if templates:
+            return templates
+        value = self._config().get("chat_template")
+        if isinstance(value, str):
+            return {"default": value}
+        if isinstance(value, list):
+            for entry in value:
+                if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                        and isinstance(entry.get("template"), str)):
+                    raise MalformedAssetError(
+                        f"{self._config_path}: chat_template list entries must be {{'name': str, 'template': str}}",
+                        path=self._config_path,
+                    )
+                templates[entry["name"]] = entry["template"]
+            return templates
+        processor = self._beside("chat_template.json")
+        if processor is not None:
+            data = read_json(processor, "chat_template.json")
+            if isinstance(data, dict) and isinstance(data.get("chat_template"), str):
+                return {"default": data["chat_template"]}
+        return {}

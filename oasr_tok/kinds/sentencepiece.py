@@ -31,13 +31,14 @@ SentencePiece for the surfaces.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .._ids import check_ids
 from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
-from ..errors import MalformedAssetError
+from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
+from ..specials import SpecialTokens, SpecialTokensBuilder
 from ._common import byte_piece_value, checked_text, existing_file, reject_unknown_options, special_ids_option
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
@@ -137,9 +138,13 @@ def _has_denormalizer(serialized: bytes) -> bool:
 # -- the table, asked of SentencePiece -----------------------------------------------------------
 
 
-def build_piece_table(processor: Any, special: frozenset[int], path: str = "<model>") -> PieceTable:
+def build_piece_table(
+    processor: Any, special: frozenset[int], path: str = "<model>", spelled: Mapping[int, str] | None = None
+) -> PieceTable:
     """The PieceTable that renders ids exactly as `processor.decode` does after `special` is
-    stripped. Every per-id fact comes from the processor (see the module docstring)."""
+    stripped. Every per-id fact comes from the processor (see the module docstring).
+    `spelled` (the with_specials() view): ids rendered as the given text, which is visible
+    and so ends the leading-space rule, and cuts byte runs."""
     size = processor.get_piece_size()
     decode = processor.decode
     flags = bytearray(size)
@@ -202,6 +207,11 @@ def build_piece_table(processor: Any, special: frozenset[int], path: str = "<mod
 
     for token_id in special:
         flags[token_id] = FLAG_SKIP
+    for token_id, text in (spelled or {}).items():
+        flags[token_id] = 0
+        rest[token_id] = text
+        if first_pieces is not None:
+            first_pieces[token_id] = text
     return PieceTable(rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte")
 
 
@@ -227,10 +237,18 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
             options = {"special_ids": list(special_ids)}
         self.spec = TokenizerSpec("sentencepiece", {"model": path}, options)
 
+    #: A NeMo ChatTemplateMixin-style template (option `chat_template`), used by
+    #: apply_chat_template when no other template is given (see docs/prompts.md).
+    nemo_chat_template: Mapping[str, Any] | None = None
+
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "SentencePieceTokenizer":
-        reject_unknown_options(spec.options, ["special_ids"], "sentencepiece")
+        reject_unknown_options(spec.options, ["special_ids", "chat_template"], "sentencepiece")
+        template = spec.options.get("chat_template")
+        if template is not None and not (isinstance(template, dict) and isinstance(template.get("roles"), dict)):
+            raise SpecError("sentencepiece: option chat_template must be a NeMo-style dict with a 'roles' dict")
         tokenizer = cls(spec.file("model"), spec.options.get("special_ids"))
+        tokenizer.nemo_chat_template = template
         tokenizer.spec = spec
         return tokenizer
 
@@ -254,8 +272,37 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         return self._sp.decode(check_ids(ids, len(self._skip), self._skip))
 
-    def encode(self, text: str) -> list[int]:
-        return list(self._sp.encode(checked_text(text, "sentencepiece")))
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """SentencePiece's encode of `text`. The spelling of a special id in the text ("<s>")
+        is that id unless split_special_tokens (SentencePiece itself would spell it out
+        piece by piece); add_special_tokens=True puts the model's bos in front when it has
+        one (as Llama-style tokenizers over such models do; no eos)."""
+        text = checked_text(text, "sentencepiece")
+        ids = self.encode_with_special_text(text, self._sp.encode, split_special_tokens)
+        return self.add_bos_eos(ids) if add_special_tokens else ids
+
+    # -- the prompt side (docs/prompts.md) ---------------------------------------------------
+
+    def _special_tokens(self) -> SpecialTokens:
+        sp = self._sp
+        builder = SpecialTokensBuilder(self.vocab_size)
+        for role, token_id in (("bos", sp.bos_id()), ("eos", sp.eos_id()), ("unk", sp.unk_id()), ("pad", sp.pad_id())):
+            # -1: the model has no such piece; the conventional spellings may still name one
+            # (icefall's <sos/eos> is a user-defined piece with bos_id -1).
+            if token_id >= 0:
+                builder.set(role, token_id, f"the SentencePiece model's {role}_id ({sp.id_to_piece(token_id)!r})")
+        builder.add_bos = sp.bos_id() >= 0
+        return builder.build(self.vocabulary, self._special)
+
+    def _vocabulary(self) -> dict[str, int]:
+        to_piece = self._sp.id_to_piece
+        table: dict[str, int] = {}
+        for token_id in range(self.vocab_size - 1, -1, -1):
+            table[to_piece(token_id)] = token_id
+        return table
+
+    def _keep_specials(self) -> Tokenizer:
+        return SentencePieceWithSpecials(self)
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """SentencePiece's own surface of each piece; "" for special ids."""
@@ -281,3 +328,64 @@ def _surfaces(serialized: bytes) -> list[str]:
                     surface = value
             out.append(surface.decode("utf-8"))
     return out
+
+
+class SentencePieceWithSpecials(Tokenizer):
+    """`SentencePieceTokenizer.with_specials()`: the special ids rendered as their pieces
+    ("<s>", "<sos/eos>") instead of dropped. Between them SentencePiece decodes as usual; a
+    special piece is visible text, so it ends SentencePiece's leading-space rule (the text
+    after "<s>" keeps its space, as a Llama-style tokenizer.json decodes it) and cuts byte
+    runs. special_ids is empty."""
+
+    supports_encode = True
+
+    def __init__(self, parent: SentencePieceTokenizer) -> None:
+        self._parent = parent
+        sp = parent.processor
+        self._spelled = {i: sp.id_to_piece(i) for i in parent.special_ids}
+        self._table = build_piece_table(sp, frozenset(), spelled=self._spelled)
+        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
+        # A piece that renders text and ends the leading rule, to decode a run that follows
+        # visible text (decode [primer] + run, cut the primer's text off).
+        self._primer = next((i for i in range(parent.vocab_size) if i not in self._spelled and sp.decode([i])
+                             and not sp.is_control(i) and not sp.is_unknown(i) and not sp.is_byte(i)), None)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._parent.vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return frozenset()
+
+    def decode(self, ids: Sequence[int]) -> str:
+        sp, spelled, primer = self._parent.processor, self._spelled, self._primer
+        out: list[str] = []
+        run: list[int] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            if out and any(out) and primer is not None:
+                head = sp.decode([primer])
+                out.append(sp.decode([primer, *run])[len(head):])
+            else:
+                out.append(sp.decode(run))
+            run.clear()
+
+        for token_id in self.check_ids(ids):
+            text = spelled.get(token_id)
+            if text is None:
+                run.append(token_id)
+            else:
+                flush()
+                out.append(text)
+        flush()
+        return "".join(out)
+
+    def id_to_piece(self, token_id: int) -> str:
+        return self._parent.id_to_piece(token_id)
+
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

@@ -138,8 +138,12 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         return b"".join(map(self._utf8.__getitem__, check_ids(ids, len(self._utf8)))).decode("utf-8", "replace").lstrip()
 
+    def _keep_specials(self) -> "SymbolTableTokenizer":
+        # Rendering is piece-local: the view is the same table with nothing stripped.
+        return SymbolTableTokenizer(self._symbols, special_ids=[])
+
     def __reduce__(self):  # type: ignore[override]
-        if self.spec is not None and "sentencepiece_model" in self.spec.files:
+        if "_oasr_specials_of" not in self.__dict__ and self.spec is not None and "sentencepiece_model" in self.spec.files:
             return (_from_sentencepiece_model, (self.spec.files["sentencepiece_model"], dict(self.spec.options)))
         return super().__reduce__()
 

@@ -49,6 +49,7 @@ from ..errors import (
     short_repr,
 )
 from ..spec import TokenizerSpec
+from ..specials import SpecialTokens, SpecialTokensBuilder
 from ._bytelevel import token_bytes
 from ._common import ID_SLACK, check_id_span, checked_text, json_id, read_json, reject_unknown_options
 
@@ -421,13 +422,41 @@ class WhisperTokenizer(TableMethods, Tokenizer):
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def encode(self, text: str) -> list[int]:
-        """Ids for a prompt, as the `tokenizers` runtime encodes it without special tokens
-        (no sot/eot added). Control markup written in the text (e.g. "<|en|>") is matched as the
-        runtime matches added tokens. To prompt Whisper, send [sot_prev] + encode(" " + prompt)
-        + sot_sequence(...)."""
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """Ids for a prompt, as the `tokenizers` runtime encodes it: without special tokens
+        by default (no sot/eot added); add_special_tokens=True runs the file's post-processor
+        (transformers' `tok(text).input_ids`). Control markup written in the text (e.g.
+        "<|en|>") is matched as the runtime matches added tokens, unless split_special_tokens.
+        To prompt Whisper, send [sot_prev] + encode(" " + prompt) + sot_sequence(...)."""
         text = checked_text(text, "whisper")
-        return list(self._backend().encode(text, add_special_tokens=False).ids)
+        runtime = self._split_backend() if split_special_tokens else self._backend()
+        return list(runtime.encode(text, add_special_tokens=bool(add_special_tokens)).ids)
+
+    def _split_backend(self) -> Any:
+        # A second runtime with encode_special_tokens on (a flag on the runtime: not per call).
+        backend = self._backend()
+        with self._runtime_lock:
+            split = self.__dict__.get("_split_runtime")
+            if split is None:
+                from tokenizers import Tokenizer as Runtime
+
+                split = Runtime.from_str(backend.to_str())
+                split.encode_special_tokens = True
+                self.__dict__["_split_runtime"] = split
+            return split
+
+    # -- the prompt side (docs/prompts.md) ---------------------------------------------------
+
+    def _special_tokens(self) -> SpecialTokens:
+        builder = SpecialTokensBuilder(self._vocab_size)
+        builder.set("bos", self.sot, "Whisper's layout: <|startoftranscript|> starts every decoder prompt")
+        builder.set("eos", self.eot, "Whisper's layout: <|endoftext|> (eot) ends a transcript")
+        for role in ("pad", "unk", "sep", "cls", "mask"):
+            builder.set(role, None, "Whisper has none")
+        return builder.build()
+
+    def _keep_specials(self) -> Tokenizer:
+        return WhisperWithSpecials(self)
 
     def _backend(self) -> Any:
         with self._runtime_lock:
@@ -443,3 +472,42 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 except Exception as exc:  # the runtime's own parse error, whatever its type
                     raise MalformedAssetError(f"{self._path}: tokenizers cannot load it: {exc}", path=self._path) from None
             return self._runtime
+
+
+class WhisperWithSpecials(Tokenizer):
+    """`WhisperTokenizer.with_specials()`: every id rendered, control tokens as their text
+    (`<|startoftranscript|><|en|><|transcribe|>`), timestamps as Whisper spells them
+    (`<|0.00|>`, also where the file lacks them) and prompt blocks shown. For the ids a
+    tokenizer.json holds this is the `tokenizers` decode with skip_special_tokens=False
+    (every token through the ByteLevel decoder, lossy UTF-8); special_ids is empty."""
+
+    supports_encode = True
+
+    def __init__(self, parent: WhisperTokenizer) -> None:
+        self._parent = parent
+        size = parent.vocab_size
+        tokens = parent._layout.tokens
+        self._bytes = [token_bytes(tokens[i]) if i in tokens else
+                       (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
+                       for i in range(size)]
+        self._table = PieceTable(self._bytes, mode="bytes")
+        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
+
+    @property
+    def vocab_size(self) -> int:
+        return self._parent.vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return frozenset()
+
+    def decode(self, ids: Sequence[int]) -> str:
+        pieces = self._bytes
+        return b"".join([pieces[i] for i in self.check_ids(ids)]).decode("utf-8", "replace")
+
+    def id_to_piece(self, token_id: int) -> str:
+        return self._parent.id_to_piece(token_id)
+
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

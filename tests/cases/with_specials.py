@@ -1,0 +1,42 @@
+"""The with_specials() views run through the contract suite: one case per kind and file type
+(the views render special ids as text, so their streams must keep the three contracts too).
+The view's own special_ids is empty, so the parent's special ids are fed in as interesting."""
+from __future__ import annotations
+
+from cases import KindCase, funasr_char, huggingface, sentencepiece, symbol_table, whisper
+
+_PICKED = {
+    "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine", "huggingface/wordpiece-bert",
+    "huggingface/metaspace-first",
+    "whisper/faster-whisper-base",
+}
+
+
+def _view_case(case: KindCase) -> KindCase:
+    def interesting(view, case=case):
+        parent = case.tokenizer()
+        special = sorted(parent.special_ids)
+        return list(case.interesting(parent)) + special[:40] + special[-40:]
+
+    def realistic(view, case=case):
+        return case.inputs()[2]
+
+    return KindCase(f"with_specials/{case.name}", lambda case=case: case.tokenizer().with_specials(),
+                    interesting=interesting, realistic=realistic)
+
+
+def _picked(cases: list[KindCase], first: int = 0) -> list[KindCase]:
+    chosen = [c for c in cases if c.name in _PICKED]
+    return chosen or cases[:first]
+
+
+CASES = [
+    _view_case(c)
+    for c in (
+        _picked(huggingface.CASES)
+        + _picked(whisper.CASES, 1)
+        + sentencepiece.CASES
+        + symbol_table.CASES[:2]
+        + funasr_char.CASES[:1]
+    )
+]
