@@ -23,6 +23,7 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "sentencepiece": ("oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece"),
     "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
     "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
+    "tekken": ("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
 }
 
