@@ -343,3 +343,14 @@ def test_derived_writer_changes_apply(tmp_path):
                                                "default_num_special_tokens": 30, "num_vocab_tokens": 300})
     tok = TekkenTokenizer(path)
     assert (tok.vocab_size, tok.num_special_tokens, tok.version) == (300, 30, "v7")
+
+
+def test_demo_entry_is_what_mistral_common_prints():
+    from oasr_tok import demo
+
+    entry = next(e for e in demo.load_manifest() if e["kind"] == "tekken")
+    ref = Tekkenizer.from_file(demo.DATA / entry["files"]["tekken"])
+    assert ref.decode(entry["ids"], SpecialTokenPolicy.IGNORE) == entry["expected"]
+    tok = TekkenTokenizer(str(demo.DATA / entry["files"]["tekken"]))
+    assert tok.decode(entry["ids"]) == entry["expected"]
+    assert tok.special_token_id("[TRANSCRIBE]") == ref.get_special_token("[TRANSCRIBE]")
