@@ -28,8 +28,6 @@ Decoding needs nothing but this module; encode() needs `tiktoken` (extra `[tekke
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 import threading
@@ -39,7 +37,7 @@ from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
 from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, EncodeError, MalformedAssetError
 from ..spec import TokenizerSpec
-from ._common import read_json, reject_unknown_options
+from ._common import base64_token, read_json, reject_unknown_options
 
 __all__ = ["TekkenTokenizer", "TekkenFile", "read_tekken", "BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS"]
 
@@ -149,7 +147,6 @@ def _read_ranks(path: str, vocab: list[Any], inner: int) -> list[bytes]:
     checks them (only the ranks in use: the rest of the list is never read)."""
     rank_bytes: list[bytes] = []
     seen: dict[bytes, int] = {}
-    b64decode = base64.b64decode
     for rank in range(inner):
         entry = vocab[rank]
         if type(entry) is not dict or entry.keys() != _VOCAB_KEYS:
@@ -160,10 +157,9 @@ def _read_ranks(path: str, vocab: list[Any], inner: int) -> list[bytes]:
         encoded = entry["token_bytes"]
         if not isinstance(encoded, str):
             raise _malformed(path, f"vocab[{rank}].token_bytes", f"must be a base64 string, got {encoded!r}")
-        try:
-            piece = b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise _malformed(path, f"vocab[{rank}].token_bytes", f"{encoded[:40]!r} is not base64 ({exc})") from None
+        piece = base64_token(encoded)
+        if piece is None:
+            raise _malformed(path, f"vocab[{rank}].token_bytes", f"{encoded[:40]!r} is not base64")
         if rank < 256 and piece != bytes([rank]):
             raise _malformed(path, f"vocab[{rank}].token_bytes", f"rank {rank} must be the single byte {rank:#04x}, "
                                                                  f"got {piece[:16]!r}")

@@ -1,0 +1,228 @@
+"""The whisper kind from openai-whisper's own vocabulary, multilingual.tiktoken.
+
+Two references: openai-whisper itself (its answers recorded in
+fixtures/whisper-tiktoken/expected.json by fixtures/make_whisper_tiktoken_expected.py, which
+loads `whisper/tokenizer.py` from the sdist: get_encoding's layout for 99 and 100 languages,
+`encoding.encode`, `Tokenizer.decode`), and the tokenizer.json of the same model
+(faster-whisper-base): every id, special id, timestamp, prompt block, piece and token time
+must be the same from both sources."""
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import subprocess
+import sys
+
+import pytest
+
+from oasr_tok import TokenizerSpec, build_tokenizer
+from oasr_tok.errors import EncodeError, MalformedAssetError, SpecError
+from oasr_tok.kinds.whisper import LANGUAGE_CODES, WhisperTokenizer
+from cases import MULTISCRIPT
+from paths import own, shared, subprocess_env
+
+TIKTOKEN = shared("whisper-tiktoken/multilingual.tiktoken")
+EXPECTED = json.load(open(own("whisper-tiktoken/expected.json"), encoding="utf-8"))
+_built: dict[int, WhisperTokenizer] = {}
+
+
+def from_tiktoken(num_languages: int = 99) -> WhisperTokenizer:
+    if num_languages not in _built:
+        tok = build_tokenizer(TokenizerSpec("whisper", {"tiktoken": TIKTOKEN}, {"num_languages": num_languages}))
+        assert isinstance(tok, WhisperTokenizer)
+        _built[num_languages] = tok
+    return _built[num_languages]
+
+
+def from_tokenizer_json() -> WhisperTokenizer:
+    if -1 not in _built:
+        tok = build_tokenizer(TokenizerSpec("whisper", {"tokenizer": shared("whisper/faster-whisper-base/tokenizer.json")}))
+        assert isinstance(tok, WhisperTokenizer)
+        _built[-1] = tok
+    return _built[-1]
+
+
+# -- against openai-whisper ----------------------------------------------------------------------
+
+
+def test_language_codes_are_openai_whispers():
+    assert list(LANGUAGE_CODES) == EXPECTED["languages"]
+
+
+@pytest.mark.parametrize("num_languages", [99, 100])
+def test_layout_is_get_encodings(num_languages):
+    tok, want = from_tiktoken(num_languages), EXPECTED["layouts"][str(num_languages)]
+    assert tok.vocab_size == want["n_vocab"]
+    for name in ("eot", "sot", "sot_prev", "sot_lm", "no_speech", "no_timestamps", "transcribe", "translate",
+                 "timestamp_begin"):
+        assert getattr(tok, name) == want[name], name
+    assert tok.language_ids == want["languages"]
+    assert list(tok.language_ids) == list(LANGUAGE_CODES[:num_languages])
+    for name, token_id in want["special_tokens"].items():
+        assert tok.id_to_piece(token_id) == name
+    assert tok.id_to_piece(tok.vocab_size - 1) == want["last_timestamp"] == "<|30.00|>"
+    assert tok.special_ids == frozenset(range(want["eot"], want["n_vocab"]))
+    for key, sequence in want["sot_sequences"].items():
+        language, task = key.split("/")
+        assert tok.sot_sequence(language, task, timestamps=False) == sequence
+
+
+def test_rank_50256_is_the_empty_byte_string():
+    tok = from_tiktoken()
+    assert EXPECTED["layouts"]["99"]["rank_50256"] == ""
+    assert tok.id_to_piece(50256) == "" and tok.decode([50256]) == ""
+    assert tok.token_pieces([50256, 50256]) == ["", ""]
+
+
+@pytest.mark.parametrize("num_languages", [99, 100])
+def test_decode_is_openai_whispers(num_languages):
+    tok = from_tiktoken(num_languages)
+    cases = EXPECTED["layouts"][str(num_languages)]["decode"]
+    assert len(cases) >= 60
+    for case in cases:
+        assert tok.decode(case["ids"]) == case["text"], case
+        assert tok.decode(case["asked"]) == case["text"], case
+        assert "".join(tok.token_pieces(case["ids"])) == case["text"]
+        state: dict = {}
+        streamed = "".join(tok.decode_incremental([i], state) for i in case["ids"])
+        assert streamed + tok.decode_incremental([], state, final=True) == case["text"]
+
+
+@pytest.mark.parametrize("num_languages", [99, 100])
+def test_encode_is_openai_whispers(num_languages):
+    tok = from_tiktoken(num_languages)
+    for text, want in EXPECTED["layouts"][str(num_languages)]["encode"]:
+        if isinstance(want, str):  # openai-whisper's encoding refuses control markup in text
+            assert want.startswith("ValueError")
+            with pytest.raises(EncodeError, match="disallowed special token"):
+                tok.encode(text)
+        else:
+            assert tok.encode(text) == want, text
+
+
+# -- against the tokenizer.json of the same model ------------------------------------------------
+
+
+def test_both_sources_of_one_model_give_the_same_ids():
+    a, b = from_tiktoken(), from_tokenizer_json()
+    assert a.vocab_size == b.vocab_size
+    assert a.special_ids == b.special_ids
+    assert a.language_ids == b.language_ids
+    for name in ("eot", "sot", "sot_prev", "sot_lm", "no_speech", "no_timestamps", "transcribe", "translate",
+                 "timestamp_begin", "timestamp_end"):
+        assert getattr(a, name) == getattr(b, name), name
+    # The same spelling of every id, except the one this older tokenizer.json names differently.
+    differ = [i for i in range(a.vocab_size) if a.id_to_piece(i) != b.id_to_piece(i)]
+    assert differ == [a.no_speech]
+    assert (a.id_to_piece(a.no_speech), b.id_to_piece(b.no_speech)) == ("<|nospeech|>", "<|nocaptions|>")
+    # encode may differ (this tokenizer.json's merges split " the" of "over the lazy" as
+    # "Ġ", "the"; openai-whisper keeps "Ġthe"), but both spell the text back.
+    for text in MULTISCRIPT:
+        assert a.decode(a.encode(text)) == b.decode(b.encode(text)) == text
+
+
+def test_both_sources_render_and_time_every_stream_alike():
+    a, b = from_tiktoken(), from_tokenizer_json()
+    rng = random.Random(19)
+    ts = a.timestamp_begin
+    controls = [a.eot, a.sot, a.sot_prev, a.no_timestamps, a.transcribe, ts, ts + 7, ts + 300, a.timestamp_end]
+    texts = [a.encode(t) for t in MULTISCRIPT]
+    for _ in range(400):
+        ids: list[int] = []
+        for _ in range(rng.randrange(0, 10)):
+            r = rng.random()
+            if r < 0.4:
+                ids.extend(rng.choice(texts)[: rng.randrange(1, 6)])
+            elif r < 0.7:
+                ids.append(rng.choice(controls))
+            else:
+                ids.append(rng.randrange(a.vocab_size))
+        assert a.decode(ids) == b.decode(ids)
+        assert a.token_pieces(ids) == b.token_pieces(ids)
+        assert a.token_times(ids, offset=3.0) == b.token_times(ids, offset=3.0)
+        times = a.token_times(ids)
+        assert a.word_timings(ids, times) == b.word_timings(ids, times)
+        assert a.decode_batch([ids, ids[:3]]) == b.decode_batch([ids, ids[:3]])
+
+
+def test_pickles_by_spec():
+    tok = from_tiktoken(100)
+    again = pickle.loads(pickle.dumps(tok))
+    assert again.spec == tok.spec and again.vocab_size == tok.vocab_size
+    ids = [tok.sot, *tok.encode(" hello 世界"), tok.eot]
+    assert again.decode(ids) == tok.decode(ids) == " hello 世界"
+
+
+def test_decoding_needs_no_tiktoken():
+    script = (
+        "import sys; sys.modules['tiktoken'] = None\n"
+        "from oasr_tok import TokenizerSpec, build_tokenizer\n"
+        "from oasr_tok.errors import BackendNotInstalledError\n"
+        f"tok = build_tokenizer(TokenizerSpec('whisper', {{'tiktoken': {TIKTOKEN!r}}}))\n"
+        "assert tok.decode([tok.sot, 15947, tok.eot]) == tok.id_to_piece(15947).replace('\\u0120', ' ')\n"
+        "try:\n    tok.encode('x')\nexcept BackendNotInstalledError as e:\n    print('refused', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    assert "refused" in done.stdout and "tiktoken" in done.stdout
+
+
+# -- bad files and options -----------------------------------------------------------------------
+
+GOOD = "IQ== 0\nIg== 1\nIw== 2\n"
+BAD = {
+    "one field": ("IQ== 0\nIg==\n", 2),
+    "rank gap": ("IQ== 0\nIg== 2\n", 2),
+    "not base64": ("IQ== 0\n!!== 1\n", 2),
+    "duplicate bytes": ("IQ== 0\nIQ== 1\n", 2),
+    "rank not a number": ("IQ== zero\n", 1),
+    "blank line": ("IQ== 0\n\nIg== 1\n", 2),
+}
+
+
+@pytest.mark.parametrize("what", sorted(BAD))
+def test_bad_tiktoken_files_name_file_and_line(tmp_path, what):
+    text, line = BAD[what]
+    path = tmp_path / "multilingual.tiktoken"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(MalformedAssetError) as caught:
+        WhisperTokenizer(str(path), tiktoken=True)
+    assert caught.value.path == str(path) and caught.value.line == line
+    assert f"{path}:{line}" in str(caught.value)
+
+
+def test_empty_and_non_utf8_files(tmp_path):
+    path = tmp_path / "gpt2.tiktoken"
+    path.write_bytes(b"")
+    with pytest.raises(MalformedAssetError, match="no ranks"):
+        WhisperTokenizer(str(path), tiktoken=True)
+    path.write_bytes(b"IQ== 0\n\xff\xfe 1\n")
+    with pytest.raises(MalformedAssetError, match=":2:"):
+        WhisperTokenizer(str(path), tiktoken=True)
+
+
+def test_a_tiny_vocabulary_lays_its_control_block_after_its_ranks(tmp_path):
+    path = tmp_path / "tiny.tiktoken"
+    path.write_text(GOOD, encoding="utf-8")
+    tok = build_tokenizer(TokenizerSpec("whisper", {"tiktoken": str(path)}, {"num_languages": 2}))
+    assert (tok.eot, tok.sot, tok.all_language_codes, tok.translate, tok.no_timestamps) == (3, 4, ("en", "zh"), 7, 12)
+    assert tok.vocab_size == 13 + 1501
+    assert tok.decode([tok.sot, 0, 1, 2, tok.eot]) == '!"#'
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"num_languages": 101}, "num_languages"), ({"num_languages": "99"}, "num_languages"),
+    ({"num_languages": True}, "num_languages"), ({"languages": 3}, "unknown option"),
+])
+def test_bad_options_raise_spec_error(options, match):
+    with pytest.raises(SpecError, match=match):
+        build_tokenizer(TokenizerSpec("whisper", {"tiktoken": TIKTOKEN}, options))
+
+
+def test_num_languages_needs_the_tiktoken_source_and_one_source_only():
+    tokenizer_json = shared("whisper/faster-whisper-base/tokenizer.json")
+    with pytest.raises(SpecError, match="unknown option"):
+        build_tokenizer(TokenizerSpec("whisper", {"tokenizer": tokenizer_json}, {"num_languages": 99}))
+    with pytest.raises(SpecError, match="not both"):
+        build_tokenizer(TokenizerSpec("whisper", {"tokenizer": tokenizer_json, "tiktoken": TIKTOKEN}))
