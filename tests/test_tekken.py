@@ -354,3 +354,43 @@ def test_demo_entry_is_what_mistral_common_prints():
     tok = TekkenTokenizer(str(demo.DATA / entry["files"]["tekken"]))
     assert tok.decode(entry["ids"]) == entry["expected"]
     assert tok.special_token_id("[TRANSCRIBE]") == ref.get_special_token("[TRANSCRIBE]")
+
+
+# -- resolution ----------------------------------------------------------------------------------
+
+
+def test_a_folder_with_tekken_json_and_tokenizer_json_resolves_to_tekken(tmp_path):
+    import shutil
+
+    from oasr_tok import describe, load, resolve
+    from paths import shared
+
+    shutil.copy(path_of("derived"), tmp_path / "tekken.json")
+    shutil.copy(shared("huggingface/mistral-7b/tokenizer.json"), tmp_path / "tokenizer.json")
+    spec = resolve(tmp_path)
+    assert spec.kind == "tekken" and spec.files == {"tekken": str(tmp_path / "tekken.json")}
+    d = describe(tmp_path)
+    assert d.kind == "tekken" and d.error is None and d.vocab_size == reference("derived").n_words
+    kind_evidence = dict(d.evidence)["kind"]
+    assert "v11" in kind_evidence and "25 special tokens listed" in kind_evidence
+    assert [lost["kind"] for lost in d.lost] == ["huggingface"]
+    assert "mistral-common loads" in d.lost[0]["reason"]
+    assert d.special_pieces[1] == "<s>" and d.special_pieces[3] == "[INST]"
+    assert load(tmp_path).decode([1, *tok_of("derived").encode("hi"), 2]) == "hi"
+
+
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_a_tekken_file_alone_resolves_by_its_content(name):
+    from oasr_tok import describe
+
+    d = describe(path_of(name))
+    assert d.kind == "tekken" and d.vocab_size == 131072
+    assert "no special_tokens listed" in dict(d.evidence)["kind"]
+
+
+def test_a_broken_tekken_json_in_a_folder_raises_naming_it(tmp_path):
+    from oasr_tok import resolve
+
+    (tmp_path / "tekken.json").write_text('{"config": {}, "vocab": 3}', encoding="utf-8")
+    with pytest.raises(MalformedAssetError, match="tekken.json"):
+        resolve(tmp_path)

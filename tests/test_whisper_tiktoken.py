@@ -226,3 +226,71 @@ def test_num_languages_needs_the_tiktoken_source_and_one_source_only():
         build_tokenizer(TokenizerSpec("whisper", {"tokenizer": tokenizer_json}, {"num_languages": 99}))
     with pytest.raises(SpecError, match="not both"):
         build_tokenizer(TokenizerSpec("whisper", {"tokenizer": tokenizer_json, "tiktoken": TIKTOKEN}))
+
+
+# -- resolution ----------------------------------------------------------------------------------
+
+
+def test_a_tiktoken_file_alone_resolves_to_whisper_and_is_no_symbol_table():
+    from oasr_tok import describe
+    from oasr_tok.checkpoint import is_tiktoken_ranks
+
+    assert is_tiktoken_ranks(TIKTOKEN)
+    assert not is_tiktoken_ranks(shared("symbol_table/icefall-librispeech-bpe500.tokens.txt"))
+    d = describe(TIKTOKEN)
+    assert d.kind == "whisper" and d.options == {"num_languages": 99} and d.vocab_size == 51865
+    assert "tiktoken rank file" in dict(d.evidence)["kind"]
+
+
+@pytest.mark.parametrize("n_vocab, where, num_languages", [
+    (51865, "config.json", 99), (51866, "config.json", 100), (51866, "dims.json", 100), (None, None, 99),
+])
+def test_a_folder_with_multilingual_tiktoken_takes_num_languages_from_n_vocab(tmp_path, n_vocab, where, num_languages):
+    import shutil
+
+    from oasr_tok import describe, load
+
+    shutil.copy(TIKTOKEN, tmp_path / "multilingual.tiktoken")
+    if where is not None:
+        (tmp_path / where).write_text(json.dumps({"n_vocab": n_vocab}), encoding="utf-8")
+    d = describe(tmp_path)
+    assert d.kind == "whisper" and d.options == {"num_languages": num_languages}
+    assert d.vocab_size == (n_vocab or 51865) == load(tmp_path).vocab_size
+    assert str(num_languages) in dict(d.evidence)["num_languages"]
+
+
+def test_hf_config_vocab_size_also_gives_n_vocab_and_nonsense_is_refused(tmp_path):
+    import shutil
+
+    from oasr_tok import resolve
+    from oasr_tok.errors import ResolveError
+
+    shutil.copy(TIKTOKEN, tmp_path / "multilingual.tiktoken")
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 51866}), encoding="utf-8")
+    assert resolve(tmp_path).options == {"num_languages": 100}
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 32000}), encoding="utf-8")
+    with pytest.raises(ResolveError, match="config.json"):
+        resolve(tmp_path)
+
+
+def test_a_tiktoken_file_under_a_table_name_is_set_aside(tmp_path):
+    import shutil
+
+    from oasr_tok import resolve
+    from oasr_tok.errors import ResolveError
+
+    shutil.copy(TIKTOKEN, tmp_path / "tokens.txt")
+    with pytest.raises(ResolveError, match="tiktoken"):
+        resolve(tmp_path)
+
+
+def test_tokenizer_json_beside_a_tiktoken_file_wins_and_both_are_whisper(tmp_path):
+    import shutil
+
+    from oasr_tok import describe
+
+    shutil.copy(TIKTOKEN, tmp_path / "multilingual.tiktoken")
+    shutil.copy(shared("whisper/faster-whisper-base/tokenizer.json"), tmp_path / "tokenizer.json")
+    d = describe(tmp_path)
+    assert d.kind == "whisper" and "tokenizer" in d.files
+    assert [(lost["kind"], lost["source"]) for lost in d.lost] == [("whisper", "multilingual.tiktoken")]
