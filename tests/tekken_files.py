@@ -34,7 +34,7 @@ def shipped(name: str) -> str:
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _folder() -> str:
     folder = tempfile.mkdtemp(prefix="oasr_tok_tekken_")
     atexit.register(shutil.rmtree, folder, True)
@@ -62,7 +62,7 @@ def write_derived(folder: str, **changes) -> str:
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def derived() -> str:
     folder = os.path.join(_folder(), "derived")
     os.makedirs(folder, exist_ok=True)
@@ -73,7 +73,7 @@ def path_of(name: str) -> str:
     return derived() if name == "derived" else shipped(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(name: str):
     """mistral-common's Tekkenizer for the file (the oracle)."""
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer

@@ -10,19 +10,24 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from cases import MULTISCRIPT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-
-from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
-from oasr_tok.errors import BackendNotInstalledError, InvalidIdError, MalformedAssetError
-from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
-from cases import MULTISCRIPT
 from paths import subprocess_env
 from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
+
+from oasr_tok import TokenizerSpec, build_tokenizer
+from oasr_tok.errors import (
+    InvalidIdError,
+    MalformedAssetError,
+)
+from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
 
 NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
 _built: dict[str, TekkenTokenizer] = {}
@@ -182,7 +187,7 @@ def test_decoding_needs_no_tiktoken():
         "assert tok.decode([1, s + 0xE4, s + 0xB8, s + 0xAD, 2]) == '中'\n"
         "try:\n    tok.encode('x')\nexcept BackendNotInstalledError as e:\n    print('refused', e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=subprocess_env())
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env())
     assert done.returncode == 0, done.stderr
     assert "refused" in done.stdout and "oasr_tok[tekken]" in done.stdout
 
@@ -246,7 +251,7 @@ LENIENT_REFERENCE = {
 
 def _bad_file(folder: str, what: str) -> str:
     changes, _ = BAD_FILES[what]
-    source = json.load(open(path_of("derived"), encoding="utf-8"))
+    source = json.loads(Path(path_of("derived")).read_text(encoding="utf-8"))
     out = dict(source)
     if "config" in changes:
         out["config"] = None if changes["config"] is None else {**source["config"], **changes["config"]}
@@ -303,7 +308,7 @@ def test_bad_files_raise_malformed_naming_file_and_key(tmp_path, what):
 
 def test_not_json_and_truncated_files(tmp_path):
     path = tmp_path / "tekken.json"
-    text = open(path_of("derived"), encoding="utf-8").read()
+    text = Path(path_of("derived")).read_text(encoding="utf-8")
     for broken in (text[: len(text) // 2], "", "[1, 2]", '{"config": 3}'):
         path.write_text(broken, encoding="utf-8")
         with pytest.raises(MalformedAssetError, match="tekken.json"):
@@ -313,7 +318,7 @@ def test_not_json_and_truncated_files(tmp_path):
 def test_fuzzed_files_load_or_raise_malformed(tmp_path):
     """Bit flips and cuts anywhere in a small file: a MalformedAssetError naming it, or a
     tokenizer whose decode still equals mistral-common's on the same file."""
-    source = json.dumps(json.load(open(path_of("derived"), encoding="utf-8"))).encode()
+    source = json.dumps(json.loads(Path(path_of("derived")).read_text(encoding="utf-8"))).encode()
     rng = random.Random(17)
     path = tmp_path / "tekken.json"
     loaded = 0
@@ -362,8 +367,9 @@ def test_demo_entry_is_what_mistral_common_prints():
 def test_a_folder_with_tekken_json_and_tokenizer_json_resolves_to_tekken(tmp_path):
     import shutil
 
-    from oasr_tok import describe, load, resolve
     from paths import shared
+
+    from oasr_tok import describe, load, resolve
 
     shutil.copy(path_of("derived"), tmp_path / "tekken.json")
     shutil.copy(shared("huggingface/mistral-7b/tokenizer.json"), tmp_path / "tokenizer.json")

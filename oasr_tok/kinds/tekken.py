@@ -31,7 +31,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
 from ..base import Tokenizer
@@ -39,7 +41,7 @@ from ..errors import BackendNotInstalledError, EncodeError, MalformedAssetError
 from ..spec import TokenizerSpec
 from ._common import base64_token, read_json, reject_unknown_options
 
-__all__ = ["TekkenTokenizer", "TekkenFile", "read_tekken", "BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS"]
+__all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer", "read_tekken"]
 
 #: The special tokens mistral-common gives a tekken file that lists none (its
 #: `Tekkenizer.DEPRECATED_SPECIAL_TOKENS`, ranks 0 ... 19, all control tokens).
@@ -60,15 +62,21 @@ _VERSION = re.compile(r"v(\d+)")
 _VOCAB_KEYS = frozenset({"rank", "token_bytes", "token_str"})
 
 
+@dataclass(frozen=True)
 class TekkenFile:
     """What a tekken.json says: the rank bytes in use, the special tokens, the settings."""
 
-    __slots__ = ("path", "pattern", "version", "vocab_size", "num_special", "rank_bytes", "special_names",
-                 "control", "listed_specials", "audio", "image")
-
-    def __init__(self, **fields: Any) -> None:
-        for name in self.__slots__:
-            setattr(self, name, fields[name])
+    path: str
+    pattern: str
+    version: str
+    vocab_size: int
+    num_special: int
+    rank_bytes: list[bytes]
+    special_names: tuple[str, ...]
+    control: tuple[bool, ...]
+    listed_specials: bool
+    audio: dict[str, Any] | None
+    image: dict[str, Any] | None
 
 
 def _malformed(path: str, key: str, why: str) -> MalformedAssetError:
@@ -136,7 +144,7 @@ def read_tekken(path: str) -> TekkenFile:
         control.append(True)
     audio, image = data.get("audio"), data.get("image", data.get("multimodal"))
     return TekkenFile(
-        path=path, pattern=pattern, version=version, vocab_size=vocab_size, num_special=num_special,
+        path=path, pattern=pattern, version=str(version), vocab_size=vocab_size, num_special=num_special,
         rank_bytes=rank_bytes, special_names=tuple(names), control=tuple(control), listed_specials=from_file,
         audio=audio if isinstance(audio, dict) else None, image=image if isinstance(image, dict) else None,
     )
@@ -223,7 +231,7 @@ class TekkenTokenizer(Tokenizer):
         self._encoding_lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "TekkenTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> TekkenTokenizer:
         reject_unknown_options(spec.options, [], "tekken")
         tokenizer = cls(spec.file("tekken"))
         tokenizer.spec = spec
@@ -248,17 +256,17 @@ class TekkenTokenizer(Tokenizer):
     @property
     def version(self) -> str:
         """The file's `config.version` ("v3", "v7", ...)."""
-        return str(self._file.version)
+        return self._file.version
 
     @property
     def pattern(self) -> str:
         """The pre-tokenizer regex (tiktoken's `pat_str`)."""
-        return str(self._file.pattern)
+        return self._file.pattern
 
     @property
     def special_token_names(self) -> tuple[str, ...]:
         """The name of every special id, in id order (fillers are `<SPECIAL_{id}>`)."""
-        return tuple(self._file.special_names)
+        return self._file.special_names
 
     @property
     def special_token_ids(self) -> dict[str, int]:
@@ -268,7 +276,7 @@ class TekkenTokenizer(Tokenizer):
     @property
     def lists_special_tokens(self) -> bool:
         """Whether the file lists its special tokens (else mistral-common's built-in twenty)."""
-        return bool(self._file.listed_specials)
+        return self._file.listed_specials
 
     @property
     def audio_config(self) -> dict[str, Any] | None:
@@ -306,14 +314,14 @@ class TekkenTokenizer(Tokenizer):
         """Whether a special id is a control token (the file's `is_control`); False for
         ordinary ids."""
         token_id = self.check_ids([token_id])[0]
-        return token_id < self._num_special and bool(self._file.control[token_id])
+        return token_id < self._num_special and self._file.control[token_id]
 
     def id_to_piece(self, token_id: int) -> str:
         """mistral-common's `id_to_piece`: a special token's name, an ordinary token's bytes
         decoded on their own (lossy UTF-8: a partial character shows as U+FFFD)."""
         token_id = self.check_ids([token_id])[0]
         if token_id < self._num_special:
-            return str(self._file.special_names[token_id])
+            return self._file.special_names[token_id]
         return self._bytes[token_id].decode("utf-8", "replace")
 
     def id_to_bytes(self, token_id: int) -> bytes:

@@ -5,9 +5,10 @@ byte tokens a special id splits (rendered apart: tekken never joins bytes across
 incomplete characters at the end, a genuine U+FFFD and invalid bytes."""
 from __future__ import annotations
 
-from oasr_tok import TokenizerSpec, build_tokenizer
-from cases import KindCase, MULTISCRIPT
 from tekken_files import path_of
+
+from cases import MULTISCRIPT, KindCase
+from oasr_tok import TokenizerSpec, build_tokenizer
 
 NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
 # 中 (E4 B8 AD), 😀 (F0 9F 98 80), é (C3 A9), U+FFFD (EF BF BD), an invalid byte (FF), a space.
