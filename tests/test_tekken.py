@@ -13,21 +13,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from cases import MULTISCRIPT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-from oasr_tok._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
-from paths import subprocess_env
 from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
 
 from oasr_tok import TokenizerSpec, build_tokenizer
+from oasr_tok._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
 from oasr_tok.errors import (
     InvalidIdError,
     MalformedAssetError,
 )
 from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
+
+from cases import MULTISCRIPT
+from paths import subprocess_env
 
 NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
 _built: dict[str, TekkenTokenizer] = {}
@@ -367,9 +368,9 @@ def test_demo_entry_is_what_mistral_common_prints():
 def test_a_folder_with_tekken_json_and_tokenizer_json_resolves_to_tekken(tmp_path):
     import shutil
 
-    from paths import shared
-
     from oasr_tok import describe, load, resolve
+
+    from paths import shared
 
     shutil.copy(path_of("derived"), tmp_path / "tekken.json")
     shutil.copy(shared("huggingface/mistral-7b/tokenizer.json"), tmp_path / "tokenizer.json")

@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from cases import MULTISCRIPT
-from paths import own, shared, subprocess_env
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import EncodeError, MalformedAssetError, SpecError
 from oasr_tok.kinds.whisper import LANGUAGE_CODES, WhisperTokenizer
+
+from cases import MULTISCRIPT
+from paths import own, shared, subprocess_env
 
 TIKTOKEN = shared("whisper-tiktoken/multilingual.tiktoken")
 EXPECTED = json.loads(Path(own("whisper-tiktoken/expected.json")).read_text(encoding="utf-8"))
@@ -295,3 +296,19 @@ def test_tokenizer_json_beside_a_tiktoken_file_wins_and_both_are_whisper(tmp_pat
     d = describe(tmp_path)
     assert d.kind == "whisper" and "tokenizer" in d.files
     assert [(lost["kind"], lost["source"]) for lost in d.lost] == [("whisper", "multilingual.tiktoken")]
+
+
+def test_demo_entry_is_what_tiktoken_prints():
+    import base64
+
+    import tiktoken
+
+    from oasr_tok import demo
+    from oasr_tok.kinds.whisper import GPT2_PATTERN
+
+    entry = next(e for e in demo.load_manifest() if "tiktoken" in e["files"])
+    path = demo.DATA / entry["files"]["tiktoken"]
+    ranks = {base64.b64decode(t): int(r) for t, r in (line.split() for line in path.read_text().splitlines())}
+    encoding = tiktoken.Encoding(name="demo", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    tok = WhisperTokenizer(str(path), tiktoken=True, num_languages=entry["options"]["num_languages"])
+    assert encoding.decode([i for i in entry["ids"] if i < tok.eot]) == entry["expected"] == tok.decode(entry["ids"])
