@@ -416,19 +416,19 @@ cdef class PieceTable:
         pending bytes, which are an unfinished UTF-8 character (at most 3 bytes; a whole_run
         table holds a valid run of any length), and none while a run is invalid or closed."""
         cdef bytes pending
+        cdef tuple t
         cdef Py_ssize_t n
         if type(st) is not tuple or len(<tuple>st) != 5:
             return False
-        for i in (0, 1, 3, 4):
-            if type((<tuple>st)[i]) is not bool:
-                return False
-        if type((<tuple>st)[2]) is not bytes:
+        t = <tuple>st
+        if (type(t[0]) is not bool or type(t[1]) is not bool or type(t[3]) is not bool
+                or type(t[4]) is not bool or type(t[2]) is not bytes):
             return False
-        pending = <bytes>(<tuple>st)[2]
+        pending = <bytes>t[2]
         n = PyBytes_GET_SIZE(pending)
         if n == 0:
             return True
-        if (<tuple>st)[3] or (<tuple>st)[4] or _dead_end(pending):
+        if t[3] or t[4] or _dead_end(pending):
             return False
         if self.mode == MODE_TEXT and self.rule == RULE_WHOLE_RUN:
             try:

@@ -223,6 +223,7 @@ static int oasr_check_owner(PyObject *state, PyObject *tag)
         }
         return 0;
     }
+    if (seen == tag) return 0;  /* the usual case: the very object this tokenizer stored */
     if (!PyLong_CheckExact(seen) || !PyLong_CheckExact(tag)) {
         same = 0;
     } else {
@@ -245,6 +246,7 @@ typedef struct {
     Py_ssize_t n, old_tail, keep;
     int level;             /* of text */
     Py_ssize_t wide;       /* index in text[:keep] of a character needing `level`, or -1 */
+    Py_ssize_t recorded;   /* state["_wide"] as found (-1: absent) */
 } oasr_textstate;
 
 /* Read and check state["text"], ["_tail"], ["_wide"]; -1 with StreamStateError if any is not
@@ -259,6 +261,7 @@ static int oasr_read_text(PyObject *state, oasr_textstate *ts)
     if (wide == -2) return -1;
     ts->text = PyDict_GetItemWithError(state, oasr_key_text);
     ts->wide = -1;
+    ts->recorded = wide;
     if (ts->text == NULL) {
         if (PyErr_Occurred()) return -1;
         if (ts->old_tail != 0 || wide != -1) return oasr_corrupt("it records a tail but holds no \"text\"");
@@ -349,8 +352,12 @@ static int oasr_commit_tagged(PyObject *state, PyObject *settled, PyObject *tail
     tl = PyUnicode_GET_LENGTH(tail);
     settled_level = sl ? oasr_str_level(settled) : 0;
     tail_level = tl ? oasr_str_level(tail) : 0;
-    if (ts.text != NULL && ts.old_tail == 0 && sl == 0 && tl == 0)
-        return (tag != NULL && PyDict_SetItem(state, oasr_key_tok, tag) < 0) ? -1 : 0;
+    if (ts.text != NULL && ts.old_tail == 0 && sl == 0 && tl == 0) {
+        if (tag != NULL && PyDict_GetItemWithError(state, oasr_key_tok) != tag) {
+            if (PyErr_Occurred() || PyDict_SetItem(state, oasr_key_tok, tag) < 0) return -1;
+        }
+        return 0;
+    }
     /* A character of the kept text that needs the text's storage, when "_wide" did not name
      * one (a state from before "_wide", or one whose storage came from its tail). */
     if (ts.text != NULL && ts.wide < 0 && ts.level > 0)
@@ -404,15 +411,18 @@ static int oasr_commit_tagged(PyObject *state, PyObject *settled, PyObject *tail
     num = PyLong_FromSsize_t(tl);
     if (num == NULL || PyDict_SetItem(state, oasr_key_tail, num) < 0) { Py_XDECREF(num); return -1; }
     Py_DECREF(num);
-    if (wide >= 0) {
-        num = PyLong_FromSsize_t(wide);
-        if (num == NULL || PyDict_SetItem(state, oasr_key_wide, num) < 0) { Py_XDECREF(num); return -1; }
-        Py_DECREF(num);
-    } else if (PyDict_DelItem(state, oasr_key_wide) < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
-        PyErr_Clear();
+    if (wide != ts.recorded) {  /* (unchanged, the usual case: nothing to write) */
+        if (wide >= 0) {
+            num = PyLong_FromSsize_t(wide);
+            if (num == NULL || PyDict_SetItem(state, oasr_key_wide, num) < 0) { Py_XDECREF(num); return -1; }
+            Py_DECREF(num);
+        } else if (PyDict_DelItem(state, oasr_key_wide) < 0) {
+            return -1;
+        }
     }
-    if (tag != NULL && PyDict_SetItem(state, oasr_key_tok, tag) < 0) return -1;
+    if (tag != NULL && PyDict_GetItemWithError(state, oasr_key_tok) != tag) {
+        if (PyErr_Occurred() || PyDict_SetItem(state, oasr_key_tok, tag) < 0) return -1;
+    }
     return 0;
 fail:
     if (ts.text != NULL) {

@@ -242,6 +242,7 @@ class FunASRCharTokenizer(Tokenizer):
         self._longest = max((len(t) for t in self._tokens), default=0)
         # Recorded in every stream state, so a state another tokenizer made is refused.
         self._tag = table_tag((KIND, mode, self._tokens, sorted(self._special)))
+        self._last_rest: tuple[Any, str] = (None, "")
 
     def _classify(self, token_id: int, token: str) -> tuple:
         if token_id in self._special or token in WASHED:
@@ -388,8 +389,12 @@ class FunASRCharTokenizer(Tokenizer):
         frozen = state.get("_funasr")
         if type(closed) is not bool or ("_funasr" not in state and "_tok" in state):
             raise StreamStateError("this stream state is not a funasr_char stream state; start from {}")
-        # What the text must end with: the tail its own machine state holds back.
-        check_state(state, self._tag, "" if closed else self._rest(frozen))
+        # What the text must end with: the tail its own machine state holds back. The last
+        # state this tokenizer made is remembered with its tail (frozen states are immutable
+        # tuples, so the same object has the same tail): the usual call renders nothing extra.
+        last = self._last_rest
+        held = last[1] if last[0] is frozen and frozen is not None else self._rest(frozen)
+        check_state(state, self._tag, "" if closed else held)
         if closed:
             if new:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
@@ -398,11 +403,13 @@ class FunASRCharTokenizer(Tokenizer):
         if new:
             frozen = self._advance(frozen, new, pieces)
         delta = "".join(pieces)
+        rest = self._rest(frozen)
         if final:
-            delta += self._rest(frozen)
-            commit_text(state, delta, "", self._tag)
+            commit_text(state, delta + rest, "", self._tag)
+            delta += rest
         else:
-            commit_text(state, delta, self._rest(frozen), self._tag)
+            commit_text(state, delta, rest, self._tag)
+            self._last_rest = (frozen, rest)
         state["_funasr"] = frozen
         state["_closed"] = bool(final)
         return delta
