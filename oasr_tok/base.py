@@ -109,6 +109,24 @@ class Tokenizer(abc.ABC):
         state["_closed"] = bool(final)
         return delta
 
+    def decode_hypothesis(
+        self,
+        hypothesis_ids: Sequence[int],
+        state: dict[str, Any],
+        final: bool = False,
+        agreement: int = 2,
+        times: Sequence[float] | None = None,
+    ) -> "tuple[str, str] | tuple[str, str, list[Word]]":
+        """Stream a hypothesis that the recogniser may rewrite: give its whole current best
+        hypothesis each call; get `(committed_delta, partial)`. Committed text is never
+        retracted and grows by whole words once the last `agreement` hypotheses agree on their
+        ids; `partial` is the rest of this hypothesis's transcript. state["committed"] is all
+        committed text; final=True commits everything. With `times` (a start per hypothesis
+        id) the committed Words come third. docs/decoding.md § Revisions."""
+        from .revisions import decode_hypothesis
+
+        return decode_hypothesis(self, hypothesis_ids, state, final=final, agreement=agreement, times=times)
+
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """One string per id, concatenating to decode(ids): what each token settled when
         streamed one at a time. Text held back at the end goes on the last non-special token."""
