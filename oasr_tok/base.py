@@ -152,14 +152,23 @@ class Tokenizer(abc.ABC):
 
         return group_words(self.token_pieces(ids), starts, ends)
 
-    # -- pickling: by spec, so workers rebuild from the files ---------------------------------
+    # -- pickling: by value (the files travel) or by spec (paths only); oasr_tok/pickling.py ---
+
+    #: "value": a pickle carries the spec's files (for workers without the driver's file
+    #: system); "spec": only the spec's paths (a shared file system). docs/scale.md.
+    pickle_mode: str = "value"
 
     def __reduce__(self):  # type: ignore[override]
         if self.spec is None:
             raise TypeError(f"{type(self).__name__} was not built from a TokenizerSpec and cannot be pickled")
+        from .pickling import MODES, reduce_by_value
         from .registry import build_tokenizer
 
-        return (build_tokenizer, (self.spec,))
+        if self.pickle_mode not in MODES:
+            raise TypeError(f"pickle_mode must be one of {MODES}, got {self.pickle_mode!r}")
+        if self.pickle_mode == "spec":
+            return (build_tokenizer, (self.spec,))
+        return reduce_by_value(self)
 
     def __repr__(self) -> str:
         kind = self.spec.kind if self.spec is not None else type(self).__name__
