@@ -125,7 +125,10 @@ def _lean(stream: dict) -> dict:
     tail = stream.get("_tail", 0)
     if type(text) is str and type(tail) is int and 0 <= tail < len(text):
         stream["text"] = text[len(text) - tail:]
-        stream["_level"] = 0  # the settled part is now empty
+        # What described the settled part (the character that needs the text's storage) is
+        # gone with it.
+        stream.pop("_wide", None)
+        stream.pop("_level", None)
     return stream
 
 
