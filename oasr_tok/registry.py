@@ -24,6 +24,8 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
     "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
+    # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
+    "gguf": ("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None),
 }
 
 _factories: dict[str, Factory] = {}
