@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import AssetNotFoundError, MalformedAssetError
 
-__all__ = ["GGUF_MAGIC", "DeferredStrings", "GGUFMetadata", "ValueType", "is_gguf_file", "read_gguf_metadata"]
+__all__ = ["GGUF_MAGIC", "DeferredStrings", "GGUFMetadata", "ValueType", "is_gguf_file", "read_gguf_header", "read_gguf_metadata"]
 
 GGUF_MAGIC = b"GGUF"
 _MAX_STRING = 1 << 30  # llama.cpp's GGUF_MAX_STRING_LENGTH and GGUF_MAX_ARRAY_ELEMENTS
@@ -88,6 +88,18 @@ def is_gguf_file(path: str) -> bool:
             return handle.read(4) == GGUF_MAGIC
     except OSError:
         return False
+
+
+def read_gguf_header(path: str) -> tuple[int, str]:
+    """(version, "little" or "big") of a GGUF file, from its first 8 bytes."""
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+    if len(head) < 8 or head[:4] != GGUF_MAGIC:
+        raise MalformedAssetError(f"{path}: not a GGUF file (no GGUF magic)", path=path)
+    (version,) = struct.unpack_from("<I", head, 4)
+    if version & 0xFFFF == 0:
+        return struct.unpack_from(">I", head, 4)[0], "big"
+    return version, "little"
 
 
 class _Cursor:

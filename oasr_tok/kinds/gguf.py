@@ -578,6 +578,14 @@ def _pass_contraction(held: str, ch: str) -> tuple[str, str]:
     return prefix + ch, ""
 
 
+_HELD_STATES = (("", " "), ("", " ", " '"), ("", " ", " '", " 'r", " 'v"))
+
+
+def _valid_held(held: object) -> bool:
+    return (type(held) is tuple and len(held) == 3  # type: ignore[arg-type]
+            and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES)))  # type: ignore[arg-type]
+
+
 def clean_feed(held: Held, text: str, first: int = 0) -> tuple[str, Held]:
     """Run `text` through the passes from `first` on (0, 1 or 2): clean_spaces as a
     left-to-right transducer whose passes each hold back the few characters the next ones
@@ -680,6 +688,11 @@ class GGUFTokenizer(Tokenizer):
 
     def _raw_step(self, new: list[int], state: dict[str, Any], final: bool) -> str:
         started = bool(state.get(_STARTED))
+        if not started and not new and not final:
+            # Nothing to decide yet: which table starts the stream depends on its first id.
+            if "text" not in state:
+                commit_text(state, "", "")
+            return ""
         delta = self._raw_table(new, started).decode_incremental(new, state, final)
         if new and not started:
             state[_STARTED] = True
@@ -695,20 +708,25 @@ class GGUFTokenizer(Tokenizer):
             return ""
         raw = state.get(_RAW, {})
         held = state.get(_CLEAN, NOTHING_HELD)
-        if not isinstance(raw, dict) or not (isinstance(held, tuple) and len(held) == 3):
+        if not isinstance(raw, dict) or not _valid_held(held):
             raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        # The raw (uncleaned) stream lives in a state of its own; clean_spaces runs on its deltas.
+        # The raw (uncleaned) stream runs in a small state of its own, copied so that a failure
+        # leaves `state` as it was; its text is not kept (the cleaned text is state["text"]).
+        raw = dict(raw)
         delta = self._raw_step(new, raw, final)
+        raw_tail = held_tail(raw)
+        raw["text"], raw["_tail"] = "", 0
+        raw.pop("_level", None)
         out, held = clean_feed(held, delta)
         if final:
             out += clean_flush(held)
             held, tail = NOTHING_HELD, ""
         else:
-            rest, after = clean_feed(held, held_tail(raw))
+            rest, after = clean_feed(held, raw_tail)
             tail = rest + clean_flush(after)
+        commit_text(state, out, tail)
         state[_RAW] = raw
         state[_CLEAN] = held
-        commit_text(state, out, tail)
         state["_closed"] = bool(final)
         return out
 
@@ -761,7 +779,7 @@ class GGUFTokenizer(Tokenizer):
         """The end-of-generation ids llama.cpp derives (special_eog_ids)."""
         return self.vocab.eog_ids
 
-    def metadata(self) -> dict[str, Any]:
+    def describe_details(self) -> dict[str, Any]:
         """Plain data for `describe`: model type, pre, the special ids, the add_* flags, the
         stop ids and whether a chat template is present."""
         v = self.vocab
