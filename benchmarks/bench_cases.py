@@ -73,6 +73,10 @@ CASES: list[Case] = [
     Case("funasr_char/paraformer-zh", "funasr_char",
          {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"},
          "zh_en", ("self", None)),
+    # llama.cpp's Qwen2 vocabulary in a GGUF: the ids Qwen3's tokenizer.json encodes are the
+    # same tokens (the base vocabulary is shared), so it streams side by side with huggingface/qwen3.
+    Case("gguf/qwen2", "gguf", {"gguf": "gguf/ggml-vocab-qwen2.gguf"},
+         "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
     # Loaded only: the 3,288-token tokenizer_config merge is what is being timed.
     Case("huggingface/qwen2-audio-like", "huggingface",
          {"tokenizer": "huggingface/qwen2-audio-like/tokenizer.json",
