@@ -13,7 +13,8 @@ refused by encode with an error naming it; decode does not depend on this module
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendNotInstalledError
 
@@ -32,7 +33,7 @@ _PRE_REGEX = {
 _PRE_REGEX["deepseek-r1-qwen"] = _PRE_REGEX["qwen2"]
 
 
-def encode_refusal(vocab: "GGUFVocab") -> str | None:
+def encode_refusal(vocab: GGUFVocab) -> str | None:
     """Why encode cannot reproduce llama.cpp for this vocabulary, or None if it can."""
     if vocab.model == "llama":
         return None
@@ -58,9 +59,17 @@ def _spm_merges(texts: list[str], scores: list[float]) -> list[tuple[str, str]]:
     return [(a, b) for a, b, _ in merges]
 
 
-def build_encoder(vocab: "GGUFVocab") -> Callable[[str], list[int]]:
+def build_encoder(vocab: GGUFVocab) -> Callable[[str], list[int]]:
     try:
-        from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+        from tokenizers import (
+            AddedToken,
+            Regex,
+            Tokenizer,
+            decoders,
+            models,
+            normalizers,
+            pre_tokenizers,
+        )
     except ImportError as exc:
         raise BackendNotInstalledError(
             f"gguf encode needs the 'tokenizers' package ({exc}); install it with: pip install 'oasr_tok[gguf]'"
@@ -73,13 +82,13 @@ def build_encoder(vocab: "GGUFVocab") -> Callable[[str], list[int]]:
         unk = texts[vocab.ids["unk"]] if vocab.ids["unk"] is not None else None
         backend = Tokenizer(models.BPE(token_ids, _spm_merges(texts, list(scores)), unk_token=unk,
                                        fuse_unk=True, byte_fallback=True))
-        steps = [normalizers.Replace(" ", "\u2581")]
+        steps: list[Any] = [normalizers.Replace(" ", "\u2581")]
         if vocab.add_space_prefix:
             steps.insert(0, normalizers.Prepend("\u2581"))
         backend.normalizer = normalizers.Sequence(steps)
         backend.decoder = decoders.ByteFallback()
     else:
-        merges_value = vocab.meta.values.get("tokenizer.ggml.merges")
+        merges_value: Any = vocab.meta.values.get("tokenizer.ggml.merges")
         merges_list = merges_value.load() if hasattr(merges_value, "load") else list(merges_value or [])
         merges = [tuple(m.split(" ", 1)) for m in merges_list if " " in m[1:]]
         backend = Tokenizer(models.BPE(token_ids, merges, ignore_merges=False))

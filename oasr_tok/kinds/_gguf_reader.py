@@ -136,7 +136,7 @@ class _Cursor:
         self.pos += length
         return bytes(self.data[start:self.pos]).decode("utf-8", "surrogateescape")
 
-    def string_array(self, count: int, deferred: bool = False) -> "list[str] | DeferredStrings":
+    def string_array(self, count: int, deferred: bool = False) -> list[str] | DeferredStrings:
         from .._gguf import read_string_array, skip_string_array
 
         start = self.pos
@@ -185,7 +185,7 @@ class DeferredStrings:
             handle.seek(self.offset)
             data = handle.read(self.end - self.offset)
         try:
-            strings, end = read_string_array(data, 0, self.count, self.order == ">")
+            strings, _ = read_string_array(data, 0, self.count, self.order == ">")
         except ValueError as exc:  # the file changed since it was checked
             raise MalformedAssetError(f"{self.path}: GGUF string array at offset {self.offset} changed: {exc.args[-1]}",
                                       path=self.path) from None

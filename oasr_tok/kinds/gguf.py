@@ -31,9 +31,10 @@ does when it loads a GGUF (see _gguf_encode.py); decoding never needs `tokenizer
 from __future__ import annotations
 
 import re
-from itertools import accumulate
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from itertools import accumulate
+from typing import Any
 
 from .._stream import FLAG_SKIP, PieceTable
 from .._textbuf import commit_text, held_tail
@@ -44,7 +45,7 @@ from ._bytelevel import CHAR_TO_BYTE
 from ._common import existing_file, reject_unknown_options
 from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata
 
-__all__ = ["GGUFTokenizer", "GGUFVocab", "load_vocab", "llama_clean_spaces"]
+__all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
 
 # llama_token_attr (include/llama.h)
 ATTR_UNDEFINED = 0
@@ -651,7 +652,7 @@ class GGUFTokenizer(Tokenizer):
             self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "GGUFTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> GGUFTokenizer:
         reject_unknown_options(spec.options, _OPTIONS, "gguf")
         path = existing_file(spec.file("gguf"), "GGUF")
         tokenizer = cls(load_vocab(path))
