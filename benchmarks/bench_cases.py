@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import oasr_tok
 from bench_corpus import PASSAGES
+
+import oasr_tok
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 
@@ -104,12 +105,12 @@ def build(case: Case) -> oasr_tok.Tokenizer:
         raise Unavailable(str(exc)) from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokenizer(label: str) -> oasr_tok.Tokenizer:
     return build(BY_LABEL[label])
 
 
-@lru_cache(maxsize=None)
+@cache
 def hf_runtime(path: str):
     """A `tokenizers.Tokenizer` on a file (the peer runtime)."""
     try:
@@ -119,7 +120,7 @@ def hf_runtime(path: str):
     return Tokenizer.from_file(shared(path))
 
 
-@lru_cache(maxsize=None)
+@cache
 def sp_runtime(path: str):
     try:
         import sentencepiece
@@ -144,7 +145,7 @@ def _self_encode(tok: oasr_tok.Tokenizer, text: str) -> list[int]:
     return ids
 
 
-@lru_cache(maxsize=None)
+@cache
 def period(label: str) -> tuple[int, ...]:
     """The case's passage ids: one period of every hypothesis the benchmarks feed."""
     case = BY_LABEL[label]

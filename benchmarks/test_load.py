@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from bench_cases import CASES, BY_LABEL, Unavailable, build, shared
+from bench_cases import BY_LABEL, CASES, Unavailable, build, shared
 from conftest import timed
 
 # transformers must never reach for the network here.

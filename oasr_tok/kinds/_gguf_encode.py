@@ -102,6 +102,7 @@ def build_encoder(vocab: GGUFVocab) -> Callable[[str], list[int]]:
         backend.add_tokens([AddedToken(texts[i], normalized=False, special=False) for i in user])
 
     def encode(text: str) -> list[int]:
-        return backend.encode(text, add_special_tokens=False).ids
+        ids: list[int] = backend.encode(text, add_special_tokens=False).ids
+        return ids
 
     return encode

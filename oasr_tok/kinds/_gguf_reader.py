@@ -144,6 +144,7 @@ class _Cursor:
             if deferred:
                 self.pos = skip_string_array(self.data, self.pos, count, self.order == ">")
                 return DeferredStrings(self.path, start, count, self.order, self.pos)
+            strings: list[str]
             strings, self.pos = read_string_array(self.data, self.pos, count, self.order == ">")
         except ValueError as exc:
             index, offset, message = exc.args
@@ -184,6 +185,7 @@ class DeferredStrings:
         with open(self.path, "rb") as handle:
             handle.seek(self.offset)
             data = handle.read(self.end - self.offset)
+        strings: list[str]
         try:
             strings, _ = read_string_array(data, 0, self.count, self.order == ">")
         except ValueError as exc:  # the file changed since it was checked

@@ -194,7 +194,8 @@ def _array(meta: GGUFMetadata, key: str, elements: tuple[int, ...]) -> list[Any]
         wanted = " or ".join(ValueType.NAMES[e] for e in elements)
         raise _fail(meta.path, f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
                                f"llama.cpp expects an array of {wanted}")
-    return meta.values[key]
+    values: list[Any] = meta.values[key]
+    return values
 
 
 def load_vocab(path: str) -> GGUFVocab:
@@ -583,8 +584,8 @@ _HELD_STATES = (("", " "), ("", " ", " '"), ("", " ", " '", " 'r", " 'v"))
 
 
 def _valid_held(held: object) -> bool:
-    return (type(held) is tuple and len(held) == 3  # type: ignore[arg-type]
-            and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES)))  # type: ignore[arg-type]
+    return (type(held) is tuple and len(held) == 3
+            and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES)))
 
 
 def clean_feed(held: Held, text: str, first: int = 0) -> tuple[str, Held]:
@@ -694,12 +695,12 @@ class GGUFTokenizer(Tokenizer):
             if "text" not in state:
                 commit_text(state, "", "")
             return ""
-        delta = self._raw_table(new, started).decode_incremental(new, state, final)
+        delta: str = self._raw_table(new, started).decode_incremental(new, state, final)
         if new and not started:
             state[_STARTED] = True
         return delta
 
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:  # type: ignore[override]
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         new = self.check_ids(new_ids)  # before anything changes: a bad id leaves state as it was
         if not self.vocab.clean_spaces:
             return self._raw_step(new, state, final)
@@ -731,9 +732,9 @@ class GGUFTokenizer(Tokenizer):
         state["_closed"] = bool(final)
         return out
 
-    def token_pieces(self, ids: Sequence[int]) -> list[str]:  # type: ignore[override]
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
         ids = self.check_ids(ids)
-        pieces = self._raw_table(ids, False).token_pieces(ids)
+        pieces: list[str] = self._raw_table(ids, False).token_pieces(ids)
         if not self.vocab.clean_spaces:
             return pieces
         held = NOTHING_HELD
@@ -766,7 +767,8 @@ class GGUFTokenizer(Tokenizer):
             if refusal is not None:
                 raise EncodeError(refusal)
             self._encoder = build_encoder(self.vocab)
-        return self._encoder(text)
+        ids: list[int] = self._encoder(text)
+        return ids
 
     # -- metadata ----------------------------------------------------------------------------
 

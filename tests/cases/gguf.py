@@ -8,10 +8,10 @@ user-defined tokens, short pieces with a leading space, and the punctuation and 
 pieces clean_spaces rewrites across tokens."""
 from __future__ import annotations
 
-from paths import own, shared
+from oasr_tok import TokenizerSpec, build_tokenizer
 
 from cases import MULTISCRIPT, KindCase
-from oasr_tok import TokenizerSpec, build_tokenizer
+from paths import own, shared
 
 SHARED = ("ggml-vocab-llama-spm", "ggml-vocab-qwen2")
 OWN = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm")
