@@ -315,15 +315,15 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
             attrs[token_id] |= ATTR_CONTROL
 
     # "first found" roles: llama.cpp walks an unordered_map, so with several candidates its
-    # pick depends on the hash order; we take the lowest id (the stop ids below do not depend
-    # on it, and every candidate is forced control by the EOG pass anyway).
+    # pick depends on the hash order. We take the first in the order of llama.cpp's list
+    # (<|eot_id|>, <|im_end|>, ... before <|endoftext|>), which is its pick on every fixture;
+    # the stop ids do not depend on it (every candidate is forced control by the EOG pass).
     for role, candidates in (("eot", _EOT_TEXTS), ("eom", _EOM_TEXTS), *_FIM_TEXTS.items()):
         if ids[role] is None:
-            found = sorted(token_to_id[t] for t in candidates if t in token_to_id)
+            found = [token_to_id[t] for t in candidates if t in token_to_id]
             if found:
                 ids[role] = found[0]
-                for token_id in found[:1]:
-                    force_control(token_id)
+                force_control(found[0])
     for token_id in [i for i, a in enumerate(attrs) if a & ATTR_CONTROL]:
         if "unused" in texts[token_id]:
             attrs[token_id] |= ATTR_UNUSED
