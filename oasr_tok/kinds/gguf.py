@@ -683,25 +683,33 @@ class GGUFTokenizer(Tokenizer):
         text = raw.decode("utf-8", "replace")
         return llama_clean_spaces(text) if self.vocab.clean_spaces else text
 
-    def _raw_table(self, ids: list[int], started: bool) -> PieceTable:
-        if not started and ids and self._skip[ids[0]]:
+    def _raw_table(self, ids: list[int], started: object) -> PieceTable:
+        # A stream stays on the table it started on (each tags the states it makes).
+        if started == "plain" or (not started and ids and self._skip[ids[0]]):
             return self._plain_table
         return self._table
 
     def _raw_step(self, new: list[int], state: dict[str, Any], final: bool) -> str:
-        started = bool(state.get(_STARTED))
+        started = state.get(_STARTED)
         if not started and not new and not final:
             # Nothing to decide yet: which table starts the stream depends on its first id.
-            if "text" not in state:
-                commit_text(state, "", "")
-            return ""
-        delta: str = self._raw_table(new, started).decode_incremental(new, state, final)
-        if new and not started:
-            state[_STARTED] = True
+            delta0: str = self._table.decode_incremental(new, state, False)
+            return delta0
+        if not started and new and self._plain_table is not self._table and "_s" in state:
+            # Only empty calls came before: nothing was rendered, so the stream starts afresh
+            # on the table its first id asks for (ids were checked by the caller).
+            self._table.decode_incremental([], state, False)  # a state this table made, or raise
+            state.clear()
+        table = self._raw_table(new, started)
+        delta: str = table.decode_incremental(new, state, final)
+        if (new or final) and not started:
+            state[_STARTED] = "plain" if table is self._plain_table and table is not self._table else "lead"
         return delta
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         new = self.check_ids(new_ids)  # before anything changes: a bad id leaves state as it was
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
         if not self.vocab.clean_spaces:
             return self._raw_step(new, state, final)
         if state.get("_closed"):
@@ -712,13 +720,17 @@ class GGUFTokenizer(Tokenizer):
         held = state.get(_CLEAN, NOTHING_HELD)
         if not isinstance(raw, dict) or not _valid_held(held):
             raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        # The raw (uncleaned) stream runs in a small state of its own, copied so that a failure
-        # leaves `state` as it was; its text is not kept (the cleaned text is state["text"]).
-        raw = dict(raw)
+        # The raw (uncleaned) stream runs in a state of its own. `state` is checked first
+        # (a commit that changes nothing), so a forged one fails before anything changes.
+        try:
+            outer_tail = held_tail(state)
+        except (TypeError, ValueError):
+            outer_tail = None
+        if type(outer_tail) is not str:
+            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
+        commit_text(state, "", outer_tail)
         delta = self._raw_step(new, raw, final)
         raw_tail = held_tail(raw)
-        raw["text"], raw["_tail"] = "", 0
-        raw.pop("_level", None)
         out, held = clean_feed(held, delta)
         if final:
             out += clean_flush(held)
