@@ -38,17 +38,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
-from ..errors import MalformedAssetError
+from ..errors import UnsupportedDecoderError
 from ._bytelevel import token_bytes
 
 
 __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte"]
 
 _HEX = set("0123456789abcdefABCDEF")
-
-
-class UnsupportedDecoderError(MalformedAssetError):
-    """The tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
 
 
 def fallback_byte(token: str) -> int | None:
