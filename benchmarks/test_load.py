@@ -20,7 +20,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 def _auto_dir(case) -> str | None:
     """The checkpoint directory AutoTokenizer would load for this case, if it has one."""
-    if case.kind not in ("huggingface", "whisper"):
+    if case.kind not in ("huggingface", "whisper") or "tokenizer" not in case.files:
         return None
     return str(Path(shared(case.files["tokenizer"])).parent)
 
