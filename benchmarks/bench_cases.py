@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import oasr_tok
 from bench_corpus import PASSAGES
+
+import oasr_tok
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 
@@ -37,6 +38,8 @@ class Case:
     files: dict[str, str]  # role -> path under ../shared/fixtures
     passages: str  # key of bench_corpus.PASSAGES
     #: how the hypothesis ids are made: ("tokenizers", json) / ("sentencepiece", model) / ("self", None)
+    #: / ("encode", None): the kind's own encode (tekken and .tiktoken: tiktoken, tested equal to
+    #: mistral-common's / openai-whisper's encode)
     encoder: tuple[str, str | None]
     #: peers that read the very same ids
     hf_peer: str | None = None  # a tokenizer.json: DecodeStream, re-decode, vLLM window, decode
@@ -73,6 +76,15 @@ CASES: list[Case] = [
     Case("funasr_char/paraformer-zh", "funasr_char",
          {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"},
          "zh_en", ("self", None)),
+    # llama.cpp's Qwen2 vocabulary in a GGUF: the ids Qwen3's tokenizer.json encodes are the
+    # same tokens (the base vocabulary is shared), so it streams side by side with huggingface/qwen3.
+    Case("gguf/qwen2", "gguf", {"gguf": "gguf/ggml-vocab-qwen2.gguf"},
+         "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
+    # Mistral's tekken.json ships in mistral-common's data/ folder, not in ../shared/fixtures.
+    Case("tekken/tekken_240911", "tekken", {"tekken": "mistral-common:tekken_240911.json"},
+         "multi", ("encode", None)),
+    Case("whisper/multilingual.tiktoken", "whisper", {"tiktoken": "whisper-tiktoken/multilingual.tiktoken"},
+         "multi", ("encode", None), options={"num_languages": 99}),
     # Loaded only: the 3,288-token tokenizer_config merge is what is being timed.
     Case("huggingface/qwen2-audio-like", "huggingface",
          {"tokenizer": "huggingface/qwen2-audio-like/tokenizer.json",
@@ -84,8 +96,20 @@ STREAM_CASES = [c for c in CASES if not c.load_only]
 BY_LABEL = {c.label: c for c in CASES}
 
 
+def _located(rel: str) -> str:
+    """A case file: under ../shared/fixtures, or "mistral-common:<name>" in that package's data/."""
+    if rel.startswith("mistral-common:"):
+        try:
+            import mistral_common
+        except ImportError:
+            raise Unavailable("mistral-common (which ships the tekken files) is not installed") from None
+        return str(Path(mistral_common.__file__).resolve().parent / "data" / rel.split(":", 1)[1])
+    return shared(rel)
+
+
 def spec_of(case: Case) -> oasr_tok.TokenizerSpec:
-    return oasr_tok.TokenizerSpec(case.kind, {role: shared(rel) for role, rel in case.files.items()}, dict(case.options))
+    return oasr_tok.TokenizerSpec(case.kind, {role: _located(rel) for role, rel in case.files.items()},
+                                  dict(case.options))
 
 
 def build(case: Case) -> oasr_tok.Tokenizer:
@@ -100,12 +124,12 @@ def build(case: Case) -> oasr_tok.Tokenizer:
         raise Unavailable(str(exc)) from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokenizer(label: str) -> oasr_tok.Tokenizer:
     return build(BY_LABEL[label])
 
 
-@lru_cache(maxsize=None)
+@cache
 def hf_runtime(path: str):
     """A `tokenizers.Tokenizer` on a file (the peer runtime)."""
     try:
@@ -115,7 +139,7 @@ def hf_runtime(path: str):
     return Tokenizer.from_file(shared(path))
 
 
-@lru_cache(maxsize=None)
+@cache
 def sp_runtime(path: str):
     try:
         import sentencepiece
@@ -140,7 +164,7 @@ def _self_encode(tok: oasr_tok.Tokenizer, text: str) -> list[int]:
     return ids
 
 
-@lru_cache(maxsize=None)
+@cache
 def period(label: str) -> tuple[int, ...]:
     """The case's passage ids: one period of every hypothesis the benchmarks feed."""
     case = BY_LABEL[label]
@@ -150,6 +174,8 @@ def period(label: str) -> tuple[int, ...]:
         ids = hf_runtime(path).encode(text, add_special_tokens=False).ids
     elif how == "sentencepiece":
         ids = sp_runtime(path).encode(text)
+    elif how == "encode":
+        ids = tokenizer(label).encode(text)
     else:
         ids = _self_encode(tokenizer(label), text)
     if not ids:

@@ -57,11 +57,13 @@ cdef PyObject* _EMPTY = <PyObject*>""
 FLAG_SKIP = 1
 FLAG_BYTE = 2
 FLAG_KEEP_FIRST = 4
+FLAG_BREAK = 8
 
 cdef enum:
     F_SKIP = 1
     F_BYTE = 2
     F_KEEP_FIRST = 4
+    F_BREAK = 8
 
 cdef enum:
     MODE_TEXT = 0
@@ -95,7 +97,8 @@ cdef class PieceTable:
     first_pieces: optional list like `pieces`, used while the first rule is in force.
     flags: bytes, one per id: FLAG_SKIP (renders nothing, changes nothing), FLAG_BYTE (a byte
       piece, mode "text" only; its value is in `byte_values`), FLAG_KEEP_FIRST (does not end
-      the first rule).
+      the first rule), FLAG_BREAK (with FLAG_SKIP: renders nothing, but ends the byte run as
+      the end of the ids would, so bytes never join across it; mistral-common's tekken).
     byte_values: bytes, one per id (the byte of a FLAG_BYTE id; anything for the others).
     """
     cdef readonly Py_ssize_t vocab_size
@@ -135,6 +138,8 @@ cdef class PieceTable:
                     raise TypeError(f"PieceTable: piece {i} must be {want.__name__}")
             if self.mode == MODE_BYTES and flags[i] & F_BYTE:
                 raise ValueError("PieceTable: byte pieces are only for mode 'text'")
+            if flags[i] & F_BREAK and not flags[i] & F_SKIP:
+                raise ValueError("PieceTable: FLAG_BREAK is only for skipped ids (FLAG_SKIP)")
         self.vocab_size = n
         self.pieces = list(pieces)
         self.first_pieces = list(first_pieces) if first_pieces is not None else self.pieces
@@ -204,6 +209,8 @@ cdef class PieceTable:
         cdef bint valid
         cdef str text
         if f & F_SKIP:
+            if f & F_BREAK:
+                out = self._break_run(v, pending_box, out)
             return out
         pending = <bytes>pending_box[0]
         if self.mode == MODE_BYTES:
@@ -243,6 +250,17 @@ cdef class PieceTable:
             out = self._emit(v, out, <str>(self.first_pieces[tid] if v.first else self.pieces[tid]))
         if v.first and not (f & F_KEEP_FIRST):
             v.first = False
+        return out
+
+    cdef object _break_run(self, Vars* v, list pending_box, object out):
+        """A FLAG_BREAK id: what the byte run held is rendered now, as at the end of the ids."""
+        cdef bytes pending = <bytes>pending_box[0]
+        if self.mode == MODE_BYTES:
+            if PyBytes_GET_SIZE(pending):
+                out = self._emit(v, out, _utf8_decode(pending, "replace", True)[0])
+        elif PyBytes_GET_SIZE(pending) or v.run_invalid:
+            out = self._close_run(v, pending, out)
+        pending_box[0] = b""
         return out
 
     cdef object _step_bytes(self, Vars* v, bytes pending, bytes piece, list pending_box, object out):
@@ -413,6 +431,15 @@ cdef class PieceTable:
             if f == F_SKIP:  # a special id renders nothing and changes nothing
                 Py_INCREF(<object>_EMPTY)
                 PyList_SET_ITEM(result, i, <object>_EMPTY)
+                continue
+            if f & F_BREAK:  # (with F_SKIP) the held bytes go on the token that printed them
+                out = self._break_run(&v, pending_box, None)
+                if out is not None and last_visible >= 0:
+                    piece = "".join(out) if type(out) is list else out
+                    result[last_visible] = result[last_visible] + piece
+                Py_INCREF(<object>_EMPTY)
+                PyList_SET_ITEM(result, i, <object>_EMPTY)
+                fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
                 continue
             out = self._step(tid, &v, pending_box, None)
             if out is None:

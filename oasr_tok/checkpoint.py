@@ -8,13 +8,24 @@ The order of evidence is fixed (first match wins; everything else that also fits
 as having lost, with the reason):
 
 1. ``tokenizer_spec.json`` — an explicit spec the library wrote (``TokenizerSpec.to_dict``).
-2. ``tokenizer.json`` (+ ``tokenizer_config.json`` when present) — `whisper` when its special
+2. ``tekken.json`` — `tekken` (Mistral, Voxtral). Mistral folders may ship a tokenizer.json
+   too; tekken.json ranks first because it is the one mistral-common loads.
+   ``tokenizer.json`` (+ ``tokenizer_config.json`` when present) — `whisper` when its special
    tokens are Whisper's (``<|startoftranscript|>`` and ``<|notimestamps|>``; language tokens
    are reported as further evidence), `huggingface` otherwise. Never decided from names.
+   ``multilingual.tiktoken`` / ``gpt2.tiktoken`` — `whisper` from openai-whisper's own
+   vocabulary (``num_languages`` from a ``config.json`` / ``dims.json`` ``n_vocab`` when one is
+   there). A tiktoken rank file is recognised by its content (`is_tiktoken_ranks`): under any
+   other name in a folder it is set aside, never read as a unit table; given alone it resolves
+   to whisper.
 3. A SentencePiece model: ``bpe.model``, then ``tokenizer.model``, then a single ``*.model``.
 4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
 5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
+
+A GGUF file (llama.cpp's `tokenizer.ggml.*`) is recognised by its magic, not its name: given
+alone, or as the ``*.gguf`` of a directory, ranked right after ``tokenizer.json`` (several:
+the first by name wins, ``mmproj*`` projector files last).
 
 Special ids are worked out from the vocabulary, never assumed (see `markup_kind`): the ASR
 and LM control symbols (``<blk>``, ``<blank>``, ``<eps>``, ``<sos/eos>``, ``<sos>``, ``<eos>``,
@@ -43,13 +54,17 @@ from .spec import TokenizerSpec
 if TYPE_CHECKING:
     from .base import Tokenizer
 
-__all__ = ["resolve", "load", "describe", "Description", "Resolution", "Candidate", "SPEC_FILE", "markup_kind"]
+__all__ = ["resolve", "load", "describe", "Description", "Resolution", "Candidate", "SPEC_FILE", "markup_kind",
+           "is_tiktoken_ranks"]
 
 SPEC_FILE = "tokenizer_spec.json"
 #: What resolution can recognise, in its fixed order (for error messages and docs).
 EVIDENCE_ORDER = (
     f"{SPEC_FILE} (any kind)",
+    "tekken.json (tekken)",
     "tokenizer.json [+ tokenizer_config.json] (whisper or huggingface)",
+    "multilingual.tiktoken / gpt2.tiktoken [+ config.json n_vocab] (whisper)",
+    "*.gguf, by its magic (gguf)",
     "bpe.model / tokenizer.model / *.model (sentencepiece)",
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
@@ -164,40 +179,12 @@ def _token_list(path: str) -> list[str]:
 
 
 TIKTOKEN_SUFFIX = ".tiktoken"
-_TIKTOKEN_LINE = re.compile(r"([A-Za-z0-9+/]+={0,2}) (\d+)")
-#: Why resolution sets a tiktoken rank file aside (a kind that reads one replaces this).
+#: Why resolution sets a tiktoken rank file aside in a folder (under a name other than
+#: openai-whisper's; given alone, a rank file resolves to whisper).
 TIKTOKEN_SET_ASIDE = (
     "a tiktoken BPE rank file (base64 token and rank per line), not a 'piece id' symbol table; "
-    "resolution does not build a tokenizer from it"
+    "the whisper kind reads it as multilingual.tiktoken / gpt2.tiktoken (or pass the file itself)"
 )
-
-
-def is_tiktoken_ranks(path: str) -> bool:
-    """Whether `path` is a tiktoken BPE rank file: named `*.tiktoken`, or starting as every
-    such file starts, with the 256 single bytes in base64 at ranks 0 ... 255. Its lines look
-    like `piece id` lines, so without this check it would resolve as a symbol table and decode
-    to base64 text."""
-    if path.endswith(TIKTOKEN_SUFFIX):
-        return True
-    import base64
-    import binascii
-
-    lines = _text_lines(path, "token table")
-    if len(lines) < 256:
-        return False
-    seen = set()
-    for rank, line in enumerate(lines[:256]):
-        match = _TIKTOKEN_LINE.fullmatch(line.rstrip("\r"))
-        if match is None or int(match.group(2)) != rank:
-            return False
-        try:
-            value = base64.b64decode(match.group(1), validate=True)
-        except (binascii.Error, ValueError):
-            return False
-        if len(value) != 1 or value in seen:
-            return False
-        seen.add(value)
-    return True
 
 
 def _sniff_text_table(path: str) -> str:
@@ -340,7 +327,124 @@ def _symbol_table_candidate(path: str, rank: tuple[int, int]) -> Candidate:
     return cand
 
 
+#: openai-whisper's vocabulary files (its whisper/assets/): multilingual first, then English-only.
+WHISPER_TIKTOKEN_NAMES = ("multilingual.tiktoken", "gpt2.tiktoken")
+#: How many leading lines decide whether a file is a tiktoken rank file.
+_TIKTOKEN_SNIFF_LINES = 256
+_TIKTOKEN_SNIFF_BYTES = 64 * 1024
+
+
+def is_tiktoken_ranks(path: str) -> bool:
+    """Whether `path` is a tiktoken rank file (openai-whisper's .tiktoken: `base64(bytes) rank`
+    per line, the ranks counting up from 0), judged from its first lines and never from its
+    name. Such lines also look like a unit table's `piece id` lines, so resolution asks this
+    first: a rank file is whisper's vocabulary, not a symbol table."""
+    from .kinds._common import base64_token
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_TIKTOKEN_SNIFF_BYTES + 1)
+    except OSError:
+        return False
+    lines = head[:_TIKTOKEN_SNIFF_BYTES].split(b"\n")
+    if len(head) > _TIKTOKEN_SNIFF_BYTES or not lines[-1]:
+        lines.pop()  # cut short by the read, or the empty rest after the final newline
+    lines = lines[:_TIKTOKEN_SNIFF_LINES]
+    if not lines:
+        return False
+    for rank, line in enumerate(lines):
+        fields = line.split()
+        if len(fields) != 2 or fields[1] != str(rank).encode() or len(fields[0]) % 4:
+            return False
+        if base64_token(fields[0].decode("ascii", "replace")) is None:
+            return False
+    return True
+
+
+def _model_n_vocab(folder: str) -> tuple[int | None, str]:
+    """n_vocab from a config.json ("n_vocab", openai-whisper's dims, or "vocab_size") or a
+    dims.json beside a .tiktoken file, and where it came from."""
+    for name, keys in (("config.json", ("n_vocab", "vocab_size")), ("dims.json", ("n_vocab",))):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            continue
+        data = _read_json(path, name)
+        if isinstance(data, dict) and isinstance(data.get("dims"), dict):
+            data = data["dims"]
+        for key in keys:
+            value = data.get(key) if isinstance(data, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value, f"{name} {key} {value}"
+    return None, ""
+
+
+def _whisper_tiktoken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
+    folder = os.path.dirname(path)
+    with open(path, "rb") as handle:
+        ranks = sum(1 for line in handle if line.strip())
+    n_vocab, where = _model_n_vocab(folder)
+    cand = Candidate("whisper", {"tiktoken": path}, {}, rank, os.path.basename(path))
+    cand.evidence.append(
+        ("kind", f"whisper: {os.path.basename(path)} is a tiktoken rank file ({ranks} 'base64 rank' lines), "
+                 "openai-whisper's vocabulary; its control block is laid out after the ranks as "
+                 "openai-whisper's get_encoding does")
+    )
+    if n_vocab is None:
+        num_languages = 99
+        cand.evidence.append(("num_languages", "99, openai-whisper's default (no config.json or dims.json "
+                                               "giving n_vocab beside it)"))
+    else:
+        num_languages = n_vocab - 51765 - (n_vocab >= 51865)
+        if not 0 <= num_languages <= 100:
+            raise ResolveError(f"{os.path.join(folder, where.split()[0])}: {where} is not a Whisper vocabulary "
+                               f"size (n_vocab - 51765 - (n_vocab >= 51865) = {num_languages} languages)")
+        cand.evidence.append(("num_languages", f"{num_languages}, from {where}: n_vocab - 51765 - "
+                                               f"(n_vocab >= 51865)"))
+    cand.options["num_languages"] = num_languages
+    cand.evidence.append(("special_ids", f"every id from <|endoftext|> ({ranks}, the number of ranks) to "
+                                         "vocab_size - 1"))
+    return cand
+
+
+def _tekken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
+    data = _read_json(path, os.path.basename(path))
+    config = data.get("config") if isinstance(data, dict) else None
+    if not isinstance(config, dict) or not isinstance(data.get("vocab"), list):
+        raise MalformedAssetError(f"{path}: not a tekken.json (it needs a 'config' object and a 'vocab' list)",
+                                  path=path)
+    listed = data.get("special_tokens")
+    specials = config.get("default_num_special_tokens")
+    cand = Candidate("tekken", {"tekken": path}, {}, rank, os.path.basename(path))
+    cand.evidence.append(
+        ("kind", f"tekken: config version {config.get('version')!r}, {len(data['vocab'])} ranks listed, "
+                 f"default_vocab_size {config.get('default_vocab_size')}, {specials} special ids; "
+                 + (f"{len(listed)} special tokens listed in the file" if isinstance(listed, list)
+                    else "no special_tokens listed (mistral-common's built-in twenty, then <SPECIAL_n> fillers)"))
+    )
+    cand.evidence.append(("special_ids", f"0 ... {specials - 1 if isinstance(specials, int) else '?'}: "
+                                         "every id below default_num_special_tokens"))
+    return cand
+
+
 # -- scanning ---------------------------------------------------------------------------------
+
+
+def _gguf_candidate(path: str, rank: tuple[int, int]) -> Candidate:
+    from .kinds._gguf_reader import read_gguf_header
+
+    version, order = read_gguf_header(path)
+    cand = Candidate("gguf", {"gguf": path}, {}, rank, os.path.basename(path))
+    cand.evidence.append(("kind", f"gguf: the file starts with the GGUF magic (version {version}, {order}-endian); "
+                                  "its tokenizer.ggml.* keys are the tokenizer"))
+    cand.evidence.append(("special_ids", "the control, unknown, unused and undefined tokens, as llama.cpp types them"))
+    return cand
+
+
+def _gguf_names(folder: str, names: list[str]) -> list[str]:
+    from .kinds._gguf_reader import is_gguf_file
+
+    found = [n for n in names if n.endswith(".gguf") and is_gguf_file(os.path.join(folder, n))]
+    return sorted(found, key=lambda n: (n.startswith("mmproj"), n))
 
 
 def _spec_candidate(path: str) -> Candidate:
@@ -374,11 +478,23 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
     at = lambda name: os.path.join(folder, name)  # noqa: E731
     if SPEC_FILE in names:
         yield _spec_candidate(at(SPEC_FILE))
+    if "tekken.json" in names:
+        yield _tekken_candidate(at("tekken.json"), (1, -1))
     if "tokenizer.json" in names:
         config = at("tokenizer_config.json") if "tokenizer_config.json" in names else None
         yield _hf_candidate(at("tokenizer.json"), config, (1, 0))
     elif "tokenizer_config.json" in names:
         yield ("tokenizer_config.json", "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)")
+    n_vocab, _ = _model_n_vocab(folder) if any(n in names for n in WHISPER_TIKTOKEN_NAMES) else (None, "")
+    # an English-only vocabulary size (51864) says gpt2.tiktoken is the model's
+    order = WHISPER_TIKTOKEN_NAMES[::-1] if n_vocab is not None and n_vocab < 51865 else WHISPER_TIKTOKEN_NAMES
+    for sub, name in enumerate(n for n in order if n in names):
+        if is_tiktoken_ranks(at(name)):
+            yield _whisper_tiktoken_candidate(at(name), (1, 1 + sub))
+        else:
+            yield (name, "not a tiktoken rank file ('base64 rank' lines counting from 0)")
+    for sub, name in enumerate(_gguf_names(folder, names)):
+        yield _gguf_candidate(at(name), (1, 5 + sub))
     models = [n for n in names if n.endswith(".model")]
     preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
     if len(models) > 1 and not preferred:
@@ -397,7 +513,7 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
         else:
             yield _funasr_candidate(at("tokens.json"), pieces, "a JSON array", (3, 0))
     for name in names:
-        if name.endswith(TIKTOKEN_SUFFIX):
+        if name.endswith(TIKTOKEN_SUFFIX) and name not in WHISPER_TIKTOKEN_NAMES:
             yield (name, TIKTOKEN_SET_ASIDE)
     for sub, name in enumerate(("units.txt", "tokens.txt", "words.txt")):
         if name not in names:
@@ -421,12 +537,19 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
 
 
 def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
+    from .kinds._gguf_reader import is_gguf_file
+
     name = os.path.basename(path)
     folder = os.path.dirname(path)
+    if is_gguf_file(path):
+        yield _gguf_candidate(path, (1, 5))
+        return
     if name.endswith(".json"):
         data = _read_json(path, name)
         if isinstance(data, dict) and "kind" in data:
             yield _spec_candidate(path)
+        elif isinstance(data, dict) and isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
+            yield _tekken_candidate(path, (1, -1))
         elif isinstance(data, dict) and isinstance(data.get("model"), dict):
             # tokenizer.json's own config travels with it: without it added tokens can be lost.
             config = os.path.join(folder, "tokenizer_config.json")
@@ -444,7 +567,7 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
         yield (name, found) if isinstance(found, str) else found
         return
     if is_tiktoken_ranks(path):
-        yield (name, TIKTOKEN_SET_ASIDE)
+        yield _whisper_tiktoken_candidate(path, (1, 1))
         return
     form = _sniff_text_table(path)
     if form == "table":
@@ -487,6 +610,8 @@ def _resolution(path: str | os.PathLike[str]) -> Resolution:
 
 
 def _why_lost(loser: Candidate, winner: Candidate) -> str:
+    if winner.kind == "tekken" and loser.rank[0] == winner.rank[0]:
+        return f"{winner.source} is the file mistral-common loads, so it ranks before {loser.source}"
     if loser.rank[0] == winner.rank[0]:
         return f"{winner.source} is preferred to {loser.source} for the same kind of evidence"
     return f"{winner.source} ({winner.kind}) comes before {loser.source} ({loser.kind}) in the fixed order of evidence"
@@ -630,6 +755,9 @@ def describe(path: str | os.PathLike[str]) -> Description:
     evidence.insert(1, ("files", ", ".join(f"{role} = {os.path.basename(p)}" for role, p in chosen.files.items())))
     if supports_encode is not None:
         evidence.append(("encode", f"the {chosen.kind} kind {'can' if supports_encode else 'cannot'} encode text"))
+        details = getattr(tok, "describe_details", None)
+        if callable(details):  # kinds that carry metadata of their own (gguf)
+            evidence.extend((about, str(value)) for about, value in details().items())
     return Description(
         path=res.path, kind=chosen.kind, files=dict(chosen.files), options=dict(chosen.options),
         vocab_size=vocab_size, special_ids=special, special_pieces=pieces, supports_encode=supports_encode,

@@ -15,6 +15,7 @@ from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
 from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
 from oasr_tok.checkpoint import load
 from paths import shared
+from tekken_files import derived as derived_tekken
 
 PATHS = {
     "symbol_table": shared("symbol_table/wenet-aishell2.units.txt"),
@@ -23,6 +24,8 @@ PATHS = {
     "huggingface/qwen2-audio-like": shared("huggingface/qwen2-audio-like"),
     "whisper": shared("whisper/faster-whisper-base"),
     "funasr_char": shared("funasr_char/paraformer-zh-vocab8404"),
+    "tekken": derived_tekken(),
+    "whisper/tiktoken": shared("whisper-tiktoken/multilingual.tiktoken"),
 }
 TEXTS = ("你好世界", "HELLO WORLD", "the quick brown fox 😀", "naïve café")
 

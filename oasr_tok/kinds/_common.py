@@ -136,3 +136,21 @@ def reject_unknown_options(options: Mapping[str, Any], known: Iterable[str], kin
     unknown = set(options) - set(known)
     if unknown:
         raise SpecError(f"{kind}: unknown option(s) {sorted(unknown)}; this kind takes {sorted(known)}")
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def base64_token(text: str) -> bytes | None:
+    """The bytes of a base64 token as tiktoken-format readers (openai-whisper, mistral-common)
+    decode it, or None when `text` holds anything but base64 characters. Those readers use the
+    lenient decoder, which takes openai-whisper's "=" (rank 50256) as the empty string."""
+    import base64
+    import binascii
+
+    if not _BASE64.fullmatch(text):
+        return None
+    try:
+        return base64.b64decode(text)
+    except (binascii.Error, ValueError):
+        return None

@@ -25,12 +25,22 @@ Rendering:
   decoder does. Bytes join across the dropped ids, as they do in `tokenizers` when special
   tokens are skipped.
 
+The same tokenizer is also built from openai-whisper's own vocabulary, `files={"tiktoken":
+"multilingual.tiktoken"}` (or gpt2.tiktoken for English-only models), a `base64(bytes) rank`
+line per rank. There the control block is not in the file: it is laid out after the ranks
+exactly as openai-whisper's `get_encoding` lays it out (eot = the number of ranks, then sot,
+the first `num_languages` of Whisper's language codes, the task tokens and the 1501
+timestamps), so both sources of one model give the same ids. Rank 50256 of
+multilingual.tiktoken is the empty byte string (it renders nothing), as id 50256 of the
+tokenizer.json is the empty token.
+
 Streaming and token pieces run on the compiled PieceTable in byte mode; the prompt-block rule
 is the one piece of context, kept in the stream state as a single bool (key "_whisper").
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
@@ -50,13 +60,23 @@ from ..errors import (
     short_repr,
 )
 from ..spec import TokenizerSpec
-from ._bytelevel import token_bytes
-from ._common import ID_SLACK, check_id_span, checked_text, json_id, read_json, reject_unknown_options
+from ._bytelevel import BYTE_TO_CHAR, token_bytes
+from ._common import (
+    ID_SLACK,
+    base64_token,
+    check_id_span,
+    checked_text,
+    json_id,
+    read_json,
+    read_text,
+    reject_unknown_options,
+)
 
 if TYPE_CHECKING:
     from ..segments import Segment
 
-__all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "TIMESTAMP_COUNT", "TIMESTAMP_STEP"]
+__all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "read_tiktoken_layout", "LANGUAGE_CODES",
+           "TIMESTAMP_COUNT", "TIMESTAMP_STEP", "GPT2_PATTERN"]
 
 #: <|0.00|> ... <|30.00|>
 TIMESTAMP_COUNT = 1501
@@ -69,6 +89,16 @@ _TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofpre
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
 _TIMESTAMP = re.compile(r"<\|(\d+(?:\.\d*)?)\|>")
 _STATE_KEY = "_whisper"  # True while a prompt block is open
+
+#: Whisper's language codes in openai-whisper's order (its `LANGUAGES`); a model has the first
+#: 99 (100 from large-v3 on, which added "yue").
+LANGUAGE_CODES = (
+    "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt "
+    "la mi ml cy sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc "
+    "ka be tg sd gu am yi lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt haw ln ha ba jw su yue"
+).split()
+#: The pre-tokenizer regex openai-whisper gives tiktoken (GPT-2's).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 def _seconds(value: Any, name: str) -> float:
@@ -176,14 +206,66 @@ def read_whisper_layout(path: str) -> WhisperLayout:
     )
 
 
+def read_tiktoken_layout(path: str, num_languages: int = 99) -> tuple[WhisperLayout, list[bytes]]:
+    """Parse an openai-whisper `.tiktoken` file (`base64(bytes) rank` per line, rank = line
+    number) and lay the control block out after its ranks as `get_encoding` does. The layout
+    spells each rank as the tokenizer.json of the same model does (the byte-level alphabet),
+    and the ranks' bytes. MalformedAssetError names the file and line."""
+    if isinstance(num_languages, bool) or not isinstance(num_languages, int) or not 0 <= num_languages <= len(LANGUAGE_CODES):
+        raise SpecError(f"whisper: option num_languages must be an integer 0 ... {len(LANGUAGE_CODES)}, "
+                        f"got {num_languages!r}")
+    text = read_text(path, "Whisper .tiktoken")
+    ranks: list[bytes] = []
+    seen: dict[bytes, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            raise MalformedAssetError(f"{path}:{number}: not a `base64 rank` line: {line[:60]!r}", path=path,
+                                      line=number)
+        if int(fields[1]) != len(ranks):
+            raise MalformedAssetError(f"{path}:{number}: rank {fields[1]} where rank {len(ranks)} belongs (the ranks "
+                                      "must count up from 0, one per line)", path=path, line=number)
+        piece = base64_token(fields[0])
+        if piece is None:
+            raise MalformedAssetError(f"{path}:{number}: {fields[0][:40]!r} is not base64", path=path, line=number)
+        if piece in seen:
+            raise MalformedAssetError(f"{path}:{number}: rank {len(ranks)} repeats the bytes of rank {seen[piece]}",
+                                      path=path, line=number)
+        seen[piece] = len(ranks)
+        ranks.append(piece)
+    if not ranks:
+        raise MalformedAssetError(f"{path}: the .tiktoken file has no ranks", path=path)
+    eot = len(ranks)
+    tokens: dict[int, str] = {rank: "".join([BYTE_TO_CHAR[b] for b in piece]) for rank, piece in enumerate(ranks)}
+    controls = ["<|endoftext|>", "<|startoftranscript|>", *[f"<|{code}|>" for code in LANGUAGE_CODES[:num_languages]],
+                *_TASK_BLOCK]
+    for offset, name in enumerate(controls):
+        tokens[eot + offset] = name
+    sot, translate = eot + 1, eot + 2 + num_languages
+    layout = WhisperLayout(
+        eot=eot, sot=sot, languages={code: sot + 1 + k for k, code in enumerate(LANGUAGE_CODES[:num_languages])},
+        translate=translate, transcribe=translate + 1, sot_lm=translate + 2, sot_prev=translate + 3,
+        no_speech=translate + 4, no_timestamps=translate + 5, tokens=tokens, special_below_eot=frozenset(),
+        max_id=translate + 5,
+    )
+    return layout, ranks
+
+
 class WhisperTokenizer(Tokenizer):
-    """Whisper's tokenizer from a HF tokenizer.json. Option: `vocab_size` (default: the layout's,
-    notimestamps id + 1 + 1501). encode() needs the `tokenizers` package; decoding does not."""
+    """Whisper's tokenizer from a HF tokenizer.json (file role `tokenizer`) or openai-whisper's
+    .tiktoken (role `tiktoken`, option `num_languages`, 99 by default). Option: `vocab_size`
+    (default: the layout's, notimestamps id + 1 + 1501). encode() needs the `tokenizers` package
+    (tokenizer.json) or `tiktoken` (.tiktoken); decoding needs neither."""
 
     supports_encode = True
 
-    def __init__(self, path: str, vocab_size: int | None = None) -> None:
-        layout = read_whisper_layout(path)
+    def __init__(self, path: str, vocab_size: int | None = None, *, tiktoken: bool = False,
+                 num_languages: int = 99) -> None:
+        self._ranks: list[bytes] | None = None
+        if tiktoken:
+            layout, self._ranks = read_tiktoken_layout(path, num_languages)
+        else:
+            layout = read_whisper_layout(path)
         needed = max(layout.size, layout.max_id + 1)
         if vocab_size is None:
             vocab_size = needed
@@ -222,8 +304,16 @@ class WhisperTokenizer(Tokenizer):
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "WhisperTokenizer":
-        reject_unknown_options(spec.options, ["vocab_size"], "whisper")
-        tokenizer = cls(spec.file("tokenizer"), spec.options.get("vocab_size"))
+        if "tiktoken" in spec.files:
+            if "tokenizer" in spec.files:
+                raise SpecError("whisper: give one vocabulary, file role 'tokenizer' (tokenizer.json) or "
+                                "'tiktoken' (.tiktoken), not both")
+            reject_unknown_options(spec.options, ["vocab_size", "num_languages"], "whisper")
+            tokenizer = cls(spec.file("tiktoken"), spec.options.get("vocab_size"), tiktoken=True,
+                            num_languages=spec.options.get("num_languages", 99))
+        else:
+            reject_unknown_options(spec.options, ["vocab_size"], "whisper")
+            tokenizer = cls(spec.file("tokenizer"), spec.options.get("vocab_size"))
         tokenizer.spec = spec
         return tokenizer
 
@@ -466,7 +556,34 @@ class WhisperTokenizer(Tokenizer):
         runtime matches added tokens. To prompt Whisper, send [sot_prev] + encode(" " + prompt)
         + sot_sequence(...)."""
         text = checked_text(text, "whisper")
+        if self._ranks is not None:
+            try:
+                return list(self._tiktoken().encode(text))
+            except ValueError as exc:  # openai-whisper's encoding refuses control markup in text
+                raise EncodeError(f"whisper (.tiktoken) encode: {exc}") from None
         return list(self._backend().encode(text, add_special_tokens=False).ids)
+
+    def _tiktoken(self) -> Any:
+        """The tiktoken Encoding openai-whisper's get_encoding builds for this file."""
+        with self._runtime_lock:
+            if self._runtime is None:
+                try:
+                    import tiktoken
+                except ImportError as exc:
+                    raise BackendNotInstalledError(
+                        f"whisper encode from a .tiktoken file needs the 'tiktoken' package ({exc}); "
+                        "pip install 'oasr_tok[tekken]'"
+                    ) from exc
+                assert self._ranks is not None
+                layout = self._layout
+                specials = {layout.tokens[i]: i for i in range(layout.eot, layout.no_timestamps + 1)}
+                for step in range(TIMESTAMP_COUNT):
+                    specials[f"<|{step * TIMESTAMP_STEP:.2f}|>"] = layout.timestamp_begin + step
+                self._runtime = tiktoken.Encoding(
+                    name=os.path.basename(self._path), explicit_n_vocab=layout.size, pat_str=GPT2_PATTERN,
+                    mergeable_ranks={piece: rank for rank, piece in enumerate(self._ranks)}, special_tokens=specials,
+                )
+            return self._runtime
 
     def _backend(self) -> Any:
         with self._runtime_lock:

@@ -1,4 +1,5 @@
-"""whisper cases: the real faster-whisper-base file and the project's three generated layouts
+"""whisper cases: the real faster-whisper-base file, openai-whisper's multilingual.tiktoken
+(the same model's vocabulary in its other source) and the project's three generated layouts
 (en, multilingual, large-v3). Streams mix decoder-shaped outputs (sot, language, task,
 timestamps, eot), prompt blocks, CJK and emoji split across byte tokens, and random ids."""
 from __future__ import annotations
@@ -20,6 +21,9 @@ SPLIT_BYTES = (0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xC3, 0xA9, 0xFF, 0x20)
 
 
 def build(name: str):
+    if name == "tiktoken-multilingual":
+        return lambda: build_tokenizer(TokenizerSpec(
+            "whisper", {"tiktoken": shared("whisper-tiktoken/multilingual.tiktoken")}, {"num_languages": 99}))
     return lambda: build_tokenizer(TokenizerSpec("whisper", {"tokenizer": FILES[name]()}))
 
 
@@ -30,7 +34,11 @@ def runtime(tok):
 
 
 def byte_token_ids(tok) -> list[int]:
-    """Ids of the single-byte tokens of SPLIT_BYTES, asked of the tokenizers runtime."""
+    """Ids of the single-byte tokens of SPLIT_BYTES, asked of the tokenizers runtime (of the
+    tiktoken file's own ranks, spelled in the same alphabet, for the .tiktoken source)."""
+    if "tokenizer" not in tok.spec.files:
+        by_piece = {tok.id_to_piece(i): i for i in range(tok.eot)}
+        return [by_piece[BYTE_TO_CHAR[b]] for b in SPLIT_BYTES]
     rt = runtime(tok)
     return [rt.token_to_id(BYTE_TO_CHAR[b]) for b in SPLIT_BYTES]
 
@@ -70,5 +78,5 @@ def decoder_outputs(tok) -> list[list[int]]:
 
 CASES = [
     KindCase(f"whisper/{name}", build(name), interesting=interesting, realistic=decoder_outputs)
-    for name in FILES
+    for name in (*FILES, "tiktoken-multilingual")
 ]

@@ -1,0 +1,380 @@
+"""tekken: Mistral's tekken.json (Mistral, Pixtral, Voxtral), read as mistral-common reads it.
+
+A tekken.json holds a byte-level BPE for `tiktoken` and a block of special tokens in front of
+it::
+
+    {"config": {"pattern", "num_vocab_tokens", "default_vocab_size",
+                "default_num_special_tokens", "version"},
+     "vocab": [{"rank", "token_bytes" (base64), "token_str"}, ...],
+     "special_tokens": [{"rank", "token_str", "is_control"}, ...]}   (absent in old files)
+
+Ids (mistral-common's `Tekkenizer`):
+
+* ids 0 ... S-1 are the special tokens, S = `default_num_special_tokens`. The file lists the
+  first of them; the rest are filled in as `<SPECIAL_{id}>`. A file without `special_tokens`
+  (versions up to v7: both files mistral-common ships) gets mistral-common's built-in list of
+  twenty (`<unk>`, `<s>`, `</s>`, `[INST]`, ...) before the filling;
+* id S + r is vocabulary rank r; the vocabulary is cut to `default_vocab_size` - S ranks,
+  so `vocab_size` is `default_vocab_size` (the file may hold more ranks: they are unused).
+
+Rendering equals `Tekkenizer.decode(ids, SpecialTokenPolicy.IGNORE)`: the ids are grouped into
+runs of ordinary ids between special ids, each run's bytes are decoded on its own as lossy
+UTF-8 (one U+FFFD per maximal invalid subpart, tiktoken's `decode`), special ids render
+nothing. Unlike the whisper and huggingface kinds, bytes never join across a special id: a
+character split by one renders as two U+FFFD groups. The compiled engine does the same with
+FLAG_BREAK on the special ids.
+
+Decoding needs nothing but this module; encode() needs `tiktoken` (extra `[tekken]`).
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
+from ..base import Tokenizer
+from ..errors import BackendNotInstalledError, MalformedAssetError
+from ..spec import TokenizerSpec
+from ._common import base64_token, checked_text, read_json, reject_unknown_options
+
+__all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer", "read_tekken"]
+
+#: The special tokens mistral-common gives a tekken file that lists none (its
+#: `Tekkenizer.DEPRECATED_SPECIAL_TOKENS`, ranks 0 ... 19, all control tokens).
+BUILTIN_SPECIAL_TOKENS: tuple[str, ...] = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+)
+#: How mistral-common names the special ids a file does not list.
+FILLER_TEMPLATE = "<SPECIAL_{id}>"
+#: Files from this version on must list their special tokens (mistral-common refuses them).
+_LAST_VERSION_WITHOUT_SPECIALS = 7
+#: A bound on the claimed number of special tokens (real files have 1000), so that a corrupt
+#: count is refused before anything is allocated for it.
+MAX_SPECIAL_TOKENS = 1 << 20
+_VERSION = re.compile(r"v(\d+)")
+_VOCAB_KEYS = frozenset({"rank", "token_bytes", "token_str"})
+
+
+@dataclass(frozen=True)
+class TekkenFile:
+    """What a tekken.json says: the rank bytes in use, the special tokens, the settings."""
+
+    path: str
+    pattern: str
+    version: str
+    vocab_size: int
+    num_special: int
+    rank_bytes: list[bytes]
+    special_names: tuple[str, ...]
+    control: tuple[bool, ...]
+    listed_specials: bool
+    audio: dict[str, Any] | None
+    image: dict[str, Any] | None
+
+
+def _malformed(path: str, key: str, why: str) -> MalformedAssetError:
+    return MalformedAssetError(f"{path}: not a tekken.json: {key}: {why}", path=path)
+
+
+def _count(path: str, config: dict[str, Any], key: str) -> int:
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _malformed(path, f"config.{key}", f"must be a non-negative integer, got {value!r}")
+    return value
+
+
+def read_tekken(path: str) -> TekkenFile:
+    """Parse and check `path` as mistral-common's `Tekkenizer.from_file` does; every refusal is
+    a MalformedAssetError naming the file and the key."""
+    data = read_json(path, "tekken.json")
+    if not isinstance(data, dict):
+        raise _malformed(path, "(top level)", f"must be an object, got {type(data).__name__}")
+    config = data.get("config")
+    if not isinstance(config, dict):
+        raise _malformed(path, "config", "missing or not an object")
+    version = config.get("version")
+    match = _VERSION.fullmatch(version) if isinstance(version, str) else None
+    if match is None:
+        raise _malformed(path, "config.version", f"must be a version string like 'v3', got {version!r}")
+    pattern = config.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise _malformed(path, "config.pattern", f"must be a non-empty regex string, got {pattern!r}")
+    vocab_size = _count(path, config, "default_vocab_size")
+    num_special = _count(path, config, "default_num_special_tokens")
+    if num_special > MAX_SPECIAL_TOKENS:
+        raise _malformed(path, "config.default_num_special_tokens",
+                         f"{num_special} is more than {MAX_SPECIAL_TOKENS} special tokens")
+    if num_special > vocab_size:
+        raise _malformed(path, "config.default_vocab_size",
+                         f"{vocab_size} is smaller than default_num_special_tokens ({num_special})")
+    vocab = data.get("vocab")
+    if not isinstance(vocab, list):
+        raise _malformed(path, "vocab", "missing or not a list")
+    inner = vocab_size - num_special
+    if len(vocab) < inner:
+        raise _malformed(path, "config.default_vocab_size",
+                         f"{vocab_size} needs {inner} vocabulary ranks after {num_special} special tokens, "
+                         f"but 'vocab' holds {len(vocab)}")
+    rank_bytes = _read_ranks(path, vocab, inner)
+    listed = data.get("special_tokens")
+    if listed is None:
+        if int(match.group(1)) > _LAST_VERSION_WITHOUT_SPECIALS:
+            raise _malformed(path, "special_tokens", f"missing, and a {version} file must list its special tokens")
+        names, control = list(BUILTIN_SPECIAL_TOKENS), [True] * len(BUILTIN_SPECIAL_TOKENS)
+        from_file = False
+    else:
+        names, control = _read_specials(path, listed)
+        from_file = True
+    if len(names) > num_special:
+        raise _malformed(path, "special_tokens",
+                         f"{len(names)} special tokens, more than default_num_special_tokens ({num_special})")
+    taken = set(names)
+    for token_id in range(len(names), num_special):
+        filler = FILLER_TEMPLATE.format(id=token_id)
+        if filler in taken:  # mistral-common asserts the full list is unique
+            raise _malformed(path, "special_tokens", f"{filler!r} is listed, but id {token_id} is filled with that name")
+        names.append(filler)
+        control.append(True)
+    audio, image = data.get("audio"), data.get("image", data.get("multimodal"))
+    return TekkenFile(
+        path=path, pattern=pattern, version=str(version), vocab_size=vocab_size, num_special=num_special,
+        rank_bytes=rank_bytes, special_names=tuple(names), control=tuple(control), listed_specials=from_file,
+        audio=audio if isinstance(audio, dict) else None, image=image if isinstance(image, dict) else None,
+    )
+
+
+def _read_ranks(path: str, vocab: list[Any], inner: int) -> list[bytes]:
+    """The bytes of ranks 0 ... inner-1, checked as mistral-common's _reload_mergeable_ranks
+    checks them (only the ranks in use: the rest of the list is never read)."""
+    rank_bytes: list[bytes] = []
+    seen: dict[bytes, int] = {}
+    for rank in range(inner):
+        entry = vocab[rank]
+        if type(entry) is not dict or entry.keys() != _VOCAB_KEYS:
+            keys = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+            raise _malformed(path, f"vocab[{rank}]", f"must be an object with keys rank, token_bytes, token_str; got {keys}")
+        if entry["rank"] != rank or type(entry["rank"]) is not int:
+            raise _malformed(path, f"vocab[{rank}].rank", f"is {entry['rank']!r}, where rank {rank} belongs")
+        encoded = entry["token_bytes"]
+        if not isinstance(encoded, str):
+            raise _malformed(path, f"vocab[{rank}].token_bytes", f"must be a base64 string, got {encoded!r}")
+        piece = base64_token(encoded)
+        if piece is None:
+            raise _malformed(path, f"vocab[{rank}].token_bytes", f"{encoded[:40]!r} is not base64")
+        if rank < 256 and piece != bytes([rank]):
+            raise _malformed(path, f"vocab[{rank}].token_bytes", f"rank {rank} must be the single byte {rank:#04x}, "
+                                                                 f"got {piece[:16]!r}")
+        if piece in seen:
+            raise _malformed(path, f"vocab[{rank}].token_bytes", f"{piece[:32]!r} is also rank {seen[piece]}")
+        seen[piece] = rank
+        rank_bytes.append(piece)
+    return rank_bytes
+
+
+def _read_specials(path: str, listed: Any) -> tuple[list[str], list[bool]]:
+    if not isinstance(listed, list):
+        raise _malformed(path, "special_tokens", f"must be a list, got {type(listed).__name__}")
+    names: list[str] = []
+    control: list[bool] = []
+    seen: dict[str, int] = {}
+    for position, entry in enumerate(listed):
+        where = f"special_tokens[{position}]"
+        if not isinstance(entry, dict):
+            raise _malformed(path, where, f"must be an object, got {type(entry).__name__}")
+        rank, name, is_control = entry.get("rank"), entry.get("token_str"), entry.get("is_control", True)
+        # mistral-common takes the list's order as the ids (its fillers and KEEP rendering index
+        # by position), so a rank other than the position would make two ids disagree.
+        if type(rank) is not int or rank != position:
+            raise _malformed(path, f"{where}.rank", f"is {rank!r}; special tokens must be listed in rank order "
+                                                    f"from 0, so this one must be {position}")
+        if not isinstance(name, str):
+            raise _malformed(path, f"{where}.token_str", f"must be a string, got {name!r}")
+        if not isinstance(is_control, bool):
+            raise _malformed(path, f"{where}.is_control", f"must be true or false, got {is_control!r}")
+        if name in seen:
+            raise _malformed(path, f"{where}.token_str", f"{name!r} is also special token {seen[name]}")
+        seen[name] = position
+        names.append(name)
+        control.append(is_control)
+    return names, control
+
+
+class TekkenTokenizer(Tokenizer):
+    """Mistral's tekken tokenizer. Files: `tekken`. No options. encode() needs `tiktoken`."""
+
+    supports_encode = True
+
+    def __init__(self, path: str) -> None:
+        tekken = read_tekken(path)
+        self._path = path
+        self._file = tekken
+        num_special = tekken.num_special
+        self._num_special = num_special
+        self._vocab_size = tekken.vocab_size
+        self._special = frozenset(range(num_special))
+        self._special_by_name = {name: token_id for token_id, name in enumerate(tekken.special_names)}
+        #: the bytes every id renders (b"" for special ids), the table decode() reads
+        self._bytes: list[bytes] = [b""] * num_special + tekken.rank_bytes
+        flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
+        self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
+        # Bound straight to the compiled engine: no Python frame on the per-token path.
+        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
+        self._encoding: Any = None
+        self._encoding_lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> TekkenTokenizer:
+        reject_unknown_options(spec.options, [], "tekken")
+        tokenizer = cls(spec.file("tekken"))
+        tokenizer.spec = spec
+        return tokenizer
+
+    # -- the vocabulary -----------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        """`default_vocab_size`: the special ids plus the ranks in use."""
+        return self._vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        """0 ... num_special_tokens - 1: every special token, listed or filled."""
+        return self._special
+
+    @property
+    def num_special_tokens(self) -> int:
+        return self._num_special
+
+    @property
+    def version(self) -> str:
+        """The file's `config.version` ("v3", "v7", ...)."""
+        return self._file.version
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenizer regex (tiktoken's `pat_str`)."""
+        return self._file.pattern
+
+    @property
+    def special_token_names(self) -> tuple[str, ...]:
+        """The name of every special id, in id order (fillers are `<SPECIAL_{id}>`)."""
+        return self._file.special_names
+
+    @property
+    def special_token_ids(self) -> dict[str, int]:
+        """Special token name -> id, e.g. {"<s>": 1, "[INST]": 3, ...} (a fresh copy)."""
+        return dict(self._special_by_name)
+
+    @property
+    def lists_special_tokens(self) -> bool:
+        """Whether the file lists its special tokens (else mistral-common's built-in twenty)."""
+        return self._file.listed_specials
+
+    @property
+    def audio_config(self) -> dict[str, Any] | None:
+        """The file's `audio` object as written (Voxtral), or None."""
+        audio = self._file.audio
+        return None if audio is None else dict(audio)
+
+    def special_token_id(self, name: str) -> int:
+        """The id of the special token `name` ("[INST]", "[AUDIO]", "[TRANSCRIBE]", ...)."""
+        try:
+            return self._special_by_name[name]
+        except KeyError:
+            raise KeyError(f"{self._path} has no special token {name!r}") from None
+
+    def _named(self, name: str) -> int | None:
+        return self._special_by_name.get(name)
+
+    @property
+    def bos_id(self) -> int | None:
+        return self._named("<s>")
+
+    @property
+    def eos_id(self) -> int | None:
+        return self._named("</s>")
+
+    @property
+    def pad_id(self) -> int | None:
+        return self._named("<pad>")
+
+    @property
+    def unk_id(self) -> int | None:
+        return self._named("<unk>")
+
+    def is_control(self, token_id: int) -> bool:
+        """Whether a special id is a control token (the file's `is_control`); False for
+        ordinary ids."""
+        token_id = self.check_ids([token_id])[0]
+        return token_id < self._num_special and self._file.control[token_id]
+
+    def id_to_piece(self, token_id: int) -> str:
+        """mistral-common's `id_to_piece`: a special token's name, an ordinary token's bytes
+        decoded on their own (lossy UTF-8: a partial character shows as U+FFFD)."""
+        token_id = self.check_ids([token_id])[0]
+        if token_id < self._num_special:
+            return self._file.special_names[token_id]
+        return self._bytes[token_id].decode("utf-8", "replace")
+
+    def id_to_bytes(self, token_id: int) -> bytes:
+        """The bytes an id renders (b"" for special ids)."""
+        return self._bytes[self.check_ids([token_id])[0]]
+
+    # -- decoding -----------------------------------------------------------------------------
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """`Tekkenizer.decode(ids, SpecialTokenPolicy.IGNORE)`: each run of ordinary ids between
+        special ids decoded on its own, special ids dropped."""
+        ids = self.check_ids(ids)
+        pieces, num_special = self._bytes, self._num_special
+        if not ids or min(ids) >= num_special:
+            return b"".join([pieces[i] for i in ids]).decode("utf-8", "replace")
+        texts: list[str] = []
+        run: list[bytes] = []
+        for token_id in ids:
+            if token_id < num_special:
+                if run:
+                    texts.append(b"".join(run).decode("utf-8", "replace"))
+                    run = []
+            else:
+                run.append(pieces[token_id])
+        if run:
+            texts.append(b"".join(run).decode("utf-8", "replace"))
+        return "".join(texts)
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """mistral-common's `encode(text, bos=False, eos=False)`: tiktoken's BPE over the
+        file's pattern and ranks, shifted past the special ids. Special token names written
+        in the text are ordinary text (mistral-common never matches them)."""
+        text = checked_text(text, "tekken")
+        shift = self._num_special
+        return [rank + shift for rank in self._tiktoken().encode(text)]
+
+    def _tiktoken(self) -> Any:
+        with self._encoding_lock:
+            if self._encoding is None:
+                try:
+                    import tiktoken
+                except ImportError as exc:
+                    raise BackendNotInstalledError(
+                        f"tekken encode needs the 'tiktoken' package ({exc}); pip install 'oasr_tok[tekken]'"
+                    ) from exc
+                ranks = {piece: rank for rank, piece in enumerate(self._file.rank_bytes)}
+                try:
+                    self._encoding = tiktoken.Encoding(
+                        name=os.path.basename(self._path).removesuffix(".json"), pat_str=self.pattern,
+                        mergeable_ranks=ranks, special_tokens={},
+                    )
+                except ValueError as exc:  # tiktoken's own refusal (a pattern it cannot compile)
+                    raise MalformedAssetError(f"{self._path}: tiktoken cannot use it: {exc}", path=self._path) from None
+            return self._encoding

@@ -1,0 +1,403 @@
+"""tekken against mistral-common's Tekkenizer on the files it ships and on a derived file in
+the listed-specials layout: the id layout, special tokens by name, decode with
+SpecialTokenPolicy.IGNORE on random and adversarial ids (byte runs split by specials,
+incomplete characters at the end, genuine U+FFFD, invalid bytes), encode, and every refusal of
+a bad file as a MalformedAssetError naming file and key (fuzzed too)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
+
+from oasr_tok import TokenizerSpec, build_tokenizer
+from oasr_tok._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
+from oasr_tok.errors import (
+    InvalidIdError,
+    MalformedAssetError,
+)
+from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
+
+from cases import MULTISCRIPT
+from paths import subprocess_env
+
+NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
+_built: dict[str, TekkenTokenizer] = {}
+
+
+def tok_of(name: str) -> TekkenTokenizer:
+    if name not in _built:
+        tok = build_tokenizer(TokenizerSpec("tekken", {"tekken": path_of(name)}))
+        assert isinstance(tok, TekkenTokenizer)
+        _built[name] = tok
+    return _built[name]
+
+
+def ref_decode(name: str, ids: list[int]) -> str:
+    return reference(name).decode(ids, SpecialTokenPolicy.IGNORE)
+
+
+# -- the id layout and the special tokens ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_layout_matches_mistral_common(name):
+    tok, ref = tok_of(name), reference(name)
+    assert tok.vocab_size == ref.n_words
+    assert tok.num_special_tokens == ref.num_special_tokens
+    assert tok.special_ids == frozenset(ref.special_ids) == frozenset(range(ref.num_special_tokens))
+    assert tok.special_token_names == tuple(t["token_str"] for t in ref._all_special_tokens)
+    for token_name, token_id in tok.special_token_ids.items():
+        assert ref.get_special_token(token_name) == token_id
+    assert (tok.bos_id, tok.eos_id, tok.pad_id, tok.unk_id) == (ref.bos_id, ref.eos_id, ref.pad_id, ref.unk_id)
+    assert [tok.is_control(i) for i in range(tok.num_special_tokens)] == [
+        t["is_control"] for t in ref._all_special_tokens
+    ]
+    rng = random.Random(name)
+    sample = [*range(tok.num_special_tokens + 300), *rng.sample(range(tok.vocab_size), 3000), tok.vocab_size - 1]
+    for token_id in sample:
+        assert tok.id_to_piece(token_id) == ref.id_to_piece(token_id), token_id
+        assert tok.id_to_bytes(token_id) == ref.id_to_byte_piece(token_id, SpecialTokenPolicy.IGNORE)
+
+
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_old_files_get_mistral_commons_builtin_specials(name):
+    tok = tok_of(name)
+    assert not tok.lists_special_tokens
+    builtin = tuple(t["token_str"] for t in Tekkenizer.DEPRECATED_SPECIAL_TOKENS)
+    assert BUILTIN_SPECIAL_TOKENS == builtin
+    assert tok.special_token_names[: len(builtin)] == builtin
+    assert tok.special_token_names[len(builtin)] == f"<SPECIAL_{len(builtin)}>"
+
+
+def test_listed_specials_are_read_by_name_from_the_file():
+    tok, ref = tok_of("derived"), reference("derived")
+    assert tok.lists_special_tokens
+    assert tok.special_token_names[: len(LISTED_SPECIALS)] == LISTED_SPECIALS
+    for name in ("[AUDIO]", "[BEGIN_AUDIO]", "[TRANSCRIBE]", "[INST]"):
+        assert tok.special_token_id(name) == ref.get_special_token(name)
+    assert not tok.is_control(tok.special_token_id("[ARGS]"))
+    with pytest.raises(KeyError, match="NOPE"):
+        tok.special_token_id("[NOPE]")
+    # The old files have no audio tokens: they are never hard-coded.
+    assert "[AUDIO]" not in tok_of("tekken_240911.json").special_token_ids
+
+
+# -- decode --------------------------------------------------------------------------------------
+
+
+def adversarial(tok: TekkenTokenizer, rng: random.Random, length: int) -> list[int]:
+    """Ids that stress the byte runs: single bytes of multi-byte characters, specials between
+    them, genuine U+FFFD and invalid bytes, long tokens, vocabulary edges."""
+    s = tok.num_special_tokens
+    pools = [
+        lambda: s + rng.choice([0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xC3, 0xA9, 0xEF, 0xBF, 0xBD, 0xFF, 0x20]),
+        lambda: rng.randrange(s),
+        lambda: rng.randrange(tok.vocab_size),
+        lambda: rng.choice([0, s - 1, s, s + 255, s + 256, tok.vocab_size - 1]),
+    ]
+    return [rng.choice(pools)() for _ in range(length)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_decode_equals_mistral_common_on_random_and_adversarial_ids(name):
+    tok = tok_of(name)
+    rng = random.Random(f"decode {name}")
+    for _ in range(1500):
+        ids = adversarial(tok, rng, rng.randrange(0, 40))
+        expected = ref_decode(name, ids)
+        assert tok.decode(ids) == expected, ids
+        assert "".join(tok.token_pieces(ids)) == expected, ids
+        assert tok.decode_batch([ids, ids[::-1]]) == [expected, ref_decode(name, ids[::-1])]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bytes_never_join_across_a_special(name):
+    tok = tok_of(name)
+    s = tok.num_special_tokens
+    zhong = [s + 0xE4, s + 0xB8, s + 0xAD]
+    assert tok.decode(zhong) == "中" == ref_decode(name, zhong)
+    split = [s + 0xE4, s + 0xB8, tok.bos_id, s + 0xAD]
+    assert tok.decode(split) == ref_decode(name, split) == "\ufffd\ufffd"
+    # streamed one token at a time, the special settles the first half at once (and the
+    # lone continuation byte after it is invalid at once)
+    state: dict = {}
+    deltas = [tok.decode_incremental([i], state) for i in split]
+    assert deltas == ["", "", "\ufffd", "\ufffd"]
+    assert tok.decode_incremental([], state, final=True) == ""
+    # the pieces put the broken run's U+FFFD on the token that printed it, "" on the special
+    assert tok.token_pieces(split) == ["", "\ufffd", "", "\ufffd"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_realistic_streams_equal_mistral_common(name):
+    tok = tok_of(name)
+    for text in MULTISCRIPT:
+        ids = [tok.bos_id, *tok.encode(text), tok.eos_id]
+        assert tok.decode(ids) == ref_decode(name, ids) == text
+
+
+def test_out_of_range_and_non_integer_ids_raise_invalid_id_error():
+    tok = tok_of("derived")
+    for bad in ([tok.vocab_size], [-1], [1.5], ["3"], [True, 10**30]):
+        with pytest.raises(InvalidIdError):
+            tok.decode(bad)
+        with pytest.raises(InvalidIdError):
+            tok.token_pieces(bad)
+        state: dict = {}
+        with pytest.raises(InvalidIdError):
+            tok.decode_incremental(bad, state)
+        assert state == {}
+    with pytest.raises(InvalidIdError):
+        tok.id_to_piece(tok.vocab_size)
+
+
+# -- encode --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_encode_equals_mistral_common(name):
+    tok, ref = tok_of(name), reference(name)
+    texts = (*MULTISCRIPT, "", " ", "\n\n", "[INST] markup is text [/INST] <s>", "a" * 500)
+    for text in texts:
+        assert tok.encode(text) == ref.encode(text, bos=False, eos=False), text
+
+
+@settings(max_examples=150)
+@given(text=st.text(max_size=60))
+def test_encode_equals_mistral_common_on_any_text(text):
+    assert tok_of("derived").encode(text) == reference("derived").encode(text, bos=False, eos=False)
+
+
+def test_decoding_needs_no_tiktoken():
+    script = (
+        "import sys; sys.modules['tiktoken'] = None\n"
+        "from oasr_tok import TokenizerSpec, build_tokenizer\n"
+        "from oasr_tok.errors import BackendNotInstalledError\n"
+        f"tok = build_tokenizer(TokenizerSpec('tekken', {{'tekken': {path_of('derived')!r}}}))\n"
+        "s = tok.num_special_tokens\n"
+        "assert tok.decode([1, s + 0xE4, s + 0xB8, s + 0xAD, 2]) == '中'\n"
+        "try:\n    tok.encode('x')\nexcept BackendNotInstalledError as e:\n    print('refused', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    assert "refused" in done.stdout and "oasr_tok[tekken]" in done.stdout
+
+
+# -- the engine's FLAG_BREAK, against the rule it implements ------------------------------------
+
+
+@settings(max_examples=300)
+@given(ids=st.lists(st.integers(0, 7), max_size=30), cut=st.integers(0, 30))
+def test_engine_break_flag_decodes_each_run_on_its_own(ids, cut):
+    pieces = [b"", b"", b"\xe4", b"\xb8\xad", b"\xf0\x9f", b"\x98\x80a", b"\xff", b"\xef\xbf\xbd"]
+    flags = bytes([FLAG_SKIP, FLAG_SKIP | FLAG_BREAK, 0, 0, 0, 0, 0, 0])
+    table = PieceTable(pieces, flags=flags, mode="bytes")
+    runs, run = [], b""
+    for i in ids:
+        if i == 1:
+            runs.append(run)
+            run = b""
+        else:
+            run += pieces[i]
+    expected = "".join(r.decode("utf-8", "replace") for r in [*runs, run])
+    assert table.render(ids) == expected
+    state: dict = {}
+    out = table.decode_incremental(ids[:cut], state) + table.decode_incremental(ids[cut:], state)
+    assert state["text"] == expected
+    assert out + table.decode_incremental([], state, final=True) == expected
+    with pytest.raises(ValueError, match="FLAG_BREAK"):
+        PieceTable([b"x"], flags=bytes([FLAG_BREAK]), mode="bytes")
+
+
+# -- bad files -----------------------------------------------------------------------------------
+
+BAD_FILES = {
+    "config missing": ({"config": None}, "config"),
+    "version unknown": ({"config": {"version": "three"}}, "config.version"),
+    "vocab size short": ({"config": {"default_vocab_size": 64 + 8000}}, "config.default_vocab_size"),
+    "fewer ids than specials": ({"config": {"default_vocab_size": 10}}, "config.default_vocab_size"),
+    "negative specials": ({"config": {"default_num_special_tokens": -1}}, "config.default_num_special_tokens"),
+    "huge specials": ({"config": {"default_num_special_tokens": 10**12, "default_vocab_size": 10**12}},
+                      "config.default_num_special_tokens"),
+    "pattern missing": ({"config": {"pattern": None}}, "config.pattern"),
+    "vocab not a list": ({"vocab": {"a": 1}}, "vocab"),
+    "rank out of place": ({"vocab": "swap ranks"}, "vocab[300].rank"),
+    "bad base64": ({"vocab": "bad base64"}, "vocab[300].token_bytes"),
+    "byte rank wrong": ({"vocab": "byte rank"}, "vocab[65].token_bytes"),
+    "duplicate bytes": ({"vocab": "duplicate"}, "vocab[301].token_bytes"),
+    "extra key": ({"vocab": "extra key"}, "vocab[7]"),
+    "v11 without specials": ({"special_tokens": None}, "special_tokens"),
+    "duplicate special": ({"special_tokens": "duplicate"}, "special_tokens[3].token_str"),
+    "special rank": ({"special_tokens": "rank"}, "special_tokens[2].rank"),
+    "too many specials": ({"special_tokens": "too many"}, "special_tokens"),
+    "filler clash": ({"special_tokens": "filler"}, "special_tokens"),
+}
+
+# Files we refuse that mistral-common takes (or must not be handed).
+LENIENT_REFERENCE = {
+    "special rank": "mistral-common takes any rank but indexes specials by position, so ids disagree",
+    "huge specials": "mistral-common would try to build 10**12 filler tokens",
+}
+
+
+def _bad_file(folder: str, what: str) -> str:
+    changes, _ = BAD_FILES[what]
+    source = json.loads(Path(path_of("derived")).read_text(encoding="utf-8"))
+    out = dict(source)
+    if "config" in changes:
+        out["config"] = None if changes["config"] is None else {**source["config"], **changes["config"]}
+    vocab = [dict(v) for v in source["vocab"]]
+    specials = [dict(t) for t in source["special_tokens"]]
+    edit = changes.get("vocab")
+    if isinstance(edit, dict):
+        out["vocab"] = edit
+    elif edit == "swap ranks":
+        vocab[300]["rank"], vocab[301]["rank"] = 301, 300
+    elif edit == "bad base64":
+        vocab[300]["token_bytes"] = "!!not base64"
+    elif edit == "byte rank":
+        vocab[65]["token_bytes"] = "Qg=="  # "B" where "A" belongs
+    elif edit == "duplicate":
+        vocab[301]["token_bytes"] = vocab[300]["token_bytes"]
+    elif edit == "extra key":
+        vocab[7]["score"] = 1.0
+    if edit is not None and not isinstance(edit, dict):
+        out["vocab"] = vocab
+    edit = changes.get("special_tokens", "keep")
+    if edit is None:
+        del out["special_tokens"]
+    elif edit == "duplicate":
+        specials[3]["token_str"] = specials[1]["token_str"]
+    elif edit == "rank":
+        specials[2]["rank"] = 7
+    elif edit == "too many":
+        specials += [{"rank": i, "token_str": f"[X{i}]", "is_control": True} for i in range(len(specials), 80)]
+    elif edit == "filler":
+        specials[5]["token_str"] = "<SPECIAL_40>"
+    if edit != "keep" and edit is not None:
+        out["special_tokens"] = specials
+    path = os.path.join(folder, "tekken.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(out, handle)
+    return path
+
+
+@pytest.mark.parametrize("what", sorted(BAD_FILES))
+def test_bad_files_raise_malformed_naming_file_and_key(tmp_path, what):
+    path = _bad_file(str(tmp_path), what)
+    with pytest.raises(MalformedAssetError) as caught:
+        build_tokenizer(TokenizerSpec("tekken", {"tekken": path}))
+    assert path in str(caught.value) and BAD_FILES[what][1] in str(caught.value)
+    assert caught.value.path == path
+    # mistral-common refuses the same file (its asserts and ValueErrors), except where it
+    # is lenient about what we refuse (LENIENT_REFERENCE says where and why).
+    if what not in LENIENT_REFERENCE:
+        with pytest.raises((AssertionError, ValueError, KeyError, TypeError, AttributeError, OverflowError,
+                            MemoryError)):
+            Tekkenizer.from_file(path)
+
+
+def test_not_json_and_truncated_files(tmp_path):
+    path = tmp_path / "tekken.json"
+    text = Path(path_of("derived")).read_text(encoding="utf-8")
+    for broken in (text[: len(text) // 2], "", "[1, 2]", '{"config": 3}'):
+        path.write_text(broken, encoding="utf-8")
+        with pytest.raises(MalformedAssetError, match="tekken.json"):
+            TekkenTokenizer(str(path))
+
+
+def test_fuzzed_files_load_or_raise_malformed(tmp_path):
+    """Bit flips and cuts anywhere in a small file: a MalformedAssetError naming it, or a
+    tokenizer whose decode still equals mistral-common's on the same file."""
+    source = json.dumps(json.loads(Path(path_of("derived")).read_text(encoding="utf-8"))).encode()
+    rng = random.Random(17)
+    path = tmp_path / "tekken.json"
+    loaded = 0
+    for trial in range(60):
+        data = bytearray(source)
+        if trial % 3 == 0:
+            data = data[: rng.randrange(len(data))]
+        for _ in range(rng.randrange(1, 4)):
+            k = rng.randrange(len(data))
+            data[k] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(data))
+        try:
+            tok = TekkenTokenizer(str(path))
+        except MalformedAssetError as exc:
+            assert str(path) in str(exc)
+            continue
+        loaded += 1
+        ref = Tekkenizer.from_file(path)
+        ids = adversarial(tok, rng, 50)
+        assert tok.decode(ids) == ref.decode(ids, SpecialTokenPolicy.IGNORE)
+    assert loaded < 60
+
+
+def test_derived_writer_changes_apply(tmp_path):
+    # the writer used above really produces the layout the tests claim
+    path = write_derived(str(tmp_path), config={"pattern": "x", "version": "v7", "default_vocab_size": 300,
+                                               "default_num_special_tokens": 30, "num_vocab_tokens": 300})
+    tok = TekkenTokenizer(path)
+    assert (tok.vocab_size, tok.num_special_tokens, tok.version) == (300, 30, "v7")
+
+
+def test_demo_entry_is_what_mistral_common_prints():
+    from oasr_tok import demo
+
+    entry = next(e for e in demo.load_manifest() if e["kind"] == "tekken")
+    ref = Tekkenizer.from_file(demo.DATA / entry["files"]["tekken"])
+    assert ref.decode(entry["ids"], SpecialTokenPolicy.IGNORE) == entry["expected"]
+    tok = TekkenTokenizer(str(demo.DATA / entry["files"]["tekken"]))
+    assert tok.decode(entry["ids"]) == entry["expected"]
+    assert tok.special_token_id("[TRANSCRIBE]") == ref.get_special_token("[TRANSCRIBE]")
+
+
+# -- resolution ----------------------------------------------------------------------------------
+
+
+def test_a_folder_with_tekken_json_and_tokenizer_json_resolves_to_tekken(tmp_path):
+    import shutil
+
+    from oasr_tok import describe, load, resolve
+
+    from paths import shared
+
+    shutil.copy(path_of("derived"), tmp_path / "tekken.json")
+    shutil.copy(shared("huggingface/mistral-7b/tokenizer.json"), tmp_path / "tokenizer.json")
+    spec = resolve(tmp_path)
+    assert spec.kind == "tekken" and spec.files == {"tekken": str(tmp_path / "tekken.json")}
+    d = describe(tmp_path)
+    assert d.kind == "tekken" and d.error is None and d.vocab_size == reference("derived").n_words
+    kind_evidence = dict(d.evidence)["kind"]
+    assert "v11" in kind_evidence and "25 special tokens listed" in kind_evidence
+    assert [lost["kind"] for lost in d.lost] == ["huggingface"]
+    assert "mistral-common loads" in d.lost[0]["reason"]
+    assert d.special_pieces[1] == "<s>" and d.special_pieces[3] == "[INST]"
+    assert load(tmp_path).decode([1, *tok_of("derived").encode("hi"), 2]) == "hi"
+
+
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_a_tekken_file_alone_resolves_by_its_content(name):
+    from oasr_tok import describe
+
+    d = describe(path_of(name))
+    assert d.kind == "tekken" and d.vocab_size == 131072
+    assert "no special_tokens listed" in dict(d.evidence)["kind"]
+
+
+def test_a_broken_tekken_json_in_a_folder_raises_naming_it(tmp_path):
+    from oasr_tok import resolve
+
+    (tmp_path / "tekken.json").write_text('{"config": {}, "vocab": 3}', encoding="utf-8")
+    with pytest.raises(MalformedAssetError, match="tekken.json"):
+        resolve(tmp_path)
