@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import oasr_tok
 from bench_corpus import PASSAGES
+
+import oasr_tok
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 
@@ -75,6 +76,10 @@ CASES: list[Case] = [
     Case("funasr_char/paraformer-zh", "funasr_char",
          {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"},
          "zh_en", ("self", None)),
+    # llama.cpp's Qwen2 vocabulary in a GGUF: the ids Qwen3's tokenizer.json encodes are the
+    # same tokens (the base vocabulary is shared), so it streams side by side with huggingface/qwen3.
+    Case("gguf/qwen2", "gguf", {"gguf": "gguf/ggml-vocab-qwen2.gguf"},
+         "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
     # Mistral's tekken.json ships in mistral-common's data/ folder, not in ../shared/fixtures.
     Case("tekken/tekken_240911", "tekken", {"tekken": "mistral-common:tekken_240911.json"},
          "multi", ("encode", None)),
@@ -119,12 +124,12 @@ def build(case: Case) -> oasr_tok.Tokenizer:
         raise Unavailable(str(exc)) from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokenizer(label: str) -> oasr_tok.Tokenizer:
     return build(BY_LABEL[label])
 
 
-@lru_cache(maxsize=None)
+@cache
 def hf_runtime(path: str):
     """A `tokenizers.Tokenizer` on a file (the peer runtime)."""
     try:
@@ -134,7 +139,7 @@ def hf_runtime(path: str):
     return Tokenizer.from_file(shared(path))
 
 
-@lru_cache(maxsize=None)
+@cache
 def sp_runtime(path: str):
     try:
         import sentencepiece
@@ -159,7 +164,7 @@ def _self_encode(tok: oasr_tok.Tokenizer, text: str) -> list[int]:
     return ids
 
 
-@lru_cache(maxsize=None)
+@cache
 def period(label: str) -> tuple[int, ...]:
     """The case's passage ids: one period of every hypothesis the benchmarks feed."""
     case = BY_LABEL[label]

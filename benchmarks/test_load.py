@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from bench_cases import CASES, BY_LABEL, Unavailable, build, shared
+from bench_cases import BY_LABEL, CASES, Unavailable, build, shared
 from conftest import timed
 
 # transformers must never reach for the network here.
@@ -29,6 +28,12 @@ def _auto_dir(case) -> str | None:
 PARAMS = [pytest.param(c.label, "oasr_tok", id=f"{c.label}|oasr_tok") for c in CASES] + [
     pytest.param(c.label, "AutoTokenizer", id=f"{c.label}|AutoTokenizer", marks=pytest.mark.peer)
     for c in CASES if _auto_dir(c)
+] + [
+    # issue 17: our GGUF reader + table build on Qwen2's vocabulary, beside the `tokenizers`
+    # runtime reading Qwen3's tokenizer.json (the same vocabulary) from its file
+    pytest.param(c.label, "tokenizers.from_file qwen3", id=f"{c.label}|tokenizers.from_file qwen3",
+                 marks=pytest.mark.peer)
+    for c in CASES if c.kind == "gguf"
 ]
 
 
@@ -43,6 +48,14 @@ def test_load(benchmark, label: str, impl: str) -> None:
 
         def load(_):
             build(case)
+    elif impl == "tokenizers.from_file qwen3":
+        from tokenizers import Tokenizer
+
+        path = shared("huggingface/qwen3/tokenizer.json")
+        Tokenizer.from_file(path)
+
+        def load(_):
+            Tokenizer.from_file(path)
     else:
         try:
             import transformers  # noqa: F401

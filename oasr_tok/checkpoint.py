@@ -23,6 +23,10 @@ as having lost, with the reason):
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
 5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
 
+A GGUF file (llama.cpp's `tokenizer.ggml.*`) is recognised by its magic, not its name: given
+alone, or as the ``*.gguf`` of a directory, ranked right after ``tokenizer.json`` (several:
+the first by name wins, ``mmproj*`` projector files last).
+
 Special ids are worked out from the vocabulary, never assumed (see `markup_kind`): the ASR
 and LM control symbols (``<blk>``, ``<blank>``, ``<eps>``, ``<sos/eos>``, ``<sos>``, ``<eos>``,
 ``<s>``, ``</s>``, ``<unk>``, ``<pad>``…), the ``#0``, ``#1``… disambiguation symbols of
@@ -60,6 +64,7 @@ EVIDENCE_ORDER = (
     "tekken.json (tekken)",
     "tokenizer.json [+ tokenizer_config.json] (whisper or huggingface)",
     "multilingual.tiktoken / gpt2.tiktoken [+ config.json n_vocab] (whisper)",
+    "*.gguf, by its magic (gguf)",
     "bpe.model / tokenizer.model / *.model (sentencepiece)",
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
@@ -175,10 +180,11 @@ def _token_list(path: str) -> list[str]:
 
 TIKTOKEN_SUFFIX = ".tiktoken"
 _TIKTOKEN_LINE = re.compile(r"([A-Za-z0-9+/]+={0,2}) (\d+)")
-#: Why resolution sets aside a tiktoken rank file under a name no kind reads it by.
+#: Why resolution sets a tiktoken rank file aside in a folder (under a name other than
+#: openai-whisper's; given alone, a rank file resolves to whisper).
 TIKTOKEN_SET_ASIDE = (
     "a tiktoken BPE rank file (base64 token and rank per line), not a 'piece id' symbol table; "
-    "the whisper kind reads one named multilingual.tiktoken or gpt2.tiktoken"
+    "the whisper kind reads it as multilingual.tiktoken / gpt2.tiktoken (or pass the file itself)"
 )
 
 
@@ -424,6 +430,24 @@ def _tekken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
 # -- scanning ---------------------------------------------------------------------------------
 
 
+def _gguf_candidate(path: str, rank: tuple[int, int]) -> Candidate:
+    from .kinds._gguf_reader import read_gguf_header
+
+    version, order = read_gguf_header(path)
+    cand = Candidate("gguf", {"gguf": path}, {}, rank, os.path.basename(path))
+    cand.evidence.append(("kind", f"gguf: the file starts with the GGUF magic (version {version}, {order}-endian); "
+                                  "its tokenizer.ggml.* keys are the tokenizer"))
+    cand.evidence.append(("special_ids", "the control, unknown, unused and undefined tokens, as llama.cpp types them"))
+    return cand
+
+
+def _gguf_names(folder: str, names: list[str]) -> list[str]:
+    from .kinds._gguf_reader import is_gguf_file
+
+    found = [n for n in names if n.endswith(".gguf") and is_gguf_file(os.path.join(folder, n))]
+    return sorted(found, key=lambda n: (n.startswith("mmproj"), n))
+
+
 def _spec_candidate(path: str) -> Candidate:
     data = _read_json(path, SPEC_FILE)
     base = os.path.dirname(os.path.abspath(path))
@@ -470,6 +494,8 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
             yield _whisper_tiktoken_candidate(at(name), (1, 1 + sub))
         else:
             yield (name, "not a tiktoken rank file ('base64 rank' lines counting from 0)")
+    for sub, name in enumerate(_gguf_names(folder, names)):
+        yield _gguf_candidate(at(name), (1, 5 + sub))
     models = [n for n in names if n.endswith(".model")]
     preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
     if len(models) > 1 and not preferred:
@@ -494,8 +520,7 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
         if name not in names:
             continue
         if is_tiktoken_ranks(at(name)):
-            yield (name, "a tiktoken rank file ('base64 rank' lines), not a unit table; the whisper kind reads "
-                         "it as multilingual.tiktoken / gpt2.tiktoken")
+            yield (name, TIKTOKEN_SET_ASIDE)
             continue
         form = _sniff_text_table(at(name))
         if form == "table":
@@ -513,8 +538,13 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
 
 
 def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
+    from .kinds._gguf_reader import is_gguf_file
+
     name = os.path.basename(path)
     folder = os.path.dirname(path)
+    if is_gguf_file(path):
+        yield _gguf_candidate(path, (1, 5))
+        return
     if name.endswith(".json"):
         data = _read_json(path, name)
         if isinstance(data, dict) and "kind" in data:
@@ -752,6 +782,9 @@ def describe(path: str | os.PathLike[str]) -> Description:
     evidence.insert(1, ("files", ", ".join(f"{role} = {os.path.basename(p)}" for role, p in chosen.files.items())))
     if supports_encode is not None:
         evidence.append(("encode", f"the {chosen.kind} kind {'can' if supports_encode else 'cannot'} encode text"))
+        details = getattr(tok, "describe_details", None)
+        if callable(details):  # kinds that carry metadata of their own (gguf)
+            evidence.extend((about, str(value)) for about, value in details().items())
     return Description(
         path=res.path, kind=chosen.kind, files=dict(chosen.files), options=dict(chosen.options),
         vocab_size=vocab_size, special_ids=special, special_pieces=pieces, supports_encode=supports_encode,

@@ -28,6 +28,8 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     # Decoding tekken needs no backend either; its encode asks for `tiktoken`.
     "tekken": ("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
+    # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
+    "gguf": ("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None),
 }
 
 _factories: dict[str, Factory] = {}

@@ -5,7 +5,6 @@ non-zero exit status, never a traceback."""
 from __future__ import annotations
 
 import json
-import os
 import select
 import subprocess
 import sys

@@ -106,6 +106,9 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "SymbolTableTokenizer":
         reject_unknown_options(spec.options, ["special_ids"], "symbol_table")
+        if "units" not in spec.files and "sentencepiece_model" in spec.files:
+            # The legacy table made of a SentencePiece model's pieces, as its spec says.
+            return cls.from_sentencepiece_model(spec.files["sentencepiece_model"], dict(spec.options))
         pieces = read_symbol_table(spec.file("units"))
         tokenizer = cls(pieces, special_ids_option(spec.options, (0, 1, 2), len(pieces), "symbol_table"))
         tokenizer.spec = spec
@@ -142,12 +145,6 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         # Rendering is piece-local: the view is the same table with nothing stripped.
         return SymbolTableTokenizer(self._symbols, special_ids=[])
 
-    def __reduce__(self):  # type: ignore[override]
-        if "_oasr_specials_of" not in self.__dict__ and self.spec is not None and "sentencepiece_model" in self.spec.files:
-            return (_from_sentencepiece_model, (self.spec.files["sentencepiece_model"], dict(self.spec.options)))
-        return super().__reduce__()
-
-
 def _utf8(text: str, token_id: int) -> bytes:
     try:
         return text.encode("utf-8")
@@ -155,5 +152,3 @@ def _utf8(text: str, token_id: int) -> bytes:
         raise MalformedAssetError(f"symbol_table: piece {token_id} ({text!r}) is not valid text (a lone surrogate)") from None
 
 
-def _from_sentencepiece_model(path: str, options: dict[str, Any]) -> SymbolTableTokenizer:
-    return SymbolTableTokenizer.from_sentencepiece_model(path, options)

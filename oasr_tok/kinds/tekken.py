@@ -37,9 +37,9 @@ from typing import Any
 
 from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
 from ..base import Tokenizer
-from ..errors import BackendNotInstalledError, EncodeError, MalformedAssetError
+from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
-from ._common import base64_token, read_json, reject_unknown_options
+from ._common import base64_token, checked_text, read_json, reject_unknown_options
 
 __all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer", "read_tekken"]
 
@@ -356,8 +356,7 @@ class TekkenTokenizer(Tokenizer):
         """mistral-common's `encode(text, bos=False, eos=False)`: tiktoken's BPE over the
         file's pattern and ranks, shifted past the special ids. Special token names written
         in the text are ordinary text (mistral-common never matches them)."""
-        if not isinstance(text, str):
-            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
+        text = checked_text(text, "tekken")
         shift = self._num_special
         return [rank + shift for rank in self._tiktoken().encode(text)]
 

@@ -1,0 +1,814 @@
+"""gguf: the tokenizer llama.cpp carries inside a GGUF file (`tokenizer.ggml.*`).
+
+decode(ids) is llama.cpp's `llama_detokenize(vocab, ids, remove_special=False,
+unparse_special=False)` (src/llama-vocab.cpp of the llama.cpp that llama-cpp-python 0.3.36
+vendors), its bytes decoded as UTF-8 with one U+FFFD per maximal invalid subpart:
+
+* each id renders a byte string (token_to_piece): control, unknown, unused and undefined
+  tokens nothing (they are `special_ids`), user-defined tokens their own text, byte tokens
+  `<0xNN>` one byte, normal tokens their text with `▁` turned into a space (SPM, UGM, WPM,
+  and BPE vocabularies that escape whitespace, e.g. gemma4) or mapped back through the GPT-2
+  byte alphabet (other BPE vocabularies; a code point outside the alphabet renders as
+  llama.cpp's `[UNK_BYTE_0x..]` marker);
+* when `add_space_prefix` holds, the first id of the call loses one leading space, whatever it
+  is: a control token first (BOS) consumes the rule and renders nothing;
+* `clean_spaces` (on for BPE and WPM unless the `pre` type turns it off) then rewrites the
+  whole text: " ?" " !" " ." " ," lose the space, " ' " becomes "'", and " 's" " 'm" " 're"
+  " 've" lose the space. These rules reach across tokens, so the stream holds back the few
+  characters a later token may still change (see clean_feed).
+
+The vocabulary is read as llama.cpp's loader reads it, with its refusals (no
+`tokenizer.ggml.model`, an unknown model or `pre` type, score or type arrays shorter than the
+token list, duplicate token strings, keys of the wrong type) and its fix-ups: an empty token
+is renamed `[EMPTY_<id>]`; tokens whose text marks an end of turn or generation are forced
+control; control tokens whose text contains "unused" are marked unused; gpt-oss's channel
+markers are user-defined; `<|end|>` is not an end of generation when `<|return|>` and
+`<|call|>` exist; gemma4's `</s>` is a normal token.
+
+encode(text) runs a `tokenizers` runtime built from the GGUF metadata, as `transformers`
+does when it loads a GGUF (see _gguf_encode.py); decoding never needs `tokenizers`.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from .._stream import FLAG_SKIP, PieceTable
+from .._textbuf import commit_text, held_tail
+from ..base import Tokenizer
+from ..errors import EncodeError, MalformedAssetError, StreamStateError
+from ..spec import TokenizerSpec
+from ._bytelevel import CHAR_TO_BYTE
+from ._common import existing_file, reject_unknown_options
+from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata
+
+__all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
+
+# llama_token_attr (include/llama.h)
+ATTR_UNDEFINED = 0
+ATTR_UNKNOWN = 1 << 0
+ATTR_UNUSED = 1 << 1
+ATTR_NORMAL = 1 << 2
+ATTR_CONTROL = 1 << 3
+ATTR_USER_DEFINED = 1 << 4
+ATTR_BYTE = 1 << 5
+
+# llama_token_type (the values stored in tokenizer.ggml.token_type) -> attribute
+_TYPE_TO_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL, 4: ATTR_USER_DEFINED,
+                 5: ATTR_UNUSED, 6: ATTR_BYTE}
+
+# tokenizer.ggml.model -> llama.cpp's vocabulary type. Anything else is refused.
+MODEL_TYPES = {"llama": "SPM", "gpt2": "BPE", "bert": "WPM", "t5": "UGM", "gemma4": "BPE"}
+
+# BPE `pre` types llama.cpp 0.3.36 knows, and what each changes from the BPE defaults
+# (clean_spaces on, whitespace not escaped): "noclean", "escape", "bos" (add_bos), "sep"
+# (add_sep), "nobos" (no default BOS id).
+_PRE_FLAGS: dict[str, frozenset[str]] = {}
+
+
+def _pre(flags: str, *names: str) -> None:
+    for name in names:
+        _PRE_FLAGS[name] = frozenset(flags.split())
+
+
+_pre("", "default", "minicpm5", "falcon", "mpt", "starcoder", "gpt-2", "phi-2", "jina-es", "jina-de",
+     "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum", "modern-bert", "jais-2", "whitespace",
+     "refact", "stablelm2", "olmo", "dbrx", "smaug-bpe", "jais", "codeshell", "bloom", "gpt3-finnish",
+     "exaone", "exaone4", "exaone-moe", "minerva-7b", "megrez", "mellum2")
+_pre("bos", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+     "jina-v5-nano")
+_pre("noclean", "deepseek-llm", "deepseek-coder", "deepseek-v3", "spark2_5", "youtu", "command-r", "qwen2",
+     "deepseek-r1-qwen", "kormo", "f2llmv2", "qwen35", "poro-chat", "viking", "smollm", "gpt-4o", "llama4",
+     "kanana2", "talkie", "granite-embed-multi-97m", "tiny_aya", "cohere2moe", "superbpe", "trillion",
+     "granite-docling", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder", "hunyuan", "hunyuan-dense",
+     "hy_v4", "joyai-llm", "kimi-k2", "ufakzeka", "grok-2", "afmoe", "laguna", "minimax-m2", "solar-open")
+_pre("escape", "gemma4", "granite-embed-multi-311m")
+_pre("noclean escape", "sarvam-moe")
+_pre("sep", "jina-v1-en", "jina-v2-code", "roberta-bpe")
+_pre("nobos", "chatglm-bpe", "glm4", "glm5")
+_pre("noclean bos", "tekken", "chameleon")
+
+K_MODEL = "tokenizer.ggml.model"
+K_PRE = "tokenizer.ggml.pre"
+K_TOKENS = "tokenizer.ggml.tokens"
+K_TYPES = "tokenizer.ggml.token_type"
+K_SCORES = "tokenizer.ggml.scores"
+K_MERGES = "tokenizer.ggml.merges"
+K_CHARSMAP = "tokenizer.ggml.precompiled_charsmap"
+K_TEMPLATE = "tokenizer.chat_template"
+
+# role -> keys that set it, in llama.cpp's order (the deprecated prefix/suffix/middle last).
+_SPECIAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("bos", "tokenizer.ggml.bos_token_id"), ("eos", "tokenizer.ggml.eos_token_id"),
+    ("eot", "tokenizer.ggml.eot_token_id"), ("eom", "tokenizer.ggml.eom_token_id"),
+    ("unk", "tokenizer.ggml.unknown_token_id"), ("sep", "tokenizer.ggml.seperator_token_id"),
+    ("pad", "tokenizer.ggml.padding_token_id"), ("mask", "tokenizer.ggml.mask_token_id"),
+    ("fim_pre", "tokenizer.ggml.fim_pre_token_id"), ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
+    ("fim_mid", "tokenizer.ggml.fim_mid_token_id"), ("fim_pad", "tokenizer.ggml.fim_pad_token_id"),
+    ("fim_rep", "tokenizer.ggml.fim_rep_token_id"), ("fim_sep", "tokenizer.ggml.fim_sep_token_id"),
+    ("fim_pre", "tokenizer.ggml.prefix_token_id"), ("fim_suf", "tokenizer.ggml.suffix_token_id"),
+    ("fim_mid", "tokenizer.ggml.middle_token_id"),
+)
+# Default special ids per vocabulary type (None = LLAMA_TOKEN_NULL); llama.cpp's member defaults
+# are bos 1, eos 2, unk 0.
+_DEFAULT_IDS: dict[str, dict[str, int | None]] = {
+    "llama": {"bos": 1, "eos": 2, "unk": 0, "sep": None, "pad": None, "mask": None},
+    "bert": {"bos": 101, "eos": None, "unk": 100, "sep": 102, "pad": 0, "mask": 103},
+    "gpt2": {"bos": 11, "eos": 11, "unk": None, "sep": None, "pad": None, "mask": None},
+    "t5": {"bos": None, "eos": 1, "unk": 2, "sep": None, "pad": 0, "mask": None},
+    "gemma4": {"bos": None, "eos": None, "unk": None, "sep": None, "pad": None, "mask": None},
+}
+_ROLES = ("bos", "eos", "eot", "eom", "unk", "sep", "pad", "mask",
+          "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep")
+
+# Token texts the loader recognises (llama-vocab.cpp, "auto-detect special tokens by text").
+_EOT_TEXTS = ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
+              "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>")
+_EOM_TEXTS = ("<|eom_id|>",)
+_FIM_TEXTS = {
+    "fim_pre": ("<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
+                "<|code_prefix|>", "<|prefix|>"),
+    "fim_suf": ("<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
+                "<|code_suffix|>", "<|suffix|>"),
+    "fim_mid": ("<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
+                "<|code_middle|>", "<|middle|>"),
+    "fim_pad": ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"),
+    "fim_rep": ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"),
+    "fim_sep": ("<|file_sep|>",),
+}
+_EOG_TEXTS = frozenset((
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
+))
+_ALWAYS_RENDERED = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")  # gpt-oss
+
+
+@dataclass
+class GGUFVocab:
+    """A GGUF vocabulary as llama.cpp's loader leaves it."""
+
+    path: str
+    model: str                      # tokenizer.ggml.model
+    vocab_type: str                 # "SPM", "BPE", "WPM", "UGM"
+    pre: str                        # tokenizer.ggml.pre ("" when absent)
+    texts: list[str]                # token strings (surrogateescape str: exact bytes)
+    attrs: list[int]                # llama_token_attr flags, after the loader's fix-ups
+    ids: dict[str, int | None]      # bos, eos, eot, eom, unk, sep, pad, mask, fim_*
+    eog_ids: frozenset[int]
+    add_bos: bool
+    add_eos: bool
+    add_sep: bool
+    add_space_prefix: bool
+    remove_extra_whitespaces: bool
+    clean_spaces: bool
+    escape_whitespaces: bool
+    chat_template: str | None
+    meta: GGUFMetadata = field(repr=False)
+
+
+def _fail(path: str, message: str) -> MalformedAssetError:
+    return MalformedAssetError(f"{path}: {message}", path=path)
+
+
+def _key(meta: GGUFMetadata, key: str, kind: int, required: bool = False) -> Any:
+    """A scalar key of exactly the type llama.cpp's loader asks for (it refuses any other)."""
+    if key not in meta.values:
+        if required:
+            raise _fail(meta.path, f"GGUF key {key!r} is missing (llama.cpp refuses a file without it)")
+        return None
+    if meta.types[key][0] != kind:
+        raise _fail(meta.path, f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
+                               f"llama.cpp expects {ValueType.NAMES[kind]}")
+    return meta.values[key]
+
+
+def _array(meta: GGUFMetadata, key: str, elements: tuple[int, ...]) -> list[Any] | None:
+    if key not in meta.values:
+        return None
+    kind, element = meta.types[key]
+    if kind != ValueType.ARRAY or element not in elements:
+        wanted = " or ".join(ValueType.NAMES[e] for e in elements)
+        raise _fail(meta.path, f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
+                               f"llama.cpp expects an array of {wanted}")
+    values: list[Any] = meta.values[key]
+    return values
+
+
+def load_vocab(path: str) -> GGUFVocab:
+    """Read `path` and apply llama.cpp's vocabulary loader (llama_vocab::impl::load)."""
+    # The merges (150k strings for Qwen) are only needed by encode: checked now, read then.
+    return vocab_from_metadata(read_gguf_metadata(path, defer=frozenset([K_MERGES])))
+
+
+def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
+    path = meta.path
+    model = _key(meta, K_MODEL, ValueType.STRING, required=True)
+    pre = _key(meta, K_PRE, ValueType.STRING) or ""
+    _key(meta, "tokenizer.ggml.token_type_count", ValueType.UINT32)
+    if model not in MODEL_TYPES:
+        raise _fail(path, f"GGUF tokenizer model {model!r} is not supported by the gguf kind "
+                          f"(supported: {', '.join(sorted(MODEL_TYPES))})")
+    vocab_type = MODEL_TYPES[model]
+    ids: dict[str, int | None] = {role: None for role in _ROLES}
+    ids.update({"bos": 1, "eos": 2, "unk": 0})
+    ids.update(_DEFAULT_IDS[model])
+    add_space_prefix = add_bos = add_eos = add_sep = False
+    clean_spaces = False
+    escape_whitespaces = True
+    if model in ("gpt2", "gemma4"):
+        merges = _array(meta, K_MERGES, (ValueType.STRING,))
+        if merges is None and not (model == "gpt2" and pre == "kimi-k2"):
+            raise _fail(path, f"GGUF key {K_MERGES!r} is missing: llama.cpp cannot load a BPE vocabulary without merges")
+        if model == "gemma4":
+            pre = "gemma4"
+    if model == "bert":
+        add_sep = True
+    if model == "t5":
+        charsmap = _array(meta, K_CHARSMAP, (ValueType.INT8, ValueType.UINT8))
+        if charsmap is not None:
+            if len(charsmap) < 4:
+                raise _fail(path, f"GGUF key {K_CHARSMAP!r}: precompiled_charsmap too small for its size header")
+            blob = bytes(b & 0xFF for b in charsmap[:4])
+            if int.from_bytes(blob, meta.byte_order == "<" and "little" or "big") + 4 >= len(charsmap):
+                raise _fail(path, f"GGUF key {K_CHARSMAP!r}: its size header points past the end of the array")
+    if vocab_type == "BPE":
+        clean_spaces = True
+        escape_whitespaces = False
+        key_pre = pre or "default"
+        if key_pre not in _PRE_FLAGS:
+            raise _fail(path, f"unknown pre-tokenizer type {pre!r} (llama.cpp 0.3.36 refuses it)")
+        flags = _PRE_FLAGS[key_pre]
+        clean_spaces = "noclean" not in flags
+        escape_whitespaces = "escape" in flags
+        add_bos = add_bos or "bos" in flags
+        add_sep = add_sep or "sep" in flags
+        if "nobos" in flags:
+            ids["bos"] = None
+    elif vocab_type == "SPM":
+        add_space_prefix, clean_spaces, add_bos, add_eos = True, False, True, False
+    elif vocab_type == "WPM":
+        add_space_prefix, clean_spaces, add_bos, add_eos, add_sep = False, True, True, False, True
+    elif vocab_type == "UGM":
+        add_bos, add_eos = False, True
+    prefix = _key(meta, "tokenizer.ggml.add_space_prefix", ValueType.BOOL)
+    if prefix is not None:
+        add_space_prefix = prefix
+    remove_extra = bool(_key(meta, "tokenizer.ggml.remove_extra_whitespaces", ValueType.BOOL))
+
+    tokens = _array(meta, K_TOKENS, (ValueType.STRING,))
+    if tokens is None:
+        raise _fail(path, f"GGUF key {K_TOKENS!r} is missing: there is no vocabulary in this file")
+    n = len(tokens)
+    scores = _array(meta, K_SCORES, (ValueType.INT32, ValueType.FLOAT32))
+    if scores is not None and len(scores) < n:
+        raise _fail(path, f"GGUF key {K_SCORES!r} has {len(scores)} entries for {n} tokens")
+    types = _array(meta, K_TYPES, (ValueType.INT32,))
+    if types is not None and len(types) < n:
+        raise _fail(path, f"GGUF key {K_TYPES!r} has {len(types)} entries for {n} tokens")
+
+    texts = list(tokens)
+    if not all(texts):
+        texts = [text or f"[EMPTY_{i}]" for i, text in enumerate(texts)]
+    token_to_id = dict(zip(texts, range(n)))
+    if len(token_to_id) != n:
+        seen: dict[str, int] = {}
+        for i, text in enumerate(texts):
+            if text in seen:
+                raise _fail(path, f"GGUF key {K_TOKENS!r}: token {i} {text!r} repeats token {seen[text]} "
+                                  "(llama.cpp refuses duplicate token strings)")
+            seen[text] = i
+    if types is None:
+        attrs = [ATTR_NORMAL] * n
+    else:
+        table = _TYPE_TO_ATTR.get
+        attrs = [table(t, ATTR_UNDEFINED) for t in types[:n]]
+
+    # special ids: a default outside the vocabulary is disabled; a key outside it is ignored
+    for role, key in _SPECIAL_KEYS:
+        current = ids[role]
+        if current is not None and current >= n:
+            ids[role] = current = None
+        value = _key(meta, key, ValueType.UINT32)
+        if value is not None and value < n:
+            ids[role] = value
+    for name, flag in (("add_bos_token", "bos"), ("add_eos_token", "eos"), ("add_sep_token", "sep")):
+        value = _key(meta, f"tokenizer.ggml.{name}", ValueType.BOOL)
+        if value is not None:
+            if flag == "bos":
+                add_bos = value
+            elif flag == "eos":
+                add_eos = value
+            else:
+                add_sep = value
+    if pre == "gemma4" or pre == "granite-embed-multi-311m":
+        add_bos = True
+    _key(meta, "tokenizer.ggml.normalizer.lowercase", ValueType.BOOL)
+    _key(meta, "tokenizer.ggml.normalizer.strip_accents", ValueType.BOOL)
+    _array(meta, "tokenizer.ggml.suppress_tokens", (ValueType.INT32,))
+
+    def force_control(token_id: int) -> None:
+        if not attrs[token_id] & ATTR_CONTROL:
+            attrs[token_id] |= ATTR_CONTROL
+
+    # "first found" roles: llama.cpp walks an unordered_map, so with several candidates its
+    # pick depends on the hash order. We take the first in the order of llama.cpp's list
+    # (<|eot_id|>, <|im_end|>, ... before <|endoftext|>), which is its pick on every fixture;
+    # the stop ids do not depend on it (every candidate is forced control by the EOG pass).
+    for role, candidates in (("eot", _EOT_TEXTS), ("eom", _EOM_TEXTS), *_FIM_TEXTS.items()):
+        if ids[role] is None:
+            found = [token_to_id[t] for t in candidates if t in token_to_id]
+            if found:
+                ids[role] = found[0]
+                force_control(found[0])
+    for token_id in [i for i, a in enumerate(attrs) if a & ATTR_CONTROL]:
+        if "unused" in texts[token_id]:
+            attrs[token_id] |= ATTR_UNUSED
+    eog: set[int] = {i for i in (ids["fim_pad"], ids["fim_rep"], ids["fim_sep"]) if i is not None}
+    for text in _EOG_TEXTS:
+        token_id = token_to_id.get(text)
+        if token_id is not None:
+            eog.add(token_id)
+            force_control(token_id)
+    for text in _ALWAYS_RENDERED:
+        token_id = token_to_id.get(text)
+        if token_id is not None:
+            attrs[token_id] = ATTR_USER_DEFINED
+    for role in ("eos", "eot", "eom"):
+        if ids[role] is not None:
+            eog.add(ids[role])  # type: ignore[arg-type]
+    eog_texts = {texts[i]: i for i in eog if 0 <= i < n}
+    if "<|end|>" in eog_texts and (("<|return|>" in eog_texts and ("<|call|>" in eog_texts or "<|calls|>" in eog_texts))
+                                   or (("<|call|>" in eog_texts or "<|calls|>" in eog_texts) and "<|flush|>" in eog_texts)):
+        end_id = eog_texts["<|end|>"]
+        eog.discard(end_id)
+        attrs[end_id] = ATTR_USER_DEFINED
+    if "</s>" in eog_texts and ("<|tool_response>" in eog_texts or "<|plamo:eos|>" in eog_texts):
+        s_id = eog_texts["</s>"]
+        eog.discard(s_id)
+        attrs[s_id] = ATTR_NORMAL
+
+    template = meta.values.get(K_TEMPLATE)
+    return GGUFVocab(
+        path=path, model=model, vocab_type=vocab_type, pre=pre, texts=texts, attrs=attrs, ids=ids,
+        eog_ids=frozenset(eog), add_bos=bool(add_bos), add_eos=bool(add_eos), add_sep=bool(add_sep),
+        add_space_prefix=bool(add_space_prefix), remove_extra_whitespaces=remove_extra,
+        clean_spaces=clean_spaces, escape_whitespaces=escape_whitespaces,
+        chat_template=template if isinstance(template, str) else None, meta=meta,
+    )
+
+
+# -- token_to_piece ---------------------------------------------------------------------------
+
+_ESCAPED_SPACE = "\u2581".encode()
+# The GPT-2 byte alphabet as a str.translate table: its characters map to the byte they stand
+# for (as chr(byte)), every other character below U+0100 to a marker that latin-1 cannot encode.
+_NOT_MAPPED = "\U0010ffff"
+_BYTE_TABLE = {cp: _NOT_MAPPED for cp in range(256)}
+_BYTE_TABLE.update({ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()})
+
+
+def _strtol_hex2(text: bytes) -> int:
+    """strtol(text, NULL, 16) on the (at most) two characters llama.cpp passes, as a byte."""
+    s = text.decode("latin-1")
+    i = 0
+    while i < len(s) and s[i] in " \t\n\v\f\r":
+        i += 1
+    sign = 1
+    if i < len(s) and s[i] in "+-":
+        sign = -1 if s[i] == "-" else 1
+        i += 1
+    digits = ""
+    if s[i:i + 2].lower() == "0x" and i + 2 < len(s) and s[i + 2] in "0123456789abcdefABCDEF":
+        i += 2
+    while i < len(s) and s[i] in "0123456789abcdefABCDEF":
+        digits += s[i]
+        i += 1
+    return (sign * int(digits, 16) if digits else 0) & 0xFF
+
+
+def _lenient_code_points(raw: bytes) -> list[int]:
+    """unicode_cpts_from_utf8: lead bytes decide the length, continuation bytes are only
+    checked for their top bits (no overlong, surrogate or range checks); an invalid byte
+    becomes U+FFFD and is skipped alone."""
+    out: list[int] = []
+    i, n = 0, len(raw)
+    while i < n:
+        b = raw[i]
+        if b < 0x80:
+            out.append(b)
+            i += 1
+            continue
+        if b & 0x40 == 0:
+            width = 0
+        elif b & 0x20 == 0:
+            width = 2
+        elif b & 0x10 == 0:
+            width = 3
+        elif b & 0x08 == 0:
+            width = 4
+        else:
+            width = 0
+        if width and i + width - 1 < n and all(raw[i + k] & 0xC0 == 0x80 for k in range(1, width)):
+            value = b & (0x7F >> width)
+            for k in range(1, width):
+                value = (value << 6) | (raw[i + k] & 0x3F)
+            out.append(value)
+            i += width
+        else:
+            out.append(0xFFFD)
+            i += 1
+    return out
+
+
+def _cpt_to_utf8(cpt: int, where: str) -> bytes:
+    if cpt <= 0x7F:
+        return bytes([cpt])
+    if cpt <= 0x7FF:
+        return bytes([0xC0 | (cpt >> 6), 0x80 | (cpt & 0x3F)])
+    if cpt <= 0xFFFF:
+        return bytes([0xE0 | (cpt >> 12), 0x80 | ((cpt >> 6) & 0x3F), 0x80 | (cpt & 0x3F)])
+    if cpt <= 0x10FFFF:
+        return bytes([0xF0 | (cpt >> 18), 0x80 | ((cpt >> 12) & 0x3F), 0x80 | ((cpt >> 6) & 0x3F), 0x80 | (cpt & 0x3F)])
+    raise MalformedAssetError(f"{where}: invalid code point U+{cpt:X} (llama.cpp fails to load this vocabulary)")
+
+
+def _bpe_decode_text(raw: bytes, where: str) -> bytes:
+    """llama_decode_text: each code point back to its GPT-2 byte; one outside the alphabet
+    renders as "[UNK_BYTE_0x<its utf-8 in hex><the whole token text>]"."""
+    try:
+        text = raw.decode("utf-8")
+        return text.translate(_BYTE_TABLE).encode("latin-1")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        pass
+    out = bytearray()
+    for cpt in _lenient_code_points(raw):
+        utf8 = _cpt_to_utf8(cpt, where)
+        byte = CHAR_TO_BYTE.get(utf8.decode("utf-8", "surrogatepass")) if cpt < 0x110000 else None
+        if byte is not None and len(utf8) == len(chr(cpt).encode("utf-8", "surrogatepass")):
+            out.append(byte)
+        else:
+            out += b"[UNK_BYTE_0x" + utf8.hex().encode() + raw + b"]"
+    return bytes(out)
+
+
+def _bpe_decode_all(texts: list[str], where: str) -> list[bytes]:
+    """_bpe_decode_text for many tokens: every character of a mapped token is one byte, so one
+    translate and one encode of the joined texts, cut at the token lengths; the
+    token-by-token rule only when some token falls outside the alphabet."""
+    try:
+        joined = "".join(texts).translate(_BYTE_TABLE).encode("latin-1")
+    except UnicodeEncodeError:
+        joined = None
+    if joined is not None:
+        ends = list(accumulate(map(len, texts)))
+        return [joined[start:end] for start, end in zip([0, *ends], ends)]
+    out: list[bytes] = []
+    for k, text in enumerate(texts):
+        try:
+            out.append(text.translate(_BYTE_TABLE).encode("latin-1"))
+        except UnicodeEncodeError:
+            out.append(_bpe_decode_text(text.encode("utf-8", "surrogateescape"), f"{where}: token {k}"))
+    return out
+
+
+def token_pieces_bytes(vocab: GGUFVocab) -> list[bytes]:
+    """What token_to_piece(id, special=False) renders for every id (b"" for special ids)."""
+    path = vocab.path
+    unescape = vocab.vocab_type != "BPE" or vocab.escape_whitespaces
+    attrs = vocab.attrs
+    # token_to_piece tests the attributes in this order: control or unknown (nothing),
+    # user-defined (its text), normal, byte; anything else renders nothing.
+    silent = ATTR_UNKNOWN | ATTR_CONTROL
+    user = [i for i, a in enumerate(attrs) if a & ATTR_USER_DEFINED and not a & silent]
+    normal = [i for i, a in enumerate(attrs) if a & ATTR_NORMAL and not a & (silent | ATTR_USER_DEFINED)]
+    byte = [i for i, a in enumerate(attrs) if a & ATTR_BYTE and not a & (silent | ATTR_USER_DEFINED | ATTR_NORMAL)]
+    texts = vocab.texts
+    pieces: list[bytes] = [b""] * len(attrs)
+    if unescape:
+        for i in normal:
+            pieces[i] = texts[i].encode("utf-8", "surrogateescape").replace(_ESCAPED_SPACE, b" ")
+    else:
+        for i, piece in zip(normal, _bpe_decode_all([texts[i] for i in normal], path)):
+            pieces[i] = piece
+    for i in user:
+        pieces[i] = texts[i].encode("utf-8", "surrogateescape")
+    for i in byte:
+        raw = texts[i].encode("utf-8", "surrogateescape")
+        if vocab.vocab_type == "WPM":
+            raise _fail(path, f"token {i} {texts[i]!r} is typed byte in a WordPiece vocabulary (llama.cpp aborts on it)")
+        if len(raw) < 3:
+            raise _fail(path, f"byte token {i} {texts[i]!r} is too short to hold a byte value")
+        pieces[i] = bytes([_strtol_hex2(raw[3:5])])
+    return pieces
+
+
+def special_ids_of(vocab: GGUFVocab) -> frozenset[int]:
+    renders, silent = ATTR_USER_DEFINED | ATTR_NORMAL | ATTR_BYTE, ATTR_UNKNOWN | ATTR_CONTROL
+    return frozenset([i for i, a in enumerate(vocab.attrs) if a & silent or not a & renders])
+
+
+# -- clean_spaces -----------------------------------------------------------------------------
+
+_CLEAN_PUNCT = re.compile(r" (?=[?!.,])")
+_CLEAN_QUOTE = re.compile(r" ' ")
+_CLEAN_CONTRACTION = re.compile(r" (?='(?:[sm]|re|ve))")
+
+
+def llama_clean_spaces(text: str) -> str:
+    """The three passes of llama_detokenize's clean_spaces, on the decoded text. They only
+    move ASCII, so running them on the str equals running them on the bytes before decoding."""
+    text = _CLEAN_PUNCT.sub("", text)
+    text = _CLEAN_QUOTE.sub("'", text)
+    return _CLEAN_CONTRACTION.sub("", text)
+
+
+Held = tuple[str, str, str]
+NOTHING_HELD: Held = ("", "", "")
+
+
+def _pass_punct(held: str, ch: str) -> tuple[str, str]:
+    """Pass 1: a space followed by ? ! . , is dropped. Holds a trailing space."""
+    emit = " " if held and ch not in "?!.," else ""
+    if ch == " ":
+        return emit, " "
+    return emit + ch, ""
+
+
+def _pass_quote(held: str, ch: str) -> tuple[str, str]:
+    """Pass 2: " ' " becomes "'" (leftmost, non-overlapping). Holds " " or " '"."""
+    prefix = ""
+    if held == " '":
+        if ch == " ":
+            return "'", ""
+        prefix, held = " '", ""
+    if held == " ":
+        if ch == "'":
+            return "", " '"
+        if ch == " ":
+            return " ", " "
+        return " " + ch, ""
+    if ch == " ":
+        return prefix, " "
+    return prefix + ch, ""
+
+
+def _pass_contraction(held: str, ch: str) -> tuple[str, str]:
+    """Pass 3: the space of " 's", " 'm", " 're", " 've" is dropped. Holds up to " 'r"."""
+    prefix = ""
+    if held == " 'r" or held == " 'v":
+        if ch == "e":
+            return held[1:] + "e", ""
+        prefix, held = held, ""
+    elif held == " '":
+        if ch == "s" or ch == "m":
+            return "'" + ch, ""
+        if ch == "r" or ch == "v":
+            return "", " '" + ch
+        prefix, held = " '", ""
+    if held == " ":
+        if ch == "'":
+            return "", " '"
+        if ch == " ":
+            return " ", " "
+        return " " + ch, ""
+    if ch == " ":
+        return prefix, " "
+    return prefix + ch, ""
+
+
+_HELD_STATES = (("", " "), ("", " ", " '"), ("", " ", " '", " 'r", " 'v"))
+
+
+def _valid_held(held: object) -> bool:
+    return (type(held) is tuple and len(held) == 3
+            and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES)))
+
+
+def clean_feed(held: Held, text: str, first: int = 0) -> tuple[str, Held]:
+    """Run `text` through the passes from `first` on (0, 1 or 2): clean_spaces as a
+    left-to-right transducer whose passes each hold back the few characters the next ones
+    decide (a space before a possible "?", " '" before a possible " ", " 'r" before a
+    possible "e"): at most six characters in all."""
+    h1, h2, h3 = held
+    out: list[str] = []
+    for ch in text:
+        if first == 0:
+            e1, h1 = _pass_punct(h1, ch)
+        else:
+            e1 = ch
+        for c1 in e1:
+            if first <= 1:
+                e2, h2 = _pass_quote(h2, c1)
+            else:
+                e2 = c1
+            for c2 in e2:
+                e3, h3 = _pass_contraction(h3, c2)
+                out.append(e3)
+    return "".join(out), (h1, h2, h3)
+
+
+def clean_flush(held: Held) -> str:
+    """What the held characters become when the text ends here."""
+    first, held = clean_feed(("", held[1], held[2]), held[0], 1)
+    second, held = clean_feed(("", "", held[2]), held[1], 2)
+    return first + second + held[2]
+
+
+# -- the tokenizer ----------------------------------------------------------------------------
+
+_OPTIONS: list[str] = []
+_STARTED = "_gguf_started"
+_CLEAN = "_gguf_clean"
+_RAW = "_gguf_raw"
+
+
+class GGUFTokenizer(Tokenizer):
+    """The tokenizer inside a GGUF file, exact to llama.cpp's llama_detokenize."""
+
+    def __init__(self, vocab: GGUFVocab) -> None:
+        self.vocab = vocab
+        self._pieces = token_pieces_bytes(vocab)
+        self._special = special_ids_of(vocab)
+        self._size = len(self._pieces)
+        skip = bytearray(self._size)
+        for i in self._special:
+            skip[i] = FLAG_SKIP
+        flags = self._skip = bytes(skip)
+        # The leading-space rule is llama.cpp's "first id of the call" rule. The table's
+        # one_space lead rule strips the first character output instead; the two differ only
+        # when the first id renders nothing (a control id first keeps the next id's space), so
+        # such a stream starts on a table without the rule.
+        lead = "one_space" if vocab.add_space_prefix else "none"
+        self._table = PieceTable(list(self._pieces), flags=flags, mode="bytes", lead=lead)
+        self._plain_table = PieceTable(list(self._pieces), flags=flags, mode="bytes") if vocab.add_space_prefix else self._table
+        self._encoder: Any = None
+        self._encoder_error: str | None = None
+        if not vocab.add_space_prefix and not vocab.clean_spaces:
+            # Bound straight to the compiled engine: no Python frame on the per-token path.
+            self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
+            self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> GGUFTokenizer:
+        reject_unknown_options(spec.options, _OPTIONS, "gguf")
+        path = existing_file(spec.file("gguf"), "GGUF")
+        tokenizer = cls(load_vocab(path))
+        tokenizer.spec = spec
+        return tokenizer
+
+    # -- the contract ------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        return self._size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._special
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The vocabulary's token string ("▁the", "Ġthe", "<0x0A>", "<|im_end|>")."""
+        return self.vocab.texts[self.check_ids([token_id])[0]]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        ids = self.check_ids(ids)
+        pieces = self._pieces
+        raw = b"".join([pieces[i] for i in ids])
+        if ids and self.vocab.add_space_prefix and pieces[ids[0]][:1] == b" ":
+            raw = raw[1:]
+        text = raw.decode("utf-8", "replace")
+        return llama_clean_spaces(text) if self.vocab.clean_spaces else text
+
+    def _raw_table(self, ids: list[int], started: object) -> PieceTable:
+        # A stream stays on the table it started on (each tags the states it makes).
+        if started == "plain" or (not started and ids and self._skip[ids[0]]):
+            return self._plain_table
+        return self._table
+
+    def _raw_step(self, new: list[int], state: dict[str, Any], final: bool) -> str:
+        started = state.get(_STARTED)
+        if not started and not new and not final:
+            # Nothing to decide yet: which table starts the stream depends on its first id.
+            delta0: str = self._table.decode_incremental(new, state, False)
+            return delta0
+        if not started and new and self._plain_table is not self._table and "_s" in state:
+            # Only empty calls came before: nothing was rendered, so the stream starts afresh
+            # on the table its first id asks for (ids were checked by the caller).
+            self._table.decode_incremental([], state, False)  # a state this table made, or raise
+            state.clear()
+        table = self._raw_table(new, started)
+        delta: str = table.decode_incremental(new, state, final)
+        if (new or final) and not started:
+            state[_STARTED] = "plain" if table is self._plain_table and table is not self._table else "lead"
+        return delta
+
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+        new = self.check_ids(new_ids)  # before anything changes: a bad id leaves state as it was
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        if not self.vocab.clean_spaces:
+            return self._raw_step(new, state, final)
+        if state.get("_closed"):
+            if new:
+                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+            return ""
+        raw = state.get(_RAW, {})
+        held = state.get(_CLEAN, NOTHING_HELD)
+        if not isinstance(raw, dict) or not _valid_held(held):
+            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
+        # The raw (uncleaned) stream runs in a state of its own. `state` is checked first
+        # (a commit that changes nothing), so a forged one fails before anything changes.
+        try:
+            outer_tail = held_tail(state)
+        except (TypeError, ValueError):
+            outer_tail = None
+        if type(outer_tail) is not str:
+            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
+        commit_text(state, "", outer_tail)
+        delta = self._raw_step(new, raw, final)
+        raw_tail = held_tail(raw)
+        out, held = clean_feed(held, delta)
+        if final:
+            out += clean_flush(held)
+            held, tail = NOTHING_HELD, ""
+        else:
+            rest, after = clean_feed(held, raw_tail)
+            tail = rest + clean_flush(after)
+        commit_text(state, out, tail)
+        state[_RAW] = raw
+        state[_CLEAN] = held
+        state["_closed"] = bool(final)
+        return out
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        ids = self.check_ids(ids)
+        pieces: list[str] = self._raw_table(ids, False).token_pieces(ids)
+        if not self.vocab.clean_spaces:
+            return pieces
+        held = NOTHING_HELD
+        out = []
+        for piece in pieces:
+            text, held = clean_feed(held, piece)
+            out.append(text)
+        rest = clean_flush(held)
+        if rest:
+            special = self._special
+            last = max((k for k, i in enumerate(ids) if i not in special), default=len(ids) - 1)
+            out[last] += rest
+        return out
+
+    # -- encode ------------------------------------------------------------------------------
+
+    @property
+    def supports_encode(self) -> bool:  # type: ignore[override]
+        from ._gguf_encode import encode_refusal
+
+        return encode_refusal(self.vocab) is None
+
+    def encode(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        if self._encoder is None:
+            from ._gguf_encode import build_encoder, encode_refusal
+
+            refusal = encode_refusal(self.vocab)
+            if refusal is not None:
+                raise EncodeError(refusal)
+            self._encoder = build_encoder(self.vocab)
+        ids: list[int] = self._encoder(text)
+        return ids
+
+    # -- metadata ----------------------------------------------------------------------------
+
+    @property
+    def chat_template(self) -> str | None:
+        """tokenizer.chat_template, as the file carries it (None when absent)."""
+        return self.vocab.chat_template
+
+    @property
+    def stop_ids(self) -> frozenset[int]:
+        """The end-of-generation ids llama.cpp derives (special_eog_ids)."""
+        return self.vocab.eog_ids
+
+    def describe_details(self) -> dict[str, Any]:
+        """Plain data for `describe`: model type, pre, the special ids, the add_* flags, the
+        stop ids and whether a chat template is present."""
+        v = self.vocab
+        return {
+            "model": v.model,
+            "vocab_type": v.vocab_type,
+            "pre": v.pre,
+            **{f"{role}_id": v.ids[role] for role in ("bos", "eos", "eot", "eom", "unk", "pad", "sep")},
+            "add_bos": v.add_bos,
+            "add_eos": v.add_eos,
+            "add_space_prefix": v.add_space_prefix,
+            "clean_spaces": v.clean_spaces,
+            "stop_ids": sorted(v.eog_ids),
+            "has_chat_template": v.chat_template is not None,
+            "gguf_version": v.meta.version,
+            "byte_order": "little" if v.meta.byte_order == "<" else "big",
+        }
