@@ -647,10 +647,6 @@ class GGUFTokenizer(Tokenizer):
         self._plain_table = PieceTable(list(self._pieces), flags=flags, mode="bytes") if vocab.add_space_prefix else self._table
         self._encoder: Any = None
         self._encoder_error: str | None = None
-        if not vocab.add_space_prefix and not vocab.clean_spaces:
-            # Bound straight to the compiled engine: no Python frame on the per-token path.
-            self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-            self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> GGUFTokenizer:

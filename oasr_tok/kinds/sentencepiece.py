@@ -330,7 +330,7 @@ def _surfaces(serialized: bytes) -> list[str]:
     return out
 
 
-class SentencePieceWithSpecials(Tokenizer):
+class SentencePieceWithSpecials(TableMethods, Tokenizer):
     """`SentencePieceTokenizer.with_specials()`: the special ids rendered as their pieces
     ("<s>", "<sos/eos>") instead of dropped. Between them SentencePiece decodes as usual; a
     special piece is visible text, so it ends SentencePiece's leading-space rule (the text
@@ -344,8 +344,6 @@ class SentencePieceWithSpecials(Tokenizer):
         sp = parent.processor
         self._spelled = {i: sp.id_to_piece(i) for i in parent.special_ids}
         self._table = build_piece_table(sp, frozenset(), spelled=self._spelled)
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
         # A piece that renders text and ends the leading rule, to decode a run that follows
         # visible text (decode [primer] + run, cut the primer's text off).
         self._primer = next((i for i in range(parent.vocab_size) if i not in self._spelled and sp.decode([i])

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
+from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
@@ -206,7 +206,7 @@ def _read_specials(path: str, listed: Any) -> tuple[list[str], list[bool]]:
     return names, control
 
 
-class TekkenTokenizer(Tokenizer):
+class TekkenTokenizer(TableMethods, Tokenizer):
     """Mistral's tekken tokenizer. Files: `tekken`. No options. encode() needs `tiktoken`."""
 
     supports_encode = True
@@ -223,10 +223,8 @@ class TekkenTokenizer(Tokenizer):
         #: the bytes every id renders (b"" for special ids), the table decode() reads
         self._bytes: list[bytes] = [b""] * num_special + tekken.rank_bytes
         flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
+        # decode_incremental and token_pieces are TableMethods' (the compiled engine).
         self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
-        # Bound straight to the compiled engine: no Python frame on the per-token path.
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
         self._encoding: Any = None
         self._encoding_lock = threading.Lock()
 

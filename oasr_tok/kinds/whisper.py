@@ -604,7 +604,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             return self._runtime
 
 
-class WhisperWithSpecials(Tokenizer):
+class WhisperWithSpecials(TableMethods, Tokenizer):
     """`WhisperTokenizer.with_specials()`: every id rendered, control tokens as their text
     (`<|startoftranscript|><|en|><|transcribe|>`), timestamps as Whisper spells them
     (`<|0.00|>`, also where the file lacks them) and prompt blocks shown. For the ids a
@@ -621,8 +621,6 @@ class WhisperWithSpecials(Tokenizer):
                        (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
                        for i in range(size)]
         self._table = PieceTable(self._bytes, mode="bytes")
-        self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]
-        self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @property
     def vocab_size(self) -> int:
