@@ -507,6 +507,8 @@ def batch_rows(batch, lengths=None, pad_id=None):
             raise NonIntegerIdError(f"pad_id must be an integer id, got {_shown(pad_id)}") from None
     if type(batch) is list or type(batch) is tuple:
         rows = list(batch)
+    elif getattr(getattr(batch, "dtype", None), "kind", None) == "O" and getattr(batch, "ndim", 0) == 1:
+        rows = list(batch)  # a 1-D object array of id lists (a Ray / pandas column): one row each
     elif _refused(batch):
         raise _not_ids(batch)
     elif PyObject_CheckBuffer(batch):

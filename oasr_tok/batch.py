@@ -28,7 +28,8 @@ class Transcriber:
         self.pieces, self.words = pieces, words
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        rows: Sequence[Any] = batch[self.ids]
+        # Ray hands a column of id lists as a 1-D object array: one row per element.
+        rows: Sequence[Any] = list(batch[self.ids])
         out = dict(batch)
         out["text"] = self.tok.decode_batch(rows)
         if self.pieces:

@@ -306,3 +306,14 @@ def test_a_subclass_overriding_the_streaming_methods_is_honoured(case):
     assert logged.token_pieces(ids) == tok.token_pieces(ids)
     assert calls == ["decode_incremental", "token_pieces"]
     assert "decode_incremental" not in vars(tok) and "token_pieces" not in vars(tok)
+
+
+def test_decode_batch_takes_a_1d_object_array_of_rows():
+    """A Ray Data / pandas column of id lists arrives as a 1-D object array: one row each."""
+    import numpy as np
+
+    tok = CASES[0].tokenizer()
+    rows = [[3, 4, 5], [6], []]
+    column = np.empty(len(rows), dtype=object)
+    column[:] = [np.array(r, dtype=np.int64) for r in rows]
+    assert tok.decode_batch(column) == [tok.decode(r) for r in rows]
