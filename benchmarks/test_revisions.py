@@ -26,14 +26,13 @@ STEP = 3  # ids the hypothesis grows by per call
 REWRITE = 4  # how many of the newest ids a rewriting call replaces
 
 
-def _script(ids: list[int], calls: int) -> list[list[int]]:
-    hyps = []
-    for t in range(1, calls + 1):
-        hyp = ids[: STEP * t]
-        if t % 2 and len(hyp) > REWRITE:
-            hyp = hyp[:-REWRITE] + [ids[(7 * j + t) % len(ids)] for j in range(REWRITE)]
-        hyps.append(hyp)
-    return hyps
+def _hypothesis_at(ids: list[int], t: int) -> list[int]:
+    """The script's hypothesis at call t (made one at a time: all of them at 100,000 tokens
+    would be tens of GB of prefixes)."""
+    hyp = ids[: STEP * t]
+    if t % 2 and len(hyp) > REWRITE:
+        hyp = hyp[:-REWRITE] + [ids[(7 * j + t) % len(ids)] for j in range(REWRITE)]
+    return hyp
 
 
 @functools.lru_cache(maxsize=2)
@@ -41,16 +40,15 @@ def _prepare(label: str, n: int):
     """The state after the script has committed n tokens, the next K hypotheses, and the tail
     each of them leaves uncommitted."""
     tok = tokenizer(label)
-    calls = n // STEP + 4 * K
+    calls = 4 * n // STEP + 4 * K
     ids = hypothesis(label, STEP * calls + STEP)
-    hyps = _script(ids, calls)
     state: dict = {}
-    t = 0
+    t = 1
     while state.get("committed_tokens", 0) < n:
-        tok.decode_hypothesis(hyps[t], state)
+        tok.decode_hypothesis(_hypothesis_at(ids, t), state)
         t += 1
     proto = copy.deepcopy(state)
-    timed_hyps = hyps[t : t + K]
+    timed_hyps = [_hypothesis_at(ids, t + j) for j in range(K)]  # built before the timed loop
     tails = []
     probe = copy.deepcopy(state)
     for hyp in timed_hyps:
