@@ -386,7 +386,7 @@ cdef class CTCStream:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
         kept = self._collapse(ids, &prev)
         settled = self.table.decode_incremental(kept, inner, final)
-        tail = inner["text"][PyUnicode_GET_LENGTH(settled):]
+        tail = (<str>inner.get("text", settled))[PyUnicode_GET_LENGTH(settled):]
         if self.strip:
             body = held + settled if PyUnicode_GET_LENGTH(held) else settled
             settled = body.rstrip()
@@ -437,3 +437,57 @@ cdef class CTCStream:
 
     def render(self, ids):
         return "".join(self.token_pieces(ids))
+
+
+cdef extern from "Python.h":
+    Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
+    bint Py_UNICODE_ISSPACE(Py_UCS4)
+
+
+def delimited_words(pieces, starts, ends=None):
+    """Words as Wav2Vec2CTCTokenizer's word offsets cut them: maximal runs of non-whitespace
+    characters of ``"".join(pieces)`` (no punctuation or script rules: a CTC character model
+    marks its word boundaries itself, with the delimiter token). A word starts at the start of
+    the token that printed its first character and ends at the end of the token that printed
+    its last; whitespace tokens lend it no time. `ends` None: a token ends where the next one
+    starts (the last one at its own start). Times are validated by oasr_tok's word grouping
+    (the one home of those rules), so errors are the same TimingErrors."""
+    from oasr_tok._words import Word, group_words
+
+    cdef list piece_list = list(pieces)
+    cdef Py_ssize_t n = PyList_GET_SIZE(piece_list), k, j, length, pos = 0
+    cdef Py_ssize_t word_at = -1, first = -1, last = -1
+    cdef str piece
+    group_words([""] * n, starts, ends)  # validates lengths, types and order of the times
+    start_list = starts.tolist() if hasattr(starts, "tolist") else list(starts)
+    end_list = None if ends is None else (ends.tolist() if hasattr(ends, "tolist") else list(ends))
+    text = "".join(piece_list)
+    cdef list words = []
+    for k in range(n):
+        piece = <str>PyList_GET_ITEM(piece_list, k)
+        length = PyUnicode_GET_LENGTH(piece)
+        for j in range(length):
+            if Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(piece, j)):
+                if word_at >= 0:
+                    words.append(_word(text, word_at, pos + j, first, last, start_list, end_list, n))
+                    word_at = -1
+            else:
+                if word_at < 0:
+                    word_at = pos + j
+                    first = k
+                last = k
+        pos += length
+    if word_at >= 0:
+        words.append(_word(text, word_at, pos, first, last, start_list, end_list, n))
+    return words
+
+
+cdef object _word(str text, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
+                  list starts, list ends, Py_ssize_t n):
+    from oasr_tok._words import Word
+
+    if ends is not None:
+        end = ends[last]
+    else:
+        end = starts[last + 1] if last + 1 < n else starts[last]
+    return Word(text[a:b], starts[first], end, first, last)

@@ -24,6 +24,7 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
     "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
+    "wav2vec2": ("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None),
 }
 
 _factories: dict[str, Factory] = {}
