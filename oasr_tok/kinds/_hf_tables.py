@@ -26,7 +26,14 @@ PieceTable knows — streams at constant cost per token. The rules, read from th
 * No decoder at all: the runtime joins the token strings with " " -> a "first" table whose
   later pieces start with a space.
 
-Anything else (regex Replace, CTC, BPEDecoder, Strip after ByteFallback without Fuse, a
+* CTC (first in the chain): the runtime first collapses consecutive equal token strings (after
+  dropping special tokens, so a special between two equal tokens does not separate them),
+  then per token removes the pad token and, with cleanup, applies WordPiece's clean-up and
+  turns the delimiter into a space, dropping tokens left empty. The per-token part is a table
+  rewrite (empty -> skipped, which also keeps Metaspace's first-token rule waiting); the
+  collapse is the CTCStream wrapper (_ctc.pyx), given `repeat_classes`.
+
+Anything else (regex Replace, BPEDecoder, Strip after ByteFallback without Fuse, a
 per-token step after a fusing one, ...) either depends on neighbours we would have to hold
 or is something we have not proved exact, so it is refused with UnsupportedDecoderError
 rather than guessed.
@@ -55,7 +62,8 @@ def vocabulary_bytes(token: str) -> bytes:
     except UnicodeEncodeError:
         return token.encode("utf-8")
 
-__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte"]
+__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte",
+           "repeat_classes"]
 
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -106,6 +114,10 @@ class DecoderPlan:
     mode: str = "text"  # "bytes" for ByteLevel
     byte_fallback: bool = False
     lead: str = "none"
+    # The CTC decoder, when it opens the chain: it collapses repeats (by token string, after
+    # special tokens were dropped) before anything else, then rewrites each token on its own
+    # and drops those left empty. None otherwise.
+    ctc: TokenStep | None = None
 
     def render(self, token: str, first: bool) -> str:
         for step in self.steps:
@@ -145,8 +157,13 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             path=where,
         )
 
-    for step in chain:
+    for position, step in enumerate(chain):
         kind = step["type"]
+        if kind == "CTC":
+            if position != 0:
+                raise refuse(step, "CTC is supported only as the first step (its repeat collapse sees the raw tokens)")
+            plan.ctc = _ctc_step(step)
+            continue
         if fused:
             # After fusing there is one string: only a one-space leading strip is a known rule.
             if kind == "Strip" and step.get("content") == " " and step.get("stop", 0) == 0 and step.get("start", 0) in (0, 1):
@@ -213,6 +230,29 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
     return plan
 
 
+def _ctc_step(step: dict) -> TokenStep:
+    # decoders/ctc.rs, after the dedup: the pad token is removed wherever it occurs in the
+    # token, then (only with cleanup on) WordPiece's clean-up and the delimiter -> space.
+    pad = step.get("pad_token", "<pad>")
+    delimiter = step.get("word_delimiter_token", "|")
+    cleanup = bool(step.get("cleanup", True))
+
+    def ctc(token: str, first: bool) -> str:
+        token = token.replace(pad, "") if pad else token
+        if cleanup:
+            token = _wordpiece_cleanup(token).replace(delimiter, " ") if delimiter else _wordpiece_cleanup(token)
+        return token
+
+    return ctc
+
+
+def repeat_classes(tokens: Sequence[str | None]) -> list[int]:
+    """For the CTC decoder's collapse: one class per id, equal for ids that spell the same
+    token string (the runtime compares strings), -1 for ids dropped before the decoder."""
+    first_id: dict[str, int] = {}
+    return [-1 if t is None else first_id.setdefault(t, i) for i, t in enumerate(tokens)]
+
+
 def _strip(token: str, content: str, start: int, stop: int) -> str:
     # decoders/strip.rs: drop up to `start` leading and `stop` trailing `content` characters.
     lo = 0
@@ -232,8 +272,8 @@ def piece_table_for(
     vocab_size: int | None = None,
     decoder: dict | None | str = "from-tokenizer",
     where: str = "tokenizer.json",
-) -> PieceTable:
-    """A PieceTable rendering ids exactly as `tokenizer.decode(ids, skip_special_tokens=True)`
+) -> Any:
+    """A PieceTable (or, for a CTC decoder, a CTCStream around one) rendering ids exactly as `tokenizer.decode(ids, skip_special_tokens=True)`
     does, for a `tokenizers.Tokenizer`. `skip_ids` render nothing and do not count as token 0
     (the special ids, and ids with no token). `decoder` is the tokenizer.json "decoder" value;
     by default it is read from the tokenizer itself."""
@@ -244,7 +284,12 @@ def piece_table_for(
     skip = set(skip_ids)
     id_to_token = tokenizer.id_to_token
     tokens: list[str | None] = [None if i in skip else id_to_token(i) for i in range(size)]
-    return table_from_tokens(tokens, plan, where)
+    table = table_from_tokens(tokens, plan, where)
+    if plan.ctc is not None:
+        from .._ctc import CTCStream
+
+        return CTCStream(table, repeat_classes(tokens))  # same interface, plus the repeat collapse
+    return table
 
 
 def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> PieceTable:
@@ -256,6 +301,8 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
         empty = b""
         pieces: list[Any] = [empty] * size
         for i, token in enumerate(tokens):
+            if token is not None and plan.ctc is not None:
+                token = plan.ctc(token, False) or None
             if token is None:
                 flags[i] = FLAG_SKIP
             else:
@@ -265,6 +312,8 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
     first: list[str] | None = [""] * size if plan.first_dependent else None
     steps = plan.steps
     for i, token in enumerate(tokens):
+        if token is not None and plan.ctc is not None:
+            token = plan.ctc(token, False) or None  # CTC drops what it leaves empty
         if token is None:
             flags[i] = FLAG_SKIP
             continue
