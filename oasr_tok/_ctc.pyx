@@ -320,19 +320,28 @@ cdef class CTCStream:
       token), which therefore neither renders nor separates repeats.
     strip: hold back trailing whitespace (Wav2Vec2CTCTokenizer's strip); the table's lead rule
       must be "whitespace" and it must have no byte pieces (its tail is then always empty).
+    last_pieces: None, or one str per id (None for ids that render nothing): how an id renders
+      when it is the last visible token (the `tokenizers` BPEDecoder turns the `</w>` suffix
+      into a space except on the last token). The last visible id is then held back, fed to the
+      table only once another visible id follows it; until then the text shows its last form.
+      The table must have no byte pieces.
     """
     cdef readonly object table
     cdef readonly Py_ssize_t vocab_size
     cdef int32_t* classes
     cdef bint dedup
     cdef bint strip
+    cdef list last_pieces
 
-    def __init__(self, table, classes=None, *, bint strip=False):
+    def __init__(self, table, classes=None, *, bint strip=False, list last_pieces=None):
         cdef Py_ssize_t i, n = table.vocab_size
         self.table = table
         self.vocab_size = n
         self.dedup = classes is not None
         self.strip = strip
+        if last_pieces is not None and len(last_pieces) != n:
+            raise ValueError("CTCStream: last_pieces must have one entry per id")
+        self.last_pieces = last_pieces
         PyMem_Free(self.classes)
         self.classes = NULL
         if self.dedup:
@@ -364,6 +373,20 @@ cdef class CTCStream:
             kept.append(<object>PyList_GET_ITEM(ids, i))
         return kept
 
+    cdef tuple _delay(self, list ids, Py_ssize_t pending):
+        """The visible ids of `ids` shifted by one: each is let through once the next visible
+        id arrives; returns them and the id still waiting."""
+        cdef list out = []
+        cdef Py_ssize_t i, tid
+        for i in range(PyList_GET_SIZE(ids)):
+            tid = id_at(ids, i, self.vocab_size)
+            if self.last_pieces[tid] is None:
+                continue
+            if pending >= 0:
+                out.append(pending)
+            pending = tid
+        return out, pending
+
     def decode_incremental(self, new_ids, dict state, bint final=False):
         """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
         cdef list ids = as_id_list(new_ids)
@@ -382,11 +405,24 @@ cdef class CTCStream:
             inner = {} if (<tuple>st)[0] is None else {"_s": (<tuple>st)[0]}
             prev = (<tuple>st)[1]
             held = (<tuple>st)[2]
+            if not -1 <= prev < self.vocab_size:
+                raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
             if n and (<tuple>st)[0] is not None and (<tuple>st)[0][4]:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
         kept = self._collapse(ids, &prev)
-        settled = self.table.decode_incremental(kept, inner, final)
-        tail = (<str>inner.get("text", settled))[PyUnicode_GET_LENGTH(settled):]
+        if self.last_pieces is not None:
+            # prev holds the id waiting for a successor (-1: none); dedup is off here.
+            kept, prev = self._delay(kept, prev)
+            settled = self.table.decode_incremental(kept, inner, False)
+            if final and prev >= 0:
+                settled += <str>self.last_pieces[prev]
+                prev = -1
+            tail = "" if prev < 0 else <str>self.last_pieces[prev]
+            if final:
+                self.table.decode_incremental([], inner, True)
+        else:
+            settled = self.table.decode_incremental(kept, inner, final)
+            tail = (<str>inner.get("text", settled))[PyUnicode_GET_LENGTH(settled):]
         if self.strip:
             body = held + settled if PyUnicode_GET_LENGTH(held) else settled
             settled = body.rstrip()
@@ -422,6 +458,12 @@ cdef class CTCStream:
             result = [""] * n
             for k in range(PyList_GET_SIZE(kept_pieces)):
                 result[<Py_ssize_t>positions[k]] = kept_pieces[k]
+        if self.last_pieces is not None:
+            i = n - 1
+            while i >= 0 and self.last_pieces[id_at(lst, i, self.vocab_size)] is None:
+                i -= 1
+            if i >= 0:
+                result[i] = self.last_pieces[id_at(lst, i, self.vocab_size)]
         if self.strip:
             # The transcript's trailing whitespace is not part of it: trim it off the last
             # pieces, back to the last one that keeps a visible character.

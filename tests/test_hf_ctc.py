@@ -66,3 +66,20 @@ def test_a_repeat_across_a_chunk_boundary_renders_nothing():
     assert tok.decode_incremental([bar, e], state) == " E"
     assert state["text"] == runtime(tok, [h, e, e, pad, e, bar, e]) == "HE E"
     assert tok.token_pieces([h, e, e, unk, e, bar, bar, e]) == ["H", "E", "", "", "", " ", "", "E"]
+
+
+def test_bpe_decoder_holds_the_last_token_until_it_is_not_the_last():
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": own("huggingface/bpe-suffix/tokenizer.json")}))
+    ids = tok.encode("hello world speech")
+    expected = runtime(tok, ids)
+    assert expected == "hello world speech"
+    state: dict = {}
+    emitted = ""
+    for k, token_id in enumerate(ids):
+        emitted += tok.decode_incremental([token_id], state)
+        assert state["text"] == runtime(tok, ids[: k + 1])
+        assert expected.startswith(emitted)
+    assert emitted == "hello world "  # the last token waits: it may still get its space
+    emitted += tok.decode_incremental([], state, final=True)
+    assert emitted == expected
+    assert "".join(tok.token_pieces(ids)) == expected

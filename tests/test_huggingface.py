@@ -357,6 +357,11 @@ SUPPORTED = {
         {"type": "WordPiece", "prefix": "##", "cleanup": False},
         {"type": "WordPiece", "prefix": "##", "cleanup": True},
     ],
+    "bpe-suffix": [
+        {"type": "BPEDecoder", "suffix": "</w>"},
+        {"type": "BPEDecoder", "suffix": "e"},  # a suffix that also occurs inside tokens
+        {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}]},
+    ],
     "bytelevel-bpe": [
         {"type": "Sequence", "decoders": [json.loads(decoders.ByteLevel().__getstate__()), {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
     ],
@@ -365,7 +370,7 @@ SUPPORTED = {
 REFUSED = [
     {"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
                                       {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}]},
-    {"type": "BPEDecoder", "suffix": "</w>"},
+    {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}, {"type": "Fuse"}]},
     {"type": "Replace", "pattern": {"Regex": "\u2581+"}, "content": " "},
     {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
     {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]},

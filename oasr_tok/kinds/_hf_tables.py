@@ -33,7 +33,11 @@ PieceTable knows — streams at constant cost per token. The rules, read from th
   rewrite (empty -> skipped, which also keeps Metaspace's first-token rule waiting); the
   collapse is the CTCStream wrapper (_ctc.pyx), given `repeat_classes`.
 
-Anything else (regex Replace, BPEDecoder, Strip after ByteFallback without Fuse, a
+* BPEDecoder (alone): the suffix (`</w>`) becomes a space in every token but the last, where
+  it is dropped. The table renders the space form; a CTCStream holds the last visible token
+  back and shows its last form as the tail (given `last_pieces`).
+
+Anything else (regex Replace, Strip after ByteFallback without Fuse, a
 per-token step after a fusing one, ...) either depends on neighbours we would have to hold
 or is something we have not proved exact, so it is refused with UnsupportedDecoderError
 rather than guessed.
@@ -63,7 +67,7 @@ def vocabulary_bytes(token: str) -> bytes:
         return token.encode("utf-8")
 
 __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte",
-           "repeat_classes"]
+           "repeat_classes", "stream_for"]
 
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -118,6 +122,9 @@ class DecoderPlan:
     # special tokens were dropped) before anything else, then rewrites each token on its own
     # and drops those left empty. None otherwise.
     ctc: TokenStep | None = None
+    # BPEDecoder: how a token renders when it is the last one (its suffix dropped, where every
+    # other token's suffix becomes a space). None otherwise.
+    last: TokenStep | None = None
 
     def render(self, token: str, first: bool) -> str:
         for step in self.steps:
@@ -214,6 +221,13 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
 
             plan.steps.append(wordpiece)
             plan.first_dependent = True
+        elif kind == "BPEDecoder":
+            # decoders/bpe.rs: the suffix becomes " " in every token but the last, "" there.
+            if len(chain) != 1:
+                raise refuse(step, "BPEDecoder is supported only on its own")
+            suffix = step.get("suffix", "</w>")
+            plan.steps.append(lambda t, first, x=suffix: t.replace(x, " "))
+            plan.last = lambda t, first, x=suffix: t.replace(x, "")
         elif kind == "ByteFallback":
             plan.byte_fallback = True
         elif kind == "Fuse":
@@ -284,11 +298,22 @@ def piece_table_for(
     skip = set(skip_ids)
     id_to_token = tokenizer.id_to_token
     tokens: list[str | None] = [None if i in skip else id_to_token(i) for i in range(size)]
+    return stream_for(tokens, plan, where)
+
+
+def stream_for(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> Any:
+    """The compiled renderer for token strings indexed by id: a PieceTable, wrapped in a
+    CTCStream when the plan has a neighbour rule (CTC's repeat collapse, BPEDecoder's last token)."""
     table = table_from_tokens(tokens, plan, where)
     if plan.ctc is not None:
         from .._ctc import CTCStream
 
-        return CTCStream(table, repeat_classes(tokens))  # same interface, plus the repeat collapse
+        return CTCStream(table, repeat_classes(tokens))
+    if plan.last is not None:
+        from .._ctc import CTCStream
+
+        last = plan.last
+        return CTCStream(table, last_pieces=[None if t is None else last(t, False) for t in tokens])
     return table
 
 

@@ -32,7 +32,7 @@ from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
 from ._common import existing_file, read_json, read_text, reject_unknown_options
-from ._hf_tables import compile_decoder, repeat_classes, table_from_tokens
+from ._hf_tables import compile_decoder, stream_for
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
 
@@ -168,12 +168,7 @@ class HuggingFaceTokenizer(Tokenizer):
             tokens[i] = None
         decoder = json.loads(backend.decoder.__getstate__()) if backend.decoder is not None else None
         self.decoder_plan = compile_decoder(decoder, where)
-        self._table = table_from_tokens(tokens, self.decoder_plan, where)
-        if self.decoder_plan.ctc is not None:
-            from .._ctc import CTCStream
-
-            # The CTC decoder's repeat collapse looks at the previous token: a wrapper holds it.
-            self._table = CTCStream(self._table, repeat_classes(tokens))
+        self._table = stream_for(tokens, self.decoder_plan, where)
         self._size = size
         # Bound straight to the compiled engine: no Python frame on the per-token path.
         self.decode_incremental = self._table.decode_incremental  # type: ignore[method-assign]

@@ -26,7 +26,7 @@ SHARED = {
     "moonshine": lambda: {"tokenizer": shared("huggingface/moonshine/tokenizer.json")},
 }
 OWN = ("bytelevel-bpe", "metaspace-first", "metaspace-always", "metaspace-bytefallback", "wordpiece-bert",
-       "ctc-base-960h", "ctc-metaspace")
+       "ctc-base-960h", "ctc-metaspace", "bpe-suffix")
 FILES = {**SHARED, **{name: (lambda name=name: {"tokenizer": own(f"huggingface/{name}/tokenizer.json")}) for name in OWN}}
 
 
