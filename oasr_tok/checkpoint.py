@@ -11,6 +11,9 @@ as having lost, with the reason):
 2. ``tokenizer.json`` (+ ``tokenizer_config.json`` when present) — `whisper` when its special
    tokens are Whisper's (``<|startoftranscript|>`` and ``<|notimestamps|>``; language tokens
    are reported as further evidence), `huggingface` otherwise. Never decided from names.
+   ``vocab.json`` of a CTC character model (wav2vec2, HuBERT, MMS) comes next: `wav2vec2`
+   when tokenizer_config.json names a Wav2Vec2 CTC tokenizer class, or the table has the
+   ``|`` word delimiter and no ``merges.txt`` lies beside it (that would be GPT-2 style BPE).
 3. A SentencePiece model: ``bpe.model``, then ``tokenizer.model``, then a single ``*.model``.
 4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
@@ -50,6 +53,7 @@ SPEC_FILE = "tokenizer_spec.json"
 EVIDENCE_ORDER = (
     f"{SPEC_FILE} (any kind)",
     "tokenizer.json [+ tokenizer_config.json] (whisper or huggingface)",
+    "vocab.json [+ tokenizer_config.json, special_tokens_map.json] of a CTC model (wav2vec2)",
     "bpe.model / tokenizer.model / *.model (sentencepiece)",
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
@@ -223,6 +227,44 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
     return cand
 
 
+def _wav2vec2_candidate(folder: str, names: list[str]) -> Candidate | tuple[str, str]:
+    """vocab.json as a wav2vec2 CTC vocabulary, or the reason it is not one."""
+    at = lambda name: os.path.join(folder, name)  # noqa: E731
+    data = _read_json(at("vocab.json"), "vocab.json")
+    config: Any = _read_json(at("tokenizer_config.json"), "tokenizer_config.json") if "tokenizer_config.json" in names else {}
+    config = config if isinstance(config, dict) else {}
+    if not isinstance(data, dict) or not data:
+        return ("vocab.json", "not a JSON object of piece -> id")
+    nested = all(isinstance(v, dict) for v in data.values())
+    tables = list(data.values()) if nested else [data]
+    delimiter = config.get("word_delimiter_token", "|")
+    delimiter = delimiter.get("content", "|") if isinstance(delimiter, dict) else delimiter
+    delimiter = delimiter if isinstance(delimiter, str) else "|"
+    named = "Wav2Vec2" in str(config.get("tokenizer_class", "")) or "CTC" in str(config.get("tokenizer_class", ""))
+    has_delimiter = all(isinstance(t, dict) and delimiter in t for t in tables)
+    if not named and ("merges.txt" in names or not has_delimiter):
+        return ("vocab.json", "not a CTC character vocabulary (no Wav2Vec2 tokenizer_class, and "
+                + ("merges.txt beside it: GPT-2 style BPE)" if "merges.txt" in names else f"no {delimiter!r} word delimiter)"))
+    files = {"vocab": at("vocab.json")}
+    for role in ("tokenizer_config", "special_tokens_map"):
+        if f"{role}.json" in names:
+            files[role] = at(f"{role}.json")
+    cand = Candidate("wav2vec2", files, {}, (1, 1), " + ".join(os.path.basename(p) for p in files.values()))
+    why = f"tokenizer_class {config.get('tokenizer_class')}" if named else f"the {delimiter!r} word delimiter, no merges.txt"
+    shape = f"{len(data)} per-language tables (MMS)" if nested else f"{len(data)} pieces"
+    cand.evidence.append(("kind", f"wav2vec2: vocab.json with {shape}; {why}"))
+    if nested:
+        target = config.get("target_lang")
+        if isinstance(target, str):
+            cand.evidence.append(("options", f"target_lang {target!r} from tokenizer_config.json"))
+        else:
+            cand.notes.append("vocab.json is nested per language and no target_lang is configured: pass "
+                              "TokenizerSpec(..., options={'target_lang': code}) with one of "
+                              + ", ".join(sorted(data)[:12]))
+    cand.evidence.append(("special_ids", "the ids of bos/eos/unk/pad and additional special tokens (pad is the CTC blank)"))
+    return cand
+
+
 def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | str:
     """A candidate, or the reason the file is not a SentencePiece model."""
     cand = Candidate("sentencepiece", {"model": path}, {}, rank, os.path.basename(path))
@@ -324,7 +366,9 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
     if "tokenizer.json" in names:
         config = at("tokenizer_config.json") if "tokenizer_config.json" in names else None
         yield _hf_candidate(at("tokenizer.json"), config, (1, 0))
-    elif "tokenizer_config.json" in names:
+    if "vocab.json" in names:
+        yield _wav2vec2_candidate(folder, names)
+    elif "tokenizer_config.json" in names and "tokenizer.json" not in names:
         yield ("tokenizer_config.json", "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)")
     models = [n for n in names if n.endswith(".model")]
     preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
@@ -375,6 +419,9 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
             yield _hf_candidate(path, sibling, (1, 0))
         elif isinstance(data, list) and data and all(isinstance(p, str) for p in data):
             yield _funasr_candidate(path, data, "a JSON array", (3, 0))
+        elif name == "vocab.json":
+            folder_names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+            yield _wav2vec2_candidate(folder, folder_names)
         elif name == "tokenizer_config.json":
             yield (name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder")
         else:
