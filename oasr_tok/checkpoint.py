@@ -18,6 +18,8 @@ as having lost, with the reason):
 4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
 5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
+6. A BERT WordPiece ``vocab.txt`` (one piece per line with ``[CLS]``, ``[SEP]`` and ``##``
+   pieces) -> `wordpiece`; ``do_lower_case`` from a tokenizer_config.json beside it.
 
 Special ids are worked out from the vocabulary, never assumed (see `markup_kind`): the ASR
 and LM control symbols (``<blk>``, ``<blank>``, ``<eps>``, ``<sos/eos>``, ``<sos>``, ``<eos>``,
@@ -57,6 +59,7 @@ EVIDENCE_ORDER = (
     "bpe.model / tokenizer.model / *.model (sentencepiece)",
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
+    "vocab.txt with [CLS]/[SEP]/## pieces (wordpiece)",
 )
 
 # The control symbols ASR and LM vocabularies use; they are markup, never transcript text.
@@ -329,6 +332,26 @@ def _symbol_table_candidate(path: str, rank: tuple[int, int]) -> Candidate:
     return cand
 
 
+def _wordpiece_candidate(path: str) -> Candidate | tuple[str, str]:
+    name = os.path.basename(path)
+    pieces = [line.rstrip() for line in _text_lines(path, name)]
+    markers = [m for m in ("[CLS]", "[SEP]", "[UNK]") if m in pieces]
+    continuation = sum(1 for p in pieces if p.startswith("##") and len(p) > 2)
+    if "[CLS]" not in markers or "[SEP]" not in markers or not continuation:
+        return (name, "not a BERT WordPiece vocabulary (needs [CLS], [SEP] and ## pieces)")
+    cand = Candidate("wordpiece", {"vocab": path}, {}, (5, 0), name)
+    cand.evidence.append(("kind", f"wordpiece: {len(pieces)} lines, {', '.join(markers)} and {continuation} ## pieces"))
+    config = os.path.join(os.path.dirname(path), "tokenizer_config.json")
+    if os.path.isfile(config):
+        data = _read_json(config, "tokenizer_config.json")
+        if isinstance(data, dict) and isinstance(data.get("do_lower_case"), bool):
+            if not data["do_lower_case"]:
+                cand.options["lowercase"] = False
+            cand.evidence.append(("options", f"do_lower_case {str(data['do_lower_case']).lower()} from tokenizer_config.json"))
+    cand.evidence.append(("special_ids", "the [PAD] [UNK] [CLS] [SEP] [MASK] pieces the vocabulary has"))
+    return cand
+
+
 # -- scanning ---------------------------------------------------------------------------------
 
 
@@ -403,6 +426,8 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
             yield (name, "one token per line: a unit table needs 'piece id' lines")
         else:
             yield (name, "neither 'piece id' lines nor one token per line")
+    if "vocab.txt" in names:
+        yield _wordpiece_candidate(at("vocab.txt"))
 
 
 def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
@@ -426,6 +451,9 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
             yield (name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder")
         else:
             yield (name, "JSON that is neither a spec, a tokenizer.json nor a token list")
+        return
+    if name == "vocab.txt":
+        yield _wordpiece_candidate(path)
         return
     if name.endswith(".model"):
         found = _sentencepiece_candidate(path, (2, 0))

@@ -2,7 +2,7 @@
 `tokenizers` runtime: repeats collapsed by token string after special tokens are dropped, the
 pad removed, the delimiter turned into a space, clean-up per token; also before Metaspace
 (Sequence([CTC, Metaspace]), as in tokenizers' bindings/python/tests/bindings/test_decoders.py).
-Fixtures: fixtures/huggingface/ctc-* (fixtures/make_wav2vec2.py)."""
+Fixtures: fixtures/huggingface/ctc-* (fixtures/make_asr_formats.py)."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """wav2vec2 kind against transformers' Wav2Vec2CTCTokenizer (imported without torch), on the
 published facebook/wav2vec2-base-960h vocabulary and the project's lower-case and MMS-shaped
-variants (fixtures/make_wav2vec2.py).
+variants (fixtures/make_asr_formats.py).
 
 * token ids: decode == Wav2Vec2CTCTokenizer.decode(ids, group_tokens=False, skip_special_tokens=True)
 * frames: decode(collapse_ctc(frames)) == Wav2Vec2CTCTokenizer.decode(frames) (grouping on),
