@@ -18,6 +18,11 @@ as having lost, with the reason):
 4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
 5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
+7. A NeMo ``.nemo`` archive (a single file, or the only one in the folder): its
+   model_config.yaml's ``tokenizer.type`` — ``bpe`` -> sentencepiece on the archive's
+   tokenizer.model, ``wpe`` -> wordpiece on its vocab.txt, ``agg`` -> aggregate (Canary);
+   no tokenizer but ``labels`` / ``decoder.vocabulary`` -> symbol_table of the labels.
+   Members are named ``archive::member`` (oasr_tok/archive.py); the weights are never read.
 6. A BERT WordPiece ``vocab.txt`` (one piece per line with ``[CLS]``, ``[SEP]`` and ``##``
    pieces) -> `wordpiece`; ``do_lower_case`` from a tokenizer_config.json beside it.
 
@@ -42,6 +47,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .archive import is_archive_ref
 from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, TokenizerError
 from .spec import TokenizerSpec
 
@@ -60,6 +66,7 @@ EVIDENCE_ORDER = (
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
     "vocab.txt with [CLS]/[SEP]/## pieces (wordpiece)",
+    "a .nemo archive: model_config.yaml tokenizer.type bpe / wpe / agg, or char labels",
 )
 
 # The control symbols ASR and LM vocabularies use; they are markup, never transcript text.
@@ -352,6 +359,92 @@ def _wordpiece_candidate(path: str) -> Candidate | tuple[str, str]:
     return cand
 
 
+def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
+    """The tokenizer a .nemo archive's config names, from its members (never the weights)."""
+    from .archive import member_names, member_ref, nemo_config
+
+    name = os.path.basename(path)
+    present = member_names(path)
+    if "model_config.yaml" not in present:
+        raise MalformedAssetError(f"{path}: no member 'model_config.yaml' in the archive (members: "
+                                  f"{', '.join(present[:8]) or 'none'})", path=path)
+    config = nemo_config(path)
+    used = ["model_config.yaml"]
+
+    def member(ref: Any, key: str) -> str:
+        if not isinstance(ref, str) or not ref.startswith("nemo:"):
+            raise MalformedAssetError(f"{path}: model_config.yaml {key} is {ref!r}, not a nemo:<member> reference "
+                                      "to a file inside the archive", path=path)
+        wanted = ref[len("nemo:"):]
+        if wanted not in present:
+            raise MalformedAssetError(f"{path}: model_config.yaml {key} points to {ref!r}, which is not a member "
+                                      f"of the archive", path=path)
+        used.append(wanted)
+        return member_ref(path, wanted)
+
+    tokenizer = config.get("tokenizer")
+    timing = {}
+    stride = (config.get("preprocessor") or {}).get("window_stride") if isinstance(config.get("preprocessor"), dict) else None
+    factor = (config.get("encoder") or {}).get("subsampling_factor") if isinstance(config.get("encoder"), dict) else None
+    if isinstance(stride, (int, float)) and not isinstance(stride, bool) and stride > 0:
+        timing["window_stride"] = stride
+    if isinstance(factor, int) and not isinstance(factor, bool) and factor > 0:
+        timing["subsampling_factor"] = factor
+    if tokenizer is None:
+        from .archive import nemo_labels_table
+
+        units = member_ref(path, "model_config.yaml#labels")
+        blank = len(nemo_labels_table(path).splitlines()) - 1
+        cand = Candidate("symbol_table", {"units": units}, {"special_ids": [blank]}, rank, name)
+        cand.evidence.append(("kind", f"symbol_table: a character model (no tokenizer in model_config.yaml; "
+                              f"{blank} labels from labels / decoder.vocabulary)"))
+        cand.evidence.append(("special_ids", f"[{blank}]: the blank NeMo appends after the labels"))
+    elif not isinstance(tokenizer, dict):
+        raise MalformedAssetError(f"{path}: model_config.yaml tokenizer must be a mapping, got {tokenizer!r}", path=path)
+    elif tokenizer.get("type") == "bpe":
+        model = member(tokenizer.get("model_path"), "tokenizer.model_path")
+        from .kinds.sentencepiece import load_processor
+
+        processor = load_processor(model)
+        control = [i for i in range(processor.get_piece_size()) if processor.is_control(i)]
+        cand = Candidate("sentencepiece", {"model": model}, {"special_ids": control}, rank, name)
+        cand.evidence.append(("kind", f"sentencepiece: tokenizer.type bpe, {processor.get_piece_size()} pieces"))
+        cand.evidence.append(("special_ids", f"{control}: the control pieces (NeMo decodes <unk> as SentencePiece "
+                              f"does; the CTC/RNNT blank is id {processor.get_piece_size()}, after the vocabulary: "
+                              "collapse frames with collapse_ctc before decoding)"))
+    elif tokenizer.get("type") == "wpe":
+        vocab = member(tokenizer.get("vocab_path"), "tokenizer.vocab_path")
+        cand = Candidate("wordpiece", {"vocab": vocab}, {}, rank, name)
+        cand.evidence.append(("kind", "wordpiece: tokenizer.type wpe (a BERT vocab.txt)"))
+    elif tokenizer.get("type") == "agg":
+        langs = tokenizer.get("langs")
+        if not isinstance(langs, dict) or not langs:
+            raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs must map languages to tokenizers",
+                                      path=path)
+        files = {}
+        for lang, sub in langs.items():
+            if not isinstance(sub, dict) or sub.get("type", "bpe") != "bpe":
+                raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs.{lang} must be a bpe tokenizer",
+                                          path=path)
+            files[str(lang)] = member(sub.get("model_path"), f"tokenizer.langs.{lang}.model_path")
+        options: dict[str, Any] = {"langs": list(files), **timing}
+        custom = str((tokenizer.get("custom_tokenizer") or {}).get("_target_", "")) if isinstance(
+            tokenizer.get("custom_tokenizer"), dict) else ""
+        cand = Candidate("aggregate", files, options, rank, name)
+        cand.evidence.append(("kind", f"aggregate: tokenizer.type agg, languages {', '.join(files)} in config order"
+                              + (f" ({custom.rsplit('.', 1)[-1]})" if custom else "")))
+        cand.evidence.append(("special_ids", "the whole spl_tokens sub-vocabulary" if "spl_tokens" in files
+                              else "none (no spl_tokens sub-tokenizer)"))
+    else:
+        raise ResolveError(f"{path}: model_config.yaml tokenizer.type {tokenizer.get('type')!r} is not one oasr_tok "
+                           "reads (bpe, wpe, agg; or a character model's labels)")
+    if cand.kind != "aggregate" and timing:
+        cand.notes.append("frames to seconds: " + " x ".join(f"{k} {v}" for k, v in timing.items()))
+    cand.evidence.append(("members", f"read: {', '.join(used)}; not read: "
+                          + (", ".join(m for m in present if m not in used) or "nothing else")))
+    return cand
+
+
 # -- scanning ---------------------------------------------------------------------------------
 
 
@@ -364,7 +457,7 @@ def _spec_candidate(path: str) -> Candidate:
         raise SpecError(f"{path}: {exc}") from None
     files = {role: os.path.abspath(p) for role, p in spec.files.items()}
     for role, p in files.items():
-        if not os.path.isfile(p):
+        if not os.path.isfile(p) and not is_archive_ref(p):  # a .nemo member names itself (archive.py)
             raise AssetNotFoundError(f"{path}: file for role {role!r} not found: {p!r}", path=p)
     cand = Candidate(spec.kind, files, dict(spec.options), (0, 0), os.path.basename(path))
     cand.evidence.append(("kind", f"{spec.kind}: named by {os.path.basename(path)}, an explicit spec (always first)"))
@@ -428,6 +521,11 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
             yield (name, "neither 'piece id' lines nor one token per line")
     if "vocab.txt" in names:
         yield _wordpiece_candidate(at("vocab.txt"))
+    archives = [n for n in names if n.endswith(".nemo")]
+    if len(archives) == 1:
+        yield _nemo_candidate(at(archives[0]))
+    for name in archives if len(archives) > 1 else []:
+        yield (name, "one of several .nemo archives; point at the one to use")
 
 
 def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
@@ -454,6 +552,9 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
         return
     if name == "vocab.txt":
         yield _wordpiece_candidate(path)
+        return
+    if name.endswith(".nemo"):
+        yield _nemo_candidate(path)
         return
     if name.endswith(".model"):
         found = _sentencepiece_candidate(path, (2, 0))

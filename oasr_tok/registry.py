@@ -25,6 +25,7 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
     "wav2vec2": ("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None),
+    "aggregate": ("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece"),
     "wordpiece": ("oasr_tok.kinds.wordpiece", "WordPieceTokenizer", "tokenizers", "huggingface"),
 }
 
