@@ -1,11 +1,12 @@
 """The kind registry: explicit and strict. A name clash raises unless replacement is asked
-for; built-in kinds are imported on first use, with an install hint when their backend is
-missing."""
+for (registering the same factory again is a no-op); built-in kinds are imported on first use,
+with an install hint when their backend is missing; third-party kinds are found through the
+`oasr_tok.kinds` entry-point group, loaded on first use too."""
 from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
 from .spec import TokenizerSpec
@@ -22,7 +23,8 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "symbol_table": ("oasr_tok.kinds.symbol_table", "SymbolTableTokenizer", None, None),
     "sentencepiece": ("oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece"),
     "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
-    "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", "tokenizers", "whisper"),
+    # Decoding Whisper needs no backend; its encode asks for `tokenizers` when called.
+    "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", None, None),
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
     "wav2vec2": ("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None),
     "aggregate": ("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece"),
@@ -41,6 +43,8 @@ def register_tokenizer(kind: str, factory: Factory, *, replace: bool = False) ->
     if not callable(factory):
         raise RegistryError(f"the factory for kind {kind!r} must be callable, got {factory!r}")
     with _lock:
+        if _factories.get(kind) is factory:
+            return  # the same factory again: nothing to do (as fsspec's registry does)
         if not replace and (kind in _factories or kind in _BUILTINS):
             raise RegistryError(
                 f"tokenizer kind {kind!r} is already registered; "
@@ -57,9 +61,20 @@ def unregister_tokenizer(kind: str) -> None:
         del _factories[kind]
 
 
+ENTRY_POINT_GROUP = "oasr_tok.kinds"
+
+
+def _entry_points() -> dict[str, Any]:
+    """Kinds other packages declare under the `oasr_tok.kinds` entry-point group (name ->
+    entry point; loaded only when that kind is built). A built-in name is never shadowed."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTINS}
+
+
 def available_kinds() -> list[str]:
-    """Every kind build_tokenizer accepts, built-ins included (sorted)."""
-    return sorted(set(_BUILTINS) | set(_factories))
+    """Every kind build_tokenizer accepts: built-ins, registered and entry-point kinds (sorted)."""
+    return sorted(set(_BUILTINS) | set(_factories) | set(_entry_points()))
 
 
 def _builtin_factory(kind: str) -> Factory:
@@ -84,6 +99,19 @@ def get_factory(kind: str) -> Factory:
         return factory
     if kind in _BUILTINS:
         return _builtin_factory(kind)
+    entry_point = _entry_points().get(kind)
+    if entry_point is not None:
+        try:
+            factory = entry_point.load()
+        except Exception as exc:  # a broken plug-in must not look like an unknown kind
+            raise RegistryError(
+                f"tokenizer kind {kind!r} comes from the entry point {entry_point.value!r} "
+                f"(group {ENTRY_POINT_GROUP!r}), which failed to load: {exc}"
+            ) from exc
+        if not callable(factory):
+            raise RegistryError(f"the entry point {entry_point.value!r} for kind {kind!r} is not callable")
+        with _lock:
+            return _factories.setdefault(kind, factory)
     raise UnknownKindError(f"unknown tokenizer kind {kind!r}; known kinds: {', '.join(available_kinds())}")
 
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from oasr_tok.checkpoint import load
-from paths import PACKAGE_PARENT, ROOT, shared, subprocess_env
+from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
 ICEFALL = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
 QWEN = shared("huggingface/qwen3")
@@ -125,7 +125,7 @@ def test_decode_malformed_asset_names_file_and_line(tmp_path):
 
 def test_stream_prints_deltas_as_they_settle():
     import tokenizers
-    backend = tokenizers.Tokenizer.from_file(os.path.join(QWEN, "tokenizer.json"))
+    backend = tokenizers.Tokenizer.from_file(require_shared("huggingface/qwen3/tokenizer.json"))
     ids = backend.encode("ok 你好 😀 done").ids
     reference = backend.decode(ids, skip_special_tokens=True)
     proc = subprocess.Popen([sys.executable, "-m", "oasr_tok", "stream", "--json", QWEN], stdin=subprocess.PIPE,

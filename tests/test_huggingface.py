@@ -467,14 +467,13 @@ def test_token_table_is_the_runtimes_id_to_token(name):
     assert _tokens_by_id(backend, backend.get_vocab(with_added_tokens=True), tok.vocab_size) == texts
 
 
-def test_vocabulary_bytes_is_the_bytelevel_decoder():
+def test_token_bytes_is_the_bytelevel_decoder():
     from oasr_tok.kinds._bytelevel import token_bytes
-    from oasr_tok.kinds._hf_tables import vocabulary_bytes
 
+    level = decoders.ByteLevel()
     runtime = _runtime(shared("huggingface/qwen3/tokenizer.json"))
     vocab = list(runtime.get_vocab(with_added_tokens=True))
-    assert [vocabulary_bytes(t) for t in vocab] == [token_bytes(t) for t in vocab]
-    level = decoders.ByteLevel()
-    for token in ["Ġa b", "中", "ĠĠ", "\u0100", "a\u00ff", "\uffff", "Ġ\uffff", "a\x00", " ", "Ġ\u0143", "\u0144"]:
+    odd = ["Ġa b", "中", "ĠĠ", "\u0100", "a\u00ff", "\uffff", "Ġ\uffff", "a\x00", " ", "Ġ\u0143", "\u0144"]
+    for token in vocab[::37] + odd:
         # Each token followed by "!" so that a lone invalid byte is rendered, not dropped.
-        assert (vocabulary_bytes(token) + b"!").decode("utf-8", "replace") == level.decode([token, "!"])
+        assert (token_bytes(token) + b"!").decode("utf-8", "replace") == level.decode([token, "!"]), token

@@ -24,7 +24,7 @@ from oasr_tok import (
     build_tokenizer,
 )
 from oasr_tok.checkpoint import describe, load, resolve
-from paths import PACKAGE_PARENT, ROOT, shared, subprocess_env
+from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
 
 def layout(folder, files: dict[str, str]) -> str:
@@ -36,7 +36,7 @@ def layout(folder, files: dict[str, str]) -> str:
             with open(target, "w", encoding="utf-8") as handle:
                 handle.write(source[len("text:"):])
         else:
-            os.symlink(shared(source), target)
+            os.symlink(require_shared(source), target)
     return str(folder)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 
 import oasr_tok
 from oasr_tok import SpecError, TokenizerSpec
-from paths import shared
+from paths import PACKAGE_PARENT, shared, subprocess_env
 
 UNITS = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
 
@@ -84,8 +85,9 @@ class _Upper(oasr_tok.Tokenizer):
 def test_registry_is_strict_about_clashes():
     oasr_tok.register_tokenizer("test_upper", _Upper)
     try:
+        oasr_tok.register_tokenizer("test_upper", _Upper)  # the same factory again: a no-op
         with pytest.raises(oasr_tok.RegistryError, match="replace=True"):
-            oasr_tok.register_tokenizer("test_upper", _Upper)
+            oasr_tok.register_tokenizer("test_upper", lambda spec: _Upper(spec))
         with pytest.raises(oasr_tok.RegistryError):
             oasr_tok.register_tokenizer("symbol_table", _Upper)
         oasr_tok.register_tokenizer("test_upper", _Upper, replace=True)
@@ -162,3 +164,83 @@ def test_every_error_is_a_tokenizer_error_and_its_builtin():
     for error, builtin in pairs.items():
         assert issubclass(error, oasr_tok.TokenizerError) and issubclass(error, builtin)
     assert str(oasr_tok.AssetNotFoundError("tokens.txt is missing", path="tokens.txt")) == "tokens.txt is missing"
+
+
+_PLUGIN = """
+import oasr_tok
+
+class Shout(oasr_tok.Tokenizer):
+    def __init__(self, spec):
+        self.spec = spec
+    vocab_size = property(lambda self: 26)
+    special_ids = property(lambda self: frozenset())
+    def decode(self, ids):
+        return "".join(chr(65 + i) for i in self.check_ids(ids))
+
+def factory(spec):
+    return Shout(spec)
+"""
+
+
+def _plugin_site(tmp_path, value: str):
+    """A folder holding a module and the dist-info that declares it under `oasr_tok.kinds`,
+    as `pip install` of a third-party package leaves them."""
+    (tmp_path / "shout_plugin.py").write_text(_PLUGIN, encoding="utf-8")
+    info = tmp_path / "shout_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[oasr_tok.kinds]\nshout = {value}\n", encoding="utf-8")
+    return str(tmp_path)
+
+
+def _run_with(site: str, code: str) -> subprocess.CompletedProcess:
+    env = subprocess_env()
+    env["PYTHONPATH"] = site + os.pathsep + env["PYTHONPATH"]
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+
+
+def test_a_kind_from_an_entry_point_is_found_and_loaded_only_when_built(tmp_path):
+    code = (
+        "import sys, oasr_tok\n"
+        "assert 'shout' in oasr_tok.available_kinds()\n"
+        "assert 'shout_plugin' not in sys.modules  # listed without importing it\n"
+        "tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('shout', {}))\n"
+        "print(tok.decode([7, 8]), type(tok).__name__)\n"
+    )
+    out = _run_with(_plugin_site(tmp_path, "shout_plugin:factory"), code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["HI", "Shout"]
+
+
+def test_a_broken_entry_point_is_a_registry_error_naming_it(tmp_path):
+    code = (
+        "import oasr_tok\n"
+        "try:\n"
+        "    oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('shout', {}))\n"
+        "except oasr_tok.RegistryError as exc:\n"
+        "    print('RegistryError', exc)\n"
+    )
+    out = _run_with(_plugin_site(tmp_path, "shout_plugin:no_such_factory"), code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("RegistryError") and "shout_plugin:no_such_factory" in out.stdout
+
+
+def test_whisper_builds_and_decodes_without_tokenizers():
+    code = (
+        "import sys; sys.modules['tokenizers'] = None  # as if not installed\n"
+        "import oasr_tok\n"
+        "tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('whisper', {'tokenizer': sys.argv[1]}))\n"
+        "print(repr(tok.decode([40, 1842])))\n"
+        "try:\n"
+        "    tok.encode('hi')\n"
+        "except oasr_tok.BackendNotInstalledError as exc:\n"
+        "    print('BackendNotInstalledError', 'oasr_tok[whisper]' in str(exc))\n"
+    )
+    path = os.path.join(str(PACKAGE_PARENT), "oasr_tok", "data", "demo", "whisper", "tokenizer.json")
+    import tokenizers
+
+    expected = tokenizers.Tokenizer.from_file(path).decode([40, 1842])
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                         env=subprocess_env(), cwd=PACKAGE_PARENT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [repr(expected), "BackendNotInstalledError True"]

@@ -23,9 +23,17 @@ BYTE_TO_CHAR: dict[int, str] = _byte_alphabet()
 CHAR_TO_BYTE: dict[str, int] = {char: byte for byte, char in BYTE_TO_CHAR.items()}
 
 
+# One str.translate per token (a whole vocabulary is converted at load): alphabet characters
+# become the latin-1 character of their byte, every other character of 0..255 becomes U+FFFF so
+# that the latin-1 encode fails and the token falls back to its own UTF-8, as the decoder does.
+_TO_LATIN1 = {ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()}
+_TO_LATIN1.update({c: "\uffff" for c in range(256) if chr(c) not in CHAR_TO_BYTE})
+
+
 def token_bytes(token: str) -> bytes:
-    """The bytes the ByteLevel decoder renders for one token string."""
+    """The bytes the ByteLevel decoder renders for one token string: each character's byte
+    when every character is in the alphabet, else the token's own UTF-8."""
     try:
-        return bytes([CHAR_TO_BYTE[char] for char in token])
-    except KeyError:
+        return token.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
         return token.encode("utf-8")

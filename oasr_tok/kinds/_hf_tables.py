@@ -50,21 +50,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import MalformedAssetError
-from ._bytelevel import CHAR_TO_BYTE
+from ._bytelevel import token_bytes
 
-# token_bytes (_bytelevel.py) for a whole vocabulary at once: alphabet characters become the
-# latin-1 character of their byte, every other character of 0..255 becomes U+FFFF so that
-# the latin-1 encode fails and the token falls back to its own UTF-8, as the decoder does.
-_TO_LATIN1 = {ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()}
-_TO_LATIN1.update({c: "\uffff" for c in range(256) if chr(c) not in CHAR_TO_BYTE})
-
-
-def vocabulary_bytes(token: str) -> bytes:
-    """The bytes the ByteLevel decoder renders for `token` (same as _bytelevel.token_bytes)."""
-    try:
-        return token.translate(_TO_LATIN1).encode("latin-1")
-    except UnicodeEncodeError:
-        return token.encode("utf-8")
 
 __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte",
            "repeat_classes", "stream_for"]
@@ -331,7 +318,7 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
             if token is None:
                 flags[i] = FLAG_SKIP
             else:
-                pieces[i] = vocabulary_bytes(plan.render(token, False) if plan.steps else token)
+                pieces[i] = token_bytes(plan.render(token, False) if plan.steps else token)
         return PieceTable(pieces, flags=bytes(flags), mode="bytes", lead=plan.lead)
     pieces = [""] * size
     first: list[str] | None = [""] * size if plan.first_dependent else None

@@ -1,0 +1,64 @@
+"""One tokenizer shared by many threads gives every thread what a single thread gets
+(docs/architecture.md § Threads). Each thread owns its stream states; the tokenizer, its
+compiled tables and the module-level caches are shared."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from cases import KindCase, all_cases
+
+THREADS = 8
+CASES = all_cases()
+
+
+def _workload(case: KindCase, seed: int) -> list[list[int]]:
+    tok, interesting, realistic = case.inputs()
+    rng = random.Random(seed)
+    pool = interesting or list(range(min(tok.vocab_size, 500)))
+    streams = [list(ids) for ids in realistic[:4]]
+    for _ in range(6):
+        streams.append([rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size)
+                        for _ in range(rng.randrange(1, 80))])
+    return streams
+
+
+def _everything(tok, streams: list[list[int]]) -> list[object]:
+    """Every decoding path on every stream, as comparable values."""
+    results: list[object] = []
+    for ids in streams:
+        state: dict = {}
+        deltas = [tok.decode_incremental(ids[i : i + 3], state) for i in range(0, len(ids), 3)]
+        deltas.append(tok.decode_incremental([], state, final=True))
+        words = tok.word_timings(ids, list(range(len(ids)))) if ids else []
+        results.append((tok.decode(ids), tok.token_pieces(ids), deltas, [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words]))
+    results.append(tok.decode_batch(streams))
+    return results
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_threads_sharing_one_tokenizer_get_what_one_thread_gets(case: KindCase) -> None:
+    tok = case.tokenizer()
+    workloads = [_workload(case, seed) for seed in range(THREADS)]
+    expected = [_everything(tok, streams) for streams in workloads]
+    got: list[object] = [None] * THREADS
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(THREADS)
+
+    def run(k: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):  # several rounds, so the threads interleave inside the calls
+                got[k] = _everything(tok, workloads[k])
+        except BaseException as exc:  # reported below, with the thread's workload
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
+    assert got == expected
