@@ -8,8 +8,8 @@ import random
 
 import numpy as np
 import pytest
-
 from conftest import timed
+
 from oasr_tok import collapse_ctc
 
 FRAMES = 1_000_000

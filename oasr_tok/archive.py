@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import tarfile
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import AssetNotFoundError, MalformedAssetError
 

@@ -9,7 +9,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import InvalidIdError, NonIntegerIdError, collapse_ctc
@@ -44,7 +45,7 @@ def test_lists_and_tuples_match_the_rule(frames, blank):
 @given(frames=frames, blank=st.integers(0, 6))
 def test_numpy_arrays_of_every_integer_dtype(dtype, frames, blank):
     arr = np.array(frames, dtype=dtype)
-    as_lists = lambda out: tuple(a.tolist() for a in out)  # noqa: E731
+    as_lists = lambda out: tuple(a.tolist() for a in out)
     assert as_lists(collapse_ctc(arr, blank)) == reference(frames, blank)
     # A strided view (every other frame, reversed) is read in place, not copied first.
     assert as_lists(collapse_ctc(arr[::-2], blank)) == reference(frames[::-2], blank)
@@ -78,6 +79,7 @@ def test_lists_give_int_lists_and_numpy_gives_int64_arrays():
 
 def test_numpy_results_feed_word_timings():
     from oasr_tok import TokenizerSpec, build_tokenizer
+
     from paths import shared
 
     tok = build_tokenizer(TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")}))

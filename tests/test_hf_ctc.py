@@ -6,10 +6,12 @@ Fixtures: fixtures/huggingface/ctc-* (fixtures/make_asr_formats.py)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import decoders
 
 from oasr_tok import TokenizerSpec, build_tokenizer
+
 from paths import own
 
 NAMES = ["ctc-base-960h", "ctc-metaspace"]

@@ -17,13 +17,15 @@ import tarfile
 import pytest
 import sentencepiece as spm
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nemo_reference import CanaryTokenizer, SentencePieceTokenizer, canary2_user_turn
 from tokenizers import BertWordPieceTokenizer
 
 import oasr_tok
 from oasr_tok import AssetNotFoundError, MalformedAssetError, ResolveError, TokenizerSpec, build_tokenizer
 from oasr_tok.archive import read_member
-from nemo_reference import CanaryTokenizer, SentencePieceTokenizer, canary2_user_turn
+
 from paths import own, subprocess_env
 
 ARCHIVES = ("bpe", "wpe", "canary", "char")
@@ -109,7 +111,7 @@ def test_canary_prompts_match_nemo():
 
 def test_canary_timestamps_become_word_times():
     ours = loaded("canary")
-    stamp = lambda n: ours.canary_tokens[f"<|{n}|>"]  # noqa: E731
+    stamp = lambda n: ours.canary_tokens[f"<|{n}|>"]
     hello, world = ours.encode_language("hello", "en"), ours.encode_language("world", "en")
     ids = [stamp(4), *hello, stamp(9), stamp(10), *world, stamp(15)]
     words = ours.timestamp_words(ids)

@@ -4,11 +4,13 @@ same file (decode with special tokens skipped, encode), on the project's trained
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import BertWordPieceTokenizer
 
 import oasr_tok
 from oasr_tok import MalformedAssetError, SpecError, TokenizerSpec, build_tokenizer
+
 from cases import MULTISCRIPT
 from paths import own
 

@@ -21,7 +21,8 @@ token pieces run on the compiled PieceTable at constant cost.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._stream import FLAG_SKIP, PieceTable
 from ..base import Tokenizer
@@ -97,7 +98,7 @@ class AggregateTokenizer(Tokenizer):
         self.token_pieces = self._table.token_pieces  # type: ignore[method-assign]
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "AggregateTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> AggregateTokenizer:
         reject_unknown_options(spec.options, _OPTIONS, "aggregate")
         langs = spec.options.get("langs")
         if not isinstance(langs, list) or not langs or not all(isinstance(x, str) and x for x in langs):
@@ -177,7 +178,7 @@ class AggregateTokenizer(Tokenizer):
         <|timestamp|/|notimestamp|><|diarize|/|nodiarize|>`` with an empty decoder context."""
         target_lang = source_lang if target_lang is None else target_lang
         src, tgt = self._canary(f"<|{source_lang}|>"), self._canary(f"<|{target_lang}|>")
-        flag = lambda on, name: self._canary(f"<|{name}|>" if on else f"<|no{name}|>")  # noqa: E731
+        flag = lambda on, name: self._canary(f"<|{name}|>" if on else f"<|no{name}|>")
         if version == 1:
             chosen = task or ("asr" if source_lang == target_lang else "ast")
             if chosen not in _TASKS:
@@ -192,12 +193,11 @@ class AggregateTokenizer(Tokenizer):
         """N for a Canary timestamp token `<|N|>`, else None."""
         return self._timestamp_frames.get(token_id)
 
-    def timestamp_words(self, ids: Sequence[int]) -> list["Word"]:
+    def timestamp_words(self, ids: Sequence[int]) -> list[Word]:
         """Words of a Canary hypothesis with timestamps (``<|N|>word<|M|>``): each word is timed
         from the timestamp before it (start) to the one after it (end), frame × window_stride ×
         subsampling_factor seconds. A word without a timestamp on one side takes the other's
         time. Word text is a substring of decode(ids)."""
-        from ..words import Word
 
         if self.window_stride is None or self.subsampling_factor is None:
             raise SpecError("aggregate: timestamp_words needs the options window_stride and subsampling_factor "
@@ -233,7 +233,7 @@ class AggregateTokenizer(Tokenizer):
         return words
 
     @staticmethod
-    def _word(text: str, open_word: list[Any], end_char: int, end_frame: int | None, scale: float) -> "Word":
+    def _word(text: str, open_word: list[Any], end_char: int, end_frame: int | None, scale: float) -> Word:
         from ..words import Word
 
         start_frame = open_word[3] if open_word[3] is not None else end_frame

@@ -30,12 +30,13 @@ instead (correct, but linear per token in the transcript length; see docs/kinds/
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._ctc import CTCStream, delimited_words
 from .._stream import FLAG_SKIP, PieceTable
-from ..base import Tokenizer
 from .._textbuf import commit_text
+from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, StreamStateError
 from ..spec import TokenizerSpec
 from ._common import existing_file, read_text, reject_unknown_options
@@ -211,7 +212,7 @@ class Wav2Vec2Tokenizer(Tokenizer):
             self.token_pieces = self._stream.token_pieces  # type: ignore[method-assign]
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "Wav2Vec2Tokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> Wav2Vec2Tokenizer:
         reject_unknown_options(spec.options, _OPTIONS, "wav2vec2")
         vocab_path = existing_file(spec.file("vocab"), "vocab.json")
         config = spec.files.get("tokenizer_config")

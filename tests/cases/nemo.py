@@ -5,6 +5,7 @@ two languages, and the end of text."""
 from __future__ import annotations
 
 import oasr_tok
+
 from cases import KindCase
 from paths import own
 
@@ -21,7 +22,7 @@ def _canary_interesting(tok) -> list[int]:
 
 
 def _canary_realistic(tok) -> list[list[int]]:
-    stamp = lambda n: tok.canary_tokens[f"<|{n}|>"]  # noqa: E731
+    stamp = lambda n: tok.canary_tokens[f"<|{n}|>"]
     prompt = tok.canary_prompt("en", "es", timestamps=True)
     return [
         prompt + [stamp(1)] + tok.encode_language("hola mundo", "es") + [stamp(9), tok.canary_tokens["<|endoftext|>"]],

@@ -9,6 +9,7 @@ import os
 import tempfile
 
 from oasr_tok import TokenizerSpec, build_tokenizer
+
 from cases import KindCase
 from paths import own
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from cases import KindCase, MULTISCRIPT
+
+from cases import MULTISCRIPT, KindCase
 from paths import own
 
 
