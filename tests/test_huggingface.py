@@ -16,7 +16,7 @@ import pytest
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import AssetNotFoundError, MalformedAssetError, SpecError
-from oasr_tok.kinds._hf_tables import UnsupportedDecoderError, fallback_byte, piece_table_for
+from oasr_tok.kinds._hf_tables import UnsupportedDecoderError, fallback_byte
 from cases import MULTISCRIPT
 from cases.huggingface import FILES, SPLIT_BYTES, build, interesting
 from paths import own, shared
@@ -433,17 +433,6 @@ def test_byte_fallback_reads_tokens_like_the_runtime(token):
         assert rendered == token
     else:
         assert rendered == bytes([value]).decode("utf-8", "replace")
-
-
-def test_piece_table_for_a_runtime_tokenizer_renders_like_it():
-    """The entry point other kinds (whisper) reuse: a tokenizers.Tokenizer and the ids to skip."""
-    runtime = _runtime(shared("huggingface/qwen3/tokenizer.json"))
-    special = {i for i, t in runtime.get_added_tokens_decoder().items() if t.special}
-    table = piece_table_for(runtime, special)
-    assert table.vocab_size == runtime.get_vocab_size(True)
-    text = "今天 😀 <think> emoji 👍🏽 مرحبا"
-    ids = [special and min(special)] + runtime.encode(text, add_special_tokens=False).ids
-    assert table.render(ids) == runtime.decode(ids, skip_special_tokens=True)
 
 
 def test_an_id_two_texts_claim_renders_as_the_runtime_says(tmp_path):

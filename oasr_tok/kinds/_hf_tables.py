@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import MalformedAssetError
 from ._bytelevel import token_bytes
 
 
-__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "piece_table_for", "fallback_byte",
+__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte",
            "repeat_classes", "stream_for"]
 
 _HEX = set("0123456789abcdefABCDEF")
@@ -265,27 +265,6 @@ def _strip(token: str, content: str, start: int, stop: int) -> str:
         hi -= 1
         dropped += 1
     return token[lo:hi]
-
-
-def piece_table_for(
-    tokenizer: Any,
-    skip_ids: Iterable[int],
-    vocab_size: int | None = None,
-    decoder: dict | None | str = "from-tokenizer",
-    where: str = "tokenizer.json",
-) -> Any:
-    """A PieceTable (or, for a CTC decoder, a CTCStream around one) rendering ids exactly as `tokenizer.decode(ids, skip_special_tokens=True)`
-    does, for a `tokenizers.Tokenizer`. `skip_ids` render nothing and do not count as token 0
-    (the special ids, and ids with no token). `decoder` is the tokenizer.json "decoder" value;
-    by default it is read from the tokenizer itself."""
-    if decoder == "from-tokenizer":
-        decoder = json.loads(tokenizer.decoder.__getstate__()) if tokenizer.decoder is not None else None
-    plan = compile_decoder(decoder, where)  # type: ignore[arg-type]
-    size = tokenizer.get_vocab_size(True) if vocab_size is None else vocab_size
-    skip = set(skip_ids)
-    id_to_token = tokenizer.id_to_token
-    tokens: list[str | None] = [None if i in skip else id_to_token(i) for i in range(size)]
-    return stream_for(tokens, plan, where)
 
 
 def stream_for(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> Any:

@@ -60,10 +60,18 @@ B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED = 0, 1, 2, 3
 
 # -- FunASR's predicates, stated exactly ------------------------------------------------------
 
+# FunASR's "Chinese" is the CJK Unified Ideographs block and nothing else (no extensions, no
+# compatibility ideographs); every rule below that says CJK means this range.
+CJK_FIRST, CJK_LAST = "\u4e00", "\u9fff"
+
+
+def _cjk(ch: str) -> bool:
+    return CJK_FIRST <= ch <= CJK_LAST
+
 def _chinese_string(s: str) -> bool:
     """FunASR's isChinese applied to a whole string: Python's string ORDER, not a per-character
     test, so "1@@" counts (it sorts between "0" and "9") and "9@@" does not."""
-    return "\u4e00" <= s <= "\u9fff" or "0" <= s <= "9" or s == "@"
+    return CJK_FIRST <= s <= CJK_LAST or "0" <= s <= "9" or s == "@"
 
 
 def _washed(token: str) -> str:
@@ -87,7 +95,7 @@ def sentence_alpha(token: str) -> bool:
 
 
 def _chinese_char(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or "0" <= ch <= "9" or ch == "@"
+    return _cjk(ch) or "0" <= ch <= "9" or ch == "@"
 
 
 def token_chinese(token: str) -> bool:
@@ -97,7 +105,7 @@ def token_chinese(token: str) -> bool:
 
 def token_alpha(token: str) -> bool:
     """isAllAlpha(token): every character a letter outside U+4E00..U+9FFF, or an apostrophe."""
-    return token != "" and all(ch == "'" or (ch.isalpha() and not "\u4e00" <= ch <= "\u9fff") for ch in token)
+    return token != "" and all(ch == "'" or (ch.isalpha() and not _cjk(ch)) for ch in token)
 
 
 # -- reading the token list -----------------------------------------------------------------
@@ -237,7 +245,7 @@ class FunASRCharTokenizer(Tokenizer):
         if token_id in self._special or token in WASHED:
             return (SKIP, "", False, False, False, "")
         if self._clean:
-            if token != "" and all("\u4e00" <= ch <= "\u9fff" for ch in token):
+            if token != "" and all(_cjk(ch) for ch in token):
                 cls, text = CJK, token
             elif CONT in token:
                 cls, text = PIECE, token.replace(CONT, "")
@@ -413,9 +421,9 @@ class FunASRCharTokenizer(Tokenizer):
             if ch.isspace():
                 i += 1
                 continue
-            if ch == "'" or (ch.isalpha() and not "\u4e00" <= ch <= "\u9fff"):
+            if ch == "'" or (ch.isalpha() and not _cjk(ch)):
                 j = i
-                while j < n and (text[j] == "'" or (text[j].isalpha() and not "\u4e00" <= text[j] <= "\u9fff")):
+                while j < n and (text[j] == "'" or (text[j].isalpha() and not _cjk(text[j]))):
                     j += 1
                 ids.extend(self._encode_word(text, i, j))
                 i = j
