@@ -488,6 +488,12 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
         yield ("tokenizer_config.json", "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)")
     models = [n for n in names if n.endswith(".model")]
     preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
+    if len(models) > 1 and not preferred and SPEC_FILE in names:
+        # The explicit spec decides (an aggregate's per-language models, for one); the models
+        # are reported, not guessed between.
+        for name in models:
+            yield (name, f"one of several SentencePiece models; {SPEC_FILE} names what to use")
+        models = []
     if len(models) > 1 and not preferred:
         raise ResolveError(
             f"{folder}: several SentencePiece model candidates and none is bpe.model or tokenizer.model: "
