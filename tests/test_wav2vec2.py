@@ -4,7 +4,8 @@ variants (fixtures/make_asr_formats.py).
 
 * token ids: decode == Wav2Vec2CTCTokenizer.decode(ids, group_tokens=False, skip_special_tokens=True)
 * frames: decode(collapse_ctc(frames)) == Wav2Vec2CTCTokenizer.decode(frames) (grouping on),
-  and word_timings == its output_word_offsets words and frame spans.
+  and word_offsets == its output_word_offsets words and frame spans (word_timings keeps the
+  library's general word rules, checked by test_words_properties like every kind's).
 """
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_word_timings_match_transformers_word_offsets(name, data):
     ours, theirs = pair(name)
     blank, frames = _frames(ours, data)
     ids, starts, ends = collapse_ctc(frames, blank)
-    words = ours.word_timings(ids, starts, ends)
+    words = ours.word_offsets(ids, starts, ends)
     expected = theirs.decode(frames, output_word_offsets=True).word_offsets
     assert [(w.text, w.start, w.end) for w in words] == [
         (o["word"], int(o["start_offset"]), int(o["end_offset"])) for o in expected

@@ -260,14 +260,14 @@ class Wav2Vec2Tokenizer(Tokenizer):
             raw = raw.lower()
         return clean_up_tokenization(raw) if self._cleanup else raw
 
-    def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> list[Word]:
+    def word_offsets(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> list[Word]:
         """Words as Wav2Vec2CTCTokenizer's `output_word_offsets` cuts them: the runs between
         word delimiters, each timed by the tokens that printed its first and last characters
         (the delimiter lends no time). With ids, starts and ends from oasr_tok.collapse_ctc,
         the words and frame spans are transformers' word offsets (the text is lower-cased
         when do_lower_case is set, as the transcript is; transformers' offsets keep the
-        vocabulary's case). Not the general word rules of docs/decoding.md: a CTC character
-        model marks its word boundaries itself."""
+        vocabulary's case). `word_timings` keeps the library's general word rules
+        (docs/decoding.md), where a delimiter token lends its time to the words beside it."""
         return delimited_words(self.token_pieces(ids), starts, ends)
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
