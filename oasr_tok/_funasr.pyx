@@ -70,6 +70,11 @@ cdef class Track:
             self.word, self.blank, self.digit, self.c1, self.c2, self.ws, self.started = "", False, False, 0, 0, "", False
             self.pend = []
         else:
+            if not _frozen_track(data):
+                raise ValueError("not the frozen data of a funasr_char Track")
+            if owned and data[3]:
+                # The owners record starts empty: it cannot say who printed elements that exist already.
+                raise ValueError("an owned Track starts with no pending elements")
             self.word, self.blank, self.digit, pend, self.c1, self.c2, self.ws, self.started = data
             self.pend = list(pend)
 
@@ -108,6 +113,8 @@ cdef class Track:
         return 0
 
     cdef inline int _drop(self) except -1:
+        if self.own is not None and (self.own.n_seg <= 0 or self.own.n_seg != len(self.pend)):
+            raise ValueError("Track: element owners out of step with the elements")
         self.pend.pop()
         if self.own is not None:
             self.own.n_seg -= 1
@@ -240,6 +247,26 @@ cdef class Track:
         return "".join(out)
 
 
+cdef bint _frozen_track(tuple data):
+    """Whether `data` is what Track.freeze makes: (word, blank, digit, pending elements, kind of
+    the last two released elements, held whitespace, started)."""
+    if len(data) != 8:
+        return False
+    word, blank, digit, pend, c1, c2, ws, started = data
+    if type(word) is not str or type(ws) is not str or type(pend) is not tuple:
+        return False
+    if type(blank) is not bool or type(digit) is not bool or type(started) is not bool:
+        return False
+    if type(c1) is not int or type(c2) is not int or not (K_OTHER <= c1 <= K_SPACE and K_OTHER <= c2 <= K_SPACE):
+        return False
+    if ws and not ws.isspace():
+        return False
+    for element in <tuple>pend:
+        if type(element) is not str:
+            return False
+    return True
+
+
 # -- attribution: one string per token ----------------------------------------------------------
 
 cpdef list attribute(list ids, list info, bint clean):
@@ -253,8 +280,16 @@ cpdef list attribute(list ids, list info, bint clean):
     cdef tuple entry
     cdef bint chinese = True, alpha = True
     cdef Track track = Track(None, True)
+    cdef Py_ssize_t size = len(info), token_id
+    cdef object raw
     for k in range(n):
-        entry = <tuple>info[ids[k]]
+        token_id = ids[k]
+        if not 0 <= token_id < size:
+            raise IndexError(f"attribute: id {token_id} at position {k} is outside the table of {size} ids")
+        raw = info[token_id]
+        if type(raw) is not tuple or len(<tuple>raw) != 6:
+            raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
+        entry = <tuple>raw
         if <int>entry[0] == C_SKIP:
             continue
         entries[k] = entry

@@ -31,7 +31,7 @@ from libc.string cimport memcpy
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from oasr_tok._ids cimport as_id_list, id_at, oasr_small_id, oasr_list_items
-from oasr_tok._textbuf cimport oasr_commit
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail, oasr_commit_tagged, oasr_tag
 from oasr_tok.errors import StreamStateError
 
 cdef extern from "Python.h":
@@ -111,6 +111,7 @@ cdef class PieceTable:
     cdef bint has_first
     cdef str errors
     cdef tuple fresh
+    cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
 
     def __init__(self, list pieces, *, list first_pieces=None, bytes flags=None, bytes byte_values=None,
                  str mode="text", str byte_rule="replace", str lead="none"):
@@ -147,6 +148,11 @@ cdef class PieceTable:
         else:
             self.texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
+        used = F_SKIP | F_BYTE
+        self.tag = oasr_tag((mode, byte_rule, lead, flags, byte_values,
+                             [None if self._flags[i] & used else p for i, p in enumerate(self.pieces)],
+                             None if first_pieces is None else
+                             [None if self._flags[i] & used else p for i, p in enumerate(self.first_pieces)]))
         PyMem_Free(self._plain)  # __init__ may run twice
         self._plain = <PyObject**>PyMem_Malloc(max(n, 1) * sizeof(PyObject*))
         if self._plain == NULL:
@@ -290,7 +296,7 @@ cdef class PieceTable:
 
     # -- public entry points --------------------------------------------------------------
 
-    def decode_incremental(self, new_ids, dict state, bint final=False):
+    def decode_incremental(self, new_ids, state, bint final=False):
         """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
         cdef list ids = as_id_list(new_ids)
         cdef Py_ssize_t i, n = PyList_GET_SIZE(ids)
@@ -298,17 +304,21 @@ cdef class PieceTable:
         cdef object out = None
         cdef list pending_box
         cdef str settled, tail
-        st = state.get("_s")
+        oasr_check_owner(state, self.tag)
+        st = (<dict>state).get("_s")
         if st is None:
+            if "_tok" in state:
+                raise StreamStateError("this stream state has lost its decoder state; start from {}")
             st = self.fresh
-        elif (type(st) is not tuple or len(<tuple>st) != 5 or type((<tuple>st)[2]) is not bytes
-              or PyBytes_GET_SIZE((<tuple>st)[2]) > MAX_HELD_BYTES and self.mode == MODE_BYTES):
+        elif not self._valid_state(st):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         v.first = st[0]
         v.lead = st[1]
         pending_box = [st[2]]
         v.run_invalid = st[3]
         v.closed = st[4]
+        # What the state's text must end with: its held tail, rendered from its own pending bytes.
+        oasr_check_tail(state, self._tail(v, <bytes>st[2]) if not v.closed else "")
         if v.closed:
             if n:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
@@ -332,9 +342,41 @@ cdef class PieceTable:
             settled = "".join(<list>out)
         else:
             settled = <str>out
-        oasr_commit(state, settled, tail)
+        oasr_commit_tagged(state, settled, tail, self.tag)
         state["_s"] = (v.first, v.lead, pending_box[0], v.run_invalid, v.closed)
         return settled
+
+    cdef bint _valid_state(self, object st):
+        """Whether `st` is a decoder state this table could have made: four bools and the
+        pending bytes, which are an unfinished UTF-8 character (at most 3 bytes; a whole_run
+        table holds a valid run of any length), and none while a run is invalid or closed."""
+        cdef bytes pending
+        cdef tuple t
+        cdef Py_ssize_t n
+        if type(st) is not tuple or len(<tuple>st) != 5:
+            return False
+        t = <tuple>st
+        if (type(t[0]) is not bool or type(t[1]) is not bool or type(t[3]) is not bool
+                or type(t[4]) is not bool or type(t[2]) is not bytes):
+            return False
+        pending = <bytes>t[2]
+        n = PyBytes_GET_SIZE(pending)
+        if n == 0:
+            return True
+        if t[3] or t[4] or _dead_end(pending):
+            return False
+        if self.mode == MODE_TEXT and self.rule == RULE_WHOLE_RUN:
+            try:
+                _utf8_decode(pending, "strict", False)
+            except UnicodeDecodeError:
+                return False
+            return True
+        if n > MAX_HELD_BYTES:
+            return False
+        try:
+            return <Py_ssize_t>_utf8_decode(pending, "strict", False)[1] == 0
+        except UnicodeDecodeError:
+            return False
 
     def token_pieces(self, ids):
         """One string per id; they concatenate to the decode. A piece is what its token

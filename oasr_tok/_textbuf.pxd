@@ -1,2 +1,6 @@
 cdef extern from "_textbuf.h":
     int oasr_commit(object state, object settled, object tail) except -1
+    int oasr_commit_tagged(object state, object settled, object tail, object tag) except -1
+    int oasr_check_owner(object state, object tag) except -1
+    int oasr_check_tail(object state, object tail) except -1
+    object oasr_tag(object data)

@@ -25,7 +25,7 @@ from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from libc.math cimport isfinite
 from libc.stdlib cimport calloc
 
-from oasr_tok.errors import TimingError
+from oasr_tok.errors import TimingError, short_repr
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object)
@@ -318,14 +318,28 @@ cdef double _number(list values, Py_ssize_t k, str name) except? -1.0:
         if not overflow and -_EXACT <= whole <= _EXACT:
             return <double>whole
     if isinstance(value, (str, bytes, bytearray, bool)):  # float() would accept them
-        raise TimingError(f"{name}[{k}] = {value!r} is not a number")
+        raise TimingError(f"{name}[{k}] = {short_repr(value)} is not a number")
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise TimingError(f"{name}[{k}] = {value!r} is not a number") from None
+        raise TimingError(f"{name}[{k}] = {short_repr(value)} is not a number") from None
     if not isfinite(x):
-        raise TimingError(f"{name}[{k}] = {value!r}: times must be finite numbers (no NaN or infinity)")
+        raise TimingError(f"{name}[{k}] = {short_repr(value)}: times must be finite numbers (no NaN or infinity)")
     return x
+
+
+cdef bint _before(object a, object b, double da, double db) except -1:
+    """Whether time a < time b, exactly. Rounding to double keeps order, so different doubles
+    decide; equal doubles may come from different numbers (ints above 2**53, Fractions), which
+    are then compared as the numbers they are."""
+    if da != db:
+        return da < db
+    if PyFloat_CheckExact(a) and PyFloat_CheckExact(b):
+        return False
+    try:
+        return bool(a < b)
+    except TypeError:  # a number type that converts to float but does not order with the other
+        return False
 
 
 cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
@@ -333,16 +347,16 @@ cdef void _check_times(list starts, list ends, Py_ssize_t n) except *:
     cdef double s, prev_s = 0.0, e, prev_e = 0.0
     for k in range(n):
         s = _number(starts, k, "starts")
-        if k and s < prev_s:
+        if k and _before(starts[k], starts[k - 1], s, prev_s):
             raise TimingError(
                 f"starts[{k}] = {starts[k]!r} is before starts[{k - 1}] = {starts[k - 1]!r}: "
                 "token start times must be non-decreasing")
         prev_s = s
         if ends is not None:
             e = _number(ends, k, "ends")
-            if e < s:
+            if _before(ends[k], starts[k], e, s):
                 raise TimingError(f"ends[{k}] = {ends[k]!r} is before starts[{k}] = {starts[k]!r}")
-            if k and e < prev_e:
+            if k and _before(ends[k], ends[k - 1], e, prev_e):
                 raise TimingError(
                     f"ends[{k}] = {ends[k]!r} is before ends[{k - 1}] = {ends[k - 1]!r}: "
                     "token end times must be non-decreasing")

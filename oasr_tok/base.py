@@ -13,10 +13,13 @@ never for behaviour.
 from __future__ import annotations
 
 import abc
+import json
+import os
+import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ._ids import check_ids
-from ._textbuf import commit_text
+from ._textbuf import check_owner, commit_text, table_tag
 from .errors import EncodeNotSupportedError, PiecesNotSupportedError, StreamStateError
 
 if TYPE_CHECKING:
@@ -87,15 +90,28 @@ class Tokenizer(abc.ABC):
         ids so far. final=True flushes what was held back and closes the stream.
         A failed call leaves `state` as it was."""
         new = self.check_ids(new_ids)
-        if state.get("_closed"):
+        tag = self._stream_tag()
+        check_owner(state, tag)
+        closed = state.get("_closed", False)
+        old_ids = state.get("ids", [])
+        old_text = state.get("text", "")
+        tail = state.get("_tail", 0)
+        if (type(closed) is not bool or type(old_ids) is not list or type(old_text) is not str
+                or type(tail) is not int or not 0 <= tail <= len(old_text)
+                or ("_tok" in state and "ids" not in state)):
+            raise StreamStateError(f"this stream state is not a {type(self).__name__} stream state; start from {{}}")
+        old_ids = self.check_ids(old_ids)
+        # The default keeps every id (it is the quadratic reference, not the fast path), so the
+        # whole state can be checked: its text must be the decode of its ids.
+        if "text" in state and old_text != self.decode(old_ids):
+            raise StreamStateError("this stream state's text is not the decode of its ids; start from {}")
+        if closed:
             if new:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
-        old_ids = state.get("ids", [])
         ids = old_ids + new if new else old_ids
-        old_text = state.get("text", "")
         text = self.decode(ids) if (new or "text" not in state) else old_text
-        emitted = len(old_text) - state.get("_tail", 0)
+        emitted = len(old_text) - tail
         if text[:emitted] != old_text[:emitted]:
             raise StreamStateError(
                 f"{type(self).__name__}.settled_length let out text that a later token changed; "
@@ -103,11 +119,26 @@ class Tokenizer(abc.ABC):
             )
         settled = len(text) if final else max(emitted, min(len(text), self.settled_length(ids, text)))
         delta = text[emitted:settled]
-        # The default keeps every id: it is the quadratic reference, not the fast path.
+        commit_text(state, delta, text[settled:], tag)
         state["ids"] = ids
-        commit_text(state, delta, text[settled:])
         state["_closed"] = bool(final)
         return delta
+
+    def _stream_tag(self) -> int:
+        """What this tokenizer records in its stream states (see _textbuf.h): a fingerprint of
+        its kind and spec, so an equal tokenizer rebuilt from the same files continues a
+        stream and any other refuses it. Without a spec, this instance alone."""
+        tag = self.__dict__.get("_oasr_stream_tag")
+        if tag is None:
+            try:
+                described = json.dumps(self.spec.to_dict(), sort_keys=True) if self.spec is not None else None
+            except (TypeError, ValueError):
+                described = None
+            if described is None:
+                described = f"instance {id(self)} {os.getpid()} {time.monotonic_ns()}"
+            tag = table_tag([type(self).__module__, type(self).__qualname__, described])
+            self.__dict__["_oasr_stream_tag"] = tag
+        return tag
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """One string per id, concatenating to decode(ids): what each token settled when

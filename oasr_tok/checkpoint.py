@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .archive import is_archive_ref
-from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, TokenizerError
+from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, TokenizerError, short_repr
 from .spec import TokenizerSpec
 
 if TYPE_CHECKING:
@@ -164,9 +164,54 @@ def _table_layout(pieces: list[str]) -> str:
 
 
 def _text_lines(path: str, what: str) -> list[str]:
-    from .kinds._common import read_text
+    from .kinds._common import read_lines
 
-    return read_text(path, what).splitlines()
+    return read_lines(path, what)
+
+
+def _token_list(path: str) -> list[str]:
+    """A one-token-per-line list exactly as the funasr_char kind reads it: one reader, so the
+    special ids found here are the ids the kind gives those tokens."""
+    from .kinds.funasr_char import read_token_list
+
+    return read_token_list(path)
+
+
+TIKTOKEN_SUFFIX = ".tiktoken"
+_TIKTOKEN_LINE = re.compile(r"([A-Za-z0-9+/]+={0,2}) (\d+)")
+#: Why resolution sets a tiktoken rank file aside (a kind that reads one replaces this).
+TIKTOKEN_SET_ASIDE = (
+    "a tiktoken BPE rank file (base64 token and rank per line), not a 'piece id' symbol table; "
+    "resolution does not build a tokenizer from it"
+)
+
+
+def is_tiktoken_ranks(path: str) -> bool:
+    """Whether `path` is a tiktoken BPE rank file: named `*.tiktoken`, or starting as every
+    such file starts, with the 256 single bytes in base64 at ranks 0 ... 255. Its lines look
+    like `piece id` lines, so without this check it would resolve as a symbol table and decode
+    to base64 text."""
+    if path.endswith(TIKTOKEN_SUFFIX):
+        return True
+    import base64
+    import binascii
+
+    lines = _text_lines(path, "token table")
+    if len(lines) < 256:
+        return False
+    seen = set()
+    for rank, line in enumerate(lines[:256]):
+        match = _TIKTOKEN_LINE.fullmatch(line.rstrip("\r"))
+        if match is None or int(match.group(2)) != rank:
+            return False
+        try:
+            value = base64.b64decode(match.group(1), validate=True)
+        except (binascii.Error, ValueError):
+            return False
+        if len(value) != 1 or value in seen:
+            return False
+        seen.add(value)
+    return True
 
 
 def _sniff_text_table(path: str) -> str:
@@ -181,7 +226,8 @@ def _sniff_text_table(path: str) -> str:
     # A sherpa table writes its space piece as a lone id, so a few single fields are fine.
     if paired and paired >= single:
         return "table"
-    if single == len(lines):
+    if single == len(lines) or not paired:
+        # No line is `piece id`: one token per line (where a token may hold whitespace).
         return "list"
     return "unknown"
 
@@ -192,10 +238,14 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
         raise MalformedAssetError(
             f"{tokenizer_json}: not a `tokenizers` tokenizer.json (no 'model' object)", path=tokenizer_json
         )
-    added = [a for a in data.get("added_tokens") or [] if isinstance(a, dict) and isinstance(a.get("content"), str)]
+    listed = data.get("added_tokens") or []
+    if not isinstance(listed, list):
+        raise MalformedAssetError(f"{tokenizer_json}: 'added_tokens' is not a list", path=tokenizer_json)
+    added = [a for a in listed if isinstance(a, dict) and isinstance(a.get("content"), str)]
     by_content = {a["content"]: a.get("id") for a in added}
     model = data["model"].get("type", "?")
-    decoder = (data.get("decoder") or {}).get("type", "none")
+    decoder_step = data.get("decoder")
+    decoder = decoder_step.get("type", "none") if isinstance(decoder_step, dict) else short_repr(decoder_step)
     files = {"tokenizer": tokenizer_json}
     structure = f"tokenizers model {model}, decoder {decoder}, {len(added)} added tokens"
     if "<|startoftranscript|>" in by_content and "<|notimestamps|>" in by_content:
@@ -207,7 +257,7 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
              f"<|notimestamps|> {notimestamps} and {len(languages)} language tokens "
              f"({', '.join(languages[:4])}{' …' if len(languages) > 4 else ''}); {structure}")
         )
-        if isinstance(notimestamps, int):
+        if isinstance(notimestamps, int) and not isinstance(notimestamps, bool):
             cand.evidence.append(
                 ("vocab_size", f"derived by the kind: <|notimestamps|> {notimestamps} + 1 + 1501 timestamps "
                  f"= {notimestamps + 1502}; the timestamp ids are not in tokenizer.json")
@@ -226,7 +276,8 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
         if isinstance(declared, dict) and isinstance(declared.get("added_tokens_decoder"), dict):
             extra = sum(
                 1 for entry in declared["added_tokens_decoder"].values()
-                if isinstance(entry, dict) and entry.get("content") not in by_content
+                if isinstance(entry, dict) and isinstance(entry.get("content"), str)
+                and entry["content"] not in by_content
             )
         cand.evidence.append(
             ("files", f"tokenizer_config.json beside it: {extra} added tokens it declares are missing from "
@@ -291,7 +342,9 @@ def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | st
     except (OSError, RuntimeError) as exc:
         return f"not a SentencePiece model ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})"
     size = processor.get_piece_size()
-    pieces = [processor.id_to_piece(i) for i in range(size)]
+    from .kinds.sentencepiece import piece_strings
+
+    pieces = piece_strings(processor, path)
     control = [i for i in range(size) if processor.is_control(i)]
     unknown = [i for i in range(size) if processor.is_unknown(i)]
     markup, why = _markup_evidence(pieces)
@@ -509,14 +562,20 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
             yield ("tokens.json", "not a JSON array of token strings")
         else:
             yield _funasr_candidate(at("tokens.json"), pieces, "a JSON array", (3, 0))
+    for name in names:
+        if name.endswith(TIKTOKEN_SUFFIX):
+            yield (name, TIKTOKEN_SET_ASIDE)
     for sub, name in enumerate(("units.txt", "tokens.txt", "words.txt")):
         if name not in names:
+            continue
+        if is_tiktoken_ranks(at(name)):
+            yield (name, TIKTOKEN_SET_ASIDE)
             continue
         form = _sniff_text_table(at(name))
         if form == "table":
             yield _symbol_table_candidate(at(name), (4, sub))
         elif form == "list" and name == "tokens.txt":
-            pieces = [line.strip() for line in _text_lines(at(name), "tokens.txt") if line.strip()]
+            pieces = _token_list(at(name))
             if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
                 yield _funasr_candidate(at(name), pieces, "one token per line", (3, 1))
             else:
@@ -566,11 +625,14 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
         found = _sentencepiece_candidate(path, (2, 0))
         yield (name, found) if isinstance(found, str) else found
         return
+    if is_tiktoken_ranks(path):
+        yield (name, TIKTOKEN_SET_ASIDE)
+        return
     form = _sniff_text_table(path)
     if form == "table":
         yield _symbol_table_candidate(path, (4, 0))
     elif form == "list":
-        pieces = [line.strip() for line in _text_lines(path, name) if line.strip()]
+        pieces = _token_list(path)
         if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
             yield _funasr_candidate(path, pieces, "one token per line", (3, 1))
         else:

@@ -18,9 +18,9 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any, Sequence
+from typing import IO, Any, Iterator, Sequence
 
-from .errors import TokenizerError
+from .errors import TokenizerError, short_repr
 
 __all__ = ["main"]
 
@@ -45,26 +45,47 @@ def _load(path: str):
         raise _Failure(EXIT_LOAD, f"cannot load a tokenizer from {path}: {exc}", type(exc).__name__) from None
 
 
+_MESSAGE_LIMIT = 1000
+
+
 def _bad_input(where: str, exc: BaseException | str) -> _Failure:
     kind = type(exc).__name__ if isinstance(exc, BaseException) else "InputError"
-    return _Failure(EXIT_INPUT, f"{where}: {exc}", kind)
+    message = " ".join(str(exc).split("\n"))
+    if len(message) > _MESSAGE_LIMIT:  # one readable line, whatever the input held
+        message = message[: _MESSAGE_LIMIT - 30] + f"... ({len(message)} chars)"
+    return _Failure(EXIT_INPUT, f"{where}: {message}", kind)
+
+
+def _json(text: str, where: str) -> Any:
+    """json.loads, with every way it fails on hostile text as bad input: malformed JSON, nesting
+    deeper than the parser's recursion limit, an integer of more digits than int() converts."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _bad_input(where, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _bad_input(where, "JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise _bad_input(where, f"unreadable JSON value ({exc})") from None
 
 
 def _ids_from_json(text: str, where: str) -> list[int]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _bad_input(where, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    value = _json(text, where)
     if not isinstance(value, list):
         raise _bad_input(where, f"expected a JSON list of ids, got {type(value).__name__}")
     return value  # the tokenizer checks each element (type and range) and names the bad one
 
 
 def _ids_from_words(fields: Sequence[str], where: str) -> list[int]:
+    ids = []
     for field in fields:
         if not _INT.fullmatch(field):
-            raise _bad_input(where, f"not an integer id: {field!r}")
-    return [int(field) for field in fields]
+            raise _bad_input(where, f"not an integer id: {short_repr(field)}")
+        try:
+            ids.append(int(field))
+        except ValueError:  # more digits than int() converts: no id has that many
+            raise _bad_input(where, f"id of {len(field)} digits is out of range") from None
+    return ids
 
 
 def _parse_ids(text: str, where: str) -> list[int]:
@@ -72,6 +93,28 @@ def _parse_ids(text: str, where: str) -> list[int]:
     text = text.strip()
     # Anything that opens like JSON is read as JSON, so `{"ids": ...}` gets a JSON answer.
     return _ids_from_json(text, where) if text[:1] in ('[', '{', '"') else _ids_from_words(text.split(), where)
+
+
+def _stdin_lines() -> Iterator[tuple[int, str]]:
+    """(number, line) of stdin, which must be UTF-8: anything else (UTF-16 included) is bad
+    input naming the line, not a UnicodeDecodeError traceback."""
+    number = 0
+    while True:
+        number += 1
+        try:
+            line = sys.stdin.readline()
+        except UnicodeDecodeError as exc:
+            raise _bad_input(f"stdin line {number}", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        if not line:
+            return
+        yield number, line
+
+
+def _stdin_text() -> str:
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        raise _bad_input("stdin", f"not UTF-8 text ({exc.reason})") from None
 
 
 def _emit(out: IO[str], value: Any, as_json: bool) -> None:
@@ -109,7 +152,7 @@ def _decode(args: argparse.Namespace, out: IO[str]) -> int:
     if args.ids:
         one(_parse_ids(" ".join(args.ids), "ids"), "ids")
         return EXIT_OK
-    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+    for number, line in _stdin_lines():
         # A blank line is an empty hypothesis, so output lines stay aligned with input lines.
         # JSON lists are the documented form; whitespace-separated ints work as in `stream`.
         one(_parse_ids(line, f"stdin line {number}"), f"stdin line {number}")
@@ -119,7 +162,7 @@ def _decode(args: argparse.Namespace, out: IO[str]) -> int:
 def _stream(args: argparse.Namespace, out: IO[str]) -> int:
     tok = _load(args.path)
     state: dict[str, Any] = {}
-    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+    for number, line in _stdin_lines():
         where = f"stdin line {number}"
         try:
             delta = tok.decode_incremental(_parse_ids(line, where), state)
@@ -147,15 +190,12 @@ _WORD_KEYS = {"ids", "starts", "ends"}
 def _word_requests(text: str) -> list[tuple[str, Any]]:
     """One JSON document (an object or a list of objects), or JSON lines."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = _json(text, "stdin")
+    except _Failure:
         requests = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
-                try:
-                    requests.append((f"stdin line {number}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise _bad_input(f"stdin line {number}", f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+                requests.append((f"stdin line {number}", _json(line, f"stdin line {number}")))
         return requests
     if isinstance(value, list):
         return [(f"request {k}", v) for k, v in enumerate(value)]
@@ -164,7 +204,7 @@ def _word_requests(text: str) -> list[tuple[str, Any]]:
 
 def _words(args: argparse.Namespace, out: IO[str]) -> int:
     tok = _load(args.path)
-    requests = _word_requests(sys.stdin.read())
+    requests = _word_requests(_stdin_text())
     if not requests:
         raise _bad_input("stdin", 'expected {"ids": [...], "starts": [...], "ends": [...]} (ends optional)')
     for where, request in requests:
@@ -239,15 +279,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _utf8(stream: Any) -> None:
+def _utf8(stream: Any, errors: str) -> None:
     if hasattr(stream, "reconfigure"):
-        stream.reconfigure(encoding="utf-8")
+        stream.reconfigure(encoding="utf-8", errors=errors)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
-    for stream in (sys.stdin, sys.stdout, sys.stderr):
-        _utf8(stream)
+    _utf8(sys.stdin, "strict")
+    _utf8(sys.stdout, "strict")
+    # A message may quote a path that is not valid UTF-8 (os.fsdecode keeps its bytes as lone
+    # surrogates): printed strictly it would fail, and the error would be lost with stderr.
+    _utf8(sys.stderr, "backslashreplace")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     # Everything after `demo` belongs to the demo's own parser (argparse would claim options).
@@ -279,3 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE
     except KeyboardInterrupt:
         return 130
+    except UnicodeEncodeError as exc:  # text with a lone surrogate (from a file) cannot be printed
+        sys.stderr.write(f"oasr-tok {args.command}: error: the output cannot be written as UTF-8: {exc.reason}\n")
+        return EXIT_INPUT
+    except (RecursionError, MemoryError) as exc:
+        sys.stderr.write(f"oasr-tok {args.command}: error: input too large or too deeply nested ({type(exc).__name__})\n")
+        return EXIT_INPUT

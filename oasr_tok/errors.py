@@ -19,7 +19,28 @@ __all__ = [
     "TimingError",
     "ResolveError",
     "PiecesNotSupportedError",
+    "UnsupportedDecoderError",
+    "short_repr",
 ]
+
+#: How many characters of a caller's object an error message may show.
+REPR_LIMIT = 80
+
+
+def short_repr(value: object, limit: int = REPR_LIMIT) -> str:
+    """repr(value) cut to about `limit` characters, for error messages: a message names the
+    bad value, it never copies a whole array or transcript into itself. A repr that fails is
+    replaced by the type name (the error being reported matters more)."""
+    try:
+        if isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > limit:
+            # repr of a million-element container costs more than the error is worth
+            return f"<{type(value).__name__} of {len(value)} items>"
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not replace the error we are raising
+        return f"<{type(value).__name__} object>"
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}...{text[-12:]} ({len(text)} chars)"
 
 
 class TokenizerError(Exception):
@@ -96,3 +117,7 @@ class ResolveError(TokenizerError, LookupError):
 
 class PiecesNotSupportedError(TokenizerError, NotImplementedError):
     """The kind has no piece vocabulary to spell ids with (see Tokenizer.id_to_piece)."""
+
+
+class UnsupportedDecoderError(MalformedAssetError):
+    """A tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""

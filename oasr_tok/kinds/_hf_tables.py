@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
-from ..errors import MalformedAssetError
+from ..errors import UnsupportedDecoderError
 from ._bytelevel import token_bytes
 
 
@@ -57,10 +57,6 @@ __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_f
            "repeat_classes", "stream_for"]
 
 _HEX = set("0123456789abcdefABCDEF")
-
-
-class UnsupportedDecoderError(MalformedAssetError):
-    """The tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
 
 
 def fallback_byte(token: str) -> int | None:

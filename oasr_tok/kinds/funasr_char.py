@@ -35,13 +35,13 @@ import re
 from typing import Any, Sequence
 
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr
 from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import attribute as _attribute
-from .._textbuf import commit_text
-from ._common import parse_json, read_text, reject_unknown_options, special_ids_option
+from .._textbuf import check_owner, check_state, commit_text, table_tag
+from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
@@ -120,9 +120,7 @@ def read_token_list(path: str) -> list[str]:
     text = read_text(path, "token list")
     if path.lower().endswith(".json"):
         return _json_tokens(path, text)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
+    lines = text_lines(text)
     if not lines:
         raise MalformedAssetError(f"{path}:1: the token list is empty", path=path, line=1)
     if _TABLE_LINE.match(lines[0].rstrip()):
@@ -161,7 +159,7 @@ def _json_tokens(path: str, text: str) -> list[str]:
     for index, token in enumerate(data):
         if not isinstance(token, str):
             raise MalformedAssetError(
-                f"{path}: element {index} (id {index}) must be a string token, got {token!r}", path=path
+                f"{path}: element {index} (id {index}) must be a string token, got {short_repr(token)}", path=path
             )
         if token in seen:
             raise MalformedAssetError(
@@ -202,12 +200,14 @@ def _thaw(frozen: tuple | None) -> tuple:
     if frozen is None:
         return B_EMPTY, _Track(), None, "", ""
     try:
+        if type(frozen) is not tuple:
+            raise TypeError
         branch, main_data, alt_data, mbuf, abuf = frozen
         main = _Track(main_data)
         alt = None if alt_data is None else _Track(alt_data)
         if not (isinstance(mbuf, str) and isinstance(abuf, str) and branch in (B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED)):
             raise TypeError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise StreamStateError("stream state['_funasr'] is not a funasr_char stream state") from None
     return branch, main, alt, mbuf, abuf
 
@@ -228,7 +228,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     def __init__(self, tokens: Sequence[str], special_ids: Sequence[int] | None = None, mode: str = "parity") -> None:
         if mode not in MODES:
-            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {mode!r}")
+            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {short_repr(mode)}")
         self._tokens = list(tokens)
         self._mode = mode
         self._clean = mode == "clean"
@@ -240,6 +240,9 @@ class FunASRCharTokenizer(Tokenizer):
         # Per id: (class, machine text, sentence-chinese, sentence-alpha, divergent, branch text)
         self._info = [self._classify(i, t) for i, t in enumerate(self._tokens)]
         self._longest = max((len(t) for t in self._tokens), default=0)
+        # Recorded in every stream state, so a state another tokenizer made is refused.
+        self._tag = table_tag((KIND, mode, self._tokens, sorted(self._special)))
+        self._last_rest: tuple[Any, str] = (None, "")
 
     def _classify(self, token_id: int, token: str) -> tuple:
         if token_id in self._special or token in WASHED:
@@ -381,20 +384,32 @@ class FunASRCharTokenizer(Tokenizer):
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
         new = self.check_ids(new_ids)
-        if state.get("_closed"):
+        check_owner(state, self._tag)
+        closed = state.get("_closed", False)
+        frozen = state.get("_funasr")
+        if type(closed) is not bool or ("_funasr" not in state and "_tok" in state):
+            raise StreamStateError("this stream state is not a funasr_char stream state; start from {}")
+        # What the text must end with: the tail its own machine state holds back. The last
+        # state this tokenizer made is remembered with its tail (frozen states are immutable
+        # tuples, so the same object has the same tail): the usual call renders nothing extra.
+        last = self._last_rest
+        held = last[1] if last[0] is frozen and frozen is not None else self._rest(frozen)
+        check_state(state, self._tag, "" if closed else held)
+        if closed:
             if new:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
-        frozen = state.get("_funasr")
         pieces: list[str] = []
         if new:
             frozen = self._advance(frozen, new, pieces)
         delta = "".join(pieces)
+        rest = self._rest(frozen)
         if final:
-            delta += self._rest(frozen)
-            commit_text(state, delta, "")
+            commit_text(state, delta + rest, "", self._tag)
+            delta += rest
         else:
-            commit_text(state, delta, self._rest(frozen))
+            commit_text(state, delta, rest, self._tag)
+            self._last_rest = (frozen, rest)
         state["_funasr"] = frozen
         state["_closed"] = bool(final)
         return delta
@@ -412,8 +427,7 @@ class FunASRCharTokenizer(Tokenizer):
         """Ids for a hotword or prompt: CJK characters, digits and other symbols one token per
         character; words of letters and apostrophes through `@@` pieces, greedy longest match
         (tried as written, then lower-cased). EncodeError names a character the list lacks."""
-        if not isinstance(text, str):
-            raise EncodeError(f"{KIND}: encode takes a str, got {type(text).__name__}")
+        text = checked_text(text, KIND)
         ids: list[int] = []
         i, n = 0, len(text)
         while i < n:
@@ -430,7 +444,9 @@ class FunASRCharTokenizer(Tokenizer):
                 continue
             token_id = self._index.get(ch)
             if token_id is None or token_id in self._special:
-                raise EncodeError(f"{KIND}: cannot encode {ch!r} (offset {i} of {text!r}): the token list has no such token")
+                raise EncodeError(
+                    f"{KIND}: cannot encode {ch!r} (offset {i} of {short_repr(text)}): the token list has no such token"
+                )
             ids.append(token_id)
             i += 1
         return ids
@@ -444,8 +460,8 @@ class FunASRCharTokenizer(Tokenizer):
                 return lowered
         if ids is None:
             raise EncodeError(
-                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {text!r}): no token or "
-                f"'@@' piece of the token list covers the word {word!r} from there"
+                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {short_repr(text)}): no token "
+                f"or '@@' piece of the token list covers the word {short_repr(word)} from there"
             )
         return ids
 

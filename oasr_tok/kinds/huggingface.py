@@ -29,9 +29,17 @@ import warnings
 from typing import Any, Sequence
 
 from ..base import Tokenizer
-from ..errors import MalformedAssetError, SpecError
+from ..errors import MalformedAssetError, SpecError, short_repr
 from ..spec import TokenizerSpec
-from ._common import existing_file, read_json, read_text, reject_unknown_options
+from ._common import (
+    check_id_span,
+    checked_text,
+    existing_file,
+    json_id,
+    read_json,
+    read_text,
+    reject_unknown_options,
+)
 from ._hf_tables import compile_decoder, stream_for
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
@@ -72,12 +80,13 @@ def _read_config(path: str) -> dict[str, dict]:
         raise MalformedAssetError(f"{path}: added_tokens_decoder must map ids to tokens", path=path)
     entries: dict[int, dict] = {}
     for key, entry in declared.items():
-        try:
-            token_id = int(key)
-            if token_id < 0:
-                raise ValueError
-        except ValueError:
-            raise MalformedAssetError(f"{path}: added_tokens_decoder key {key!r} is not a token id", path=path) from None
+        # An id key is decimal digits, as transformers writes it ("151643"); int() would also
+        # take "-1", "+5", " 7" and "1_000".
+        token_id = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
+        if json_id(token_id) is None:
+            raise MalformedAssetError(
+                f"{path}: added_tokens_decoder key {short_repr(key)} is not a token id", path=path
+            )
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
             raise MalformedAssetError(f"{path}: added_tokens_decoder[{key!r}] must be an object with a non-empty 'content'", path=path)
         entries[token_id] = entry
@@ -158,6 +167,9 @@ class HuggingFaceTokenizer(Tokenizer):
         self._backend = backend
         self._add_special_tokens = add_special_tokens
         vocab = backend.get_vocab(with_added_tokens=True)
+        if vocab:
+            highest = max(vocab.values())
+            check_id_span(highest, len(vocab), where, f"token {short_repr(backend.id_to_token(highest))}")
         size = max(backend.get_vocab_size(with_added_tokens=True), max(vocab.values(), default=-1) + 1)
         # The runtime skips a special token by its text (any id spelling it), and drops ids
         # with no token at all.
@@ -215,6 +227,5 @@ class HuggingFaceTokenizer(Tokenizer):
         return self._backend.decode_batch(checked, skip_special_tokens=True)
 
     def encode(self, text: str) -> list[int]:
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+        text = checked_text(text, "huggingface")
         return self._backend.encode(text, add_special_tokens=self._add_special_tokens).ids

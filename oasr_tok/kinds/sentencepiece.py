@@ -36,9 +36,9 @@ from typing import Any, Sequence
 from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
 from ..archive import is_archive_ref, read_member
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError
+from ..errors import MalformedAssetError
 from ..spec import TokenizerSpec
-from ._common import byte_piece_value, existing_file, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, checked_text, existing_file, reject_unknown_options, special_ids_option
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
 
@@ -62,7 +62,26 @@ def load_processor(path: str) -> Any:
         raise MalformedAssetError(f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path) from None
     if processor.get_piece_size() <= 0:
         raise MalformedAssetError(f"{path}: the SentencePiece model has no pieces", path=path)
+    piece_strings(processor, path)
     return processor
+
+
+def piece_strings(processor: Any, path: str) -> list[str]:
+    """Every piece of the loaded model as a str. SentencePiece loads a model whose piece
+    bytes are not UTF-8 (one flipped bit does it) and fails later, in whatever call meets the
+    piece, with a bare UnicodeDecodeError: this finds it up front and names file and id."""
+    size = processor.get_piece_size()
+    try:
+        return list(processor.id_to_piece(list(range(size))))
+    except UnicodeDecodeError:
+        for token_id in range(size):
+            try:
+                processor.id_to_piece(token_id)
+            except UnicodeDecodeError:
+                raise MalformedAssetError(
+                    f"{path}: SentencePiece piece {token_id} is not valid UTF-8 (a corrupt model file)", path=path
+                ) from None
+        raise
 
 
 # -- reading two facts the Python API does not expose ------------------------------------------
@@ -244,9 +263,7 @@ class SentencePieceTokenizer(Tokenizer):
         return self._sp.decode(self._visible(ids))
 
     def encode(self, text: str) -> list[int]:
-        if not isinstance(text, str):
-            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
-        return list(self._sp.encode(text))
+        return list(self._sp.encode(checked_text(text, "sentencepiece")))
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """SentencePiece's own surface of each piece; "" for special ids."""

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..base import Tokenizer
-from ..errors import MalformedAssetError
+from ..errors import MalformedAssetError, short_repr
 from ..spec import TokenizerSpec
-from ._common import byte_piece_value, read_text, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, read_lines, reject_unknown_options, special_ids_option
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
@@ -25,9 +25,8 @@ def read_symbol_table(path: str) -> list[str]:
     """The pieces of a `piece id` table, indexed by id. A line holding only an id is a space
     (sherpa writes the space piece that way). Gaps, duplicate ids and malformed lines raise
     MalformedAssetError naming the file and line."""
-    text = read_text(path, "symbol table")
     by_id: dict[int, tuple[str, int]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(read_lines(path, "symbol table"), start=1):
         if not line.strip():
             continue
         fields = line.rsplit(None, 1)
@@ -39,7 +38,7 @@ def read_symbol_table(path: str) -> list[str]:
                 raise ValueError
         except ValueError:
             raise MalformedAssetError(
-                f"{path}:{number}: expected 'piece id' with a non-negative integer id, got {line!r}",
+                f"{path}:{number}: expected 'piece id' with a non-negative integer id, got {short_repr(line)}",
                 path=path,
                 line=number,
             ) from None

@@ -30,23 +30,28 @@ is the one piece of context, kept in the stream state as a single bool (key "_wh
 """
 from __future__ import annotations
 
+import math
 import re
 import threading
 from typing import Any, Sequence
 
 from .._stream import FLAG_SKIP, PieceTable
+from .._textbuf import check_owner
 from ..base import Tokenizer
 from ..errors import (
     BackendNotInstalledError,
     EncodeError,
     InvalidIdError,
     MalformedAssetError,
+    NonIntegerIdError,
     SpecError,
     StreamStateError,
+    TimingError,
+    short_repr,
 )
 from ..spec import TokenizerSpec
 from ._bytelevel import token_bytes
-from ._common import read_json, reject_unknown_options
+from ._common import ID_SLACK, check_id_span, checked_text, json_id, read_json, reject_unknown_options
 
 __all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "TIMESTAMP_COUNT", "TIMESTAMP_STEP"]
 
@@ -61,6 +66,19 @@ _TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofpre
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
 _TIMESTAMP = re.compile(r"<\|(\d+(?:\.\d*)?)\|>")
 _STATE_KEY = "_whisper"  # True while a prompt block is open
+
+
+def _seconds(value: Any, name: str) -> float:
+    """A time in seconds given to a helper: a finite real number (TimingError otherwise)."""
+    if isinstance(value, (bool, str, bytes)):
+        raise TimingError(f"{name} must be a number of seconds, got {short_repr(value)}")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TimingError(f"{name} must be a number of seconds, got {short_repr(value)}") from None
+    if not math.isfinite(seconds):
+        raise TimingError(f"{name} must be a finite number of seconds, got {short_repr(value)}")
+    return seconds
 
 
 class WhisperLayout:
@@ -102,19 +120,22 @@ def read_whisper_layout(path: str) -> WhisperLayout:
         raise _malformed(path, f"its decoder is {kind!r}, not ByteLevel")
     tokens: dict[int, str] = {}
     for token, token_id in vocab.items():
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
-            raise _malformed(path, f"vocab entry {token!r} has id {token_id!r}")
+        if json_id(token_id) is None:
+            raise _malformed(path, f"vocab entry {short_repr(token)} has id {short_repr(token_id)}")
         tokens[token_id] = token
     added = data.get("added_tokens") or []
     if not isinstance(added, list):
         raise _malformed(path, "'added_tokens' is not a list")
     special: set[int] = set()
     for entry in added:
-        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not isinstance(entry.get("id"), int):
-            raise _malformed(path, f"added token {entry!r} lacks an integer 'id' and a 'content'")
-        tokens[entry["id"]] = entry["content"]
+        token_id = json_id(entry.get("id")) if isinstance(entry, dict) else None
+        if token_id is None or not isinstance(entry.get("content"), str):
+            raise _malformed(path, f"added token {short_repr(entry)} lacks a non-negative integer 'id' and a 'content'")
+        tokens[token_id] = entry["content"]
         if entry.get("special"):
-            special.add(entry["id"])
+            special.add(token_id)
+    if tokens:
+        check_id_span(max(tokens), len(tokens), path, "its vocabulary")
     by_content = {token: token_id for token_id, token in tokens.items()}
     if "<|nospeech|>" not in by_content and "<|nocaptions|>" in by_content:
         by_content["<|nospeech|>"] = by_content["<|nocaptions|>"]
@@ -165,6 +186,11 @@ class WhisperTokenizer(Tokenizer):
             vocab_size = needed
         elif isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
             raise SpecError(f"whisper: option vocab_size must be an integer, got {vocab_size!r}")
+        elif vocab_size >= 2 * needed + ID_SLACK:
+            raise SpecError(
+                f"whisper: option vocab_size={vocab_size} is far beyond the {needed} ids the layout of {path} "
+                "needs (a padded vocabulary adds a few ids, not millions)"
+            )
         elif vocab_size < needed:
             raise SpecError(
                 f"whisper: option vocab_size={vocab_size} is smaller than the layout of {path}, which needs "
@@ -270,10 +296,12 @@ class WhisperTokenizer(Tokenizer):
         given, as multilingual models expect), then notimestamps unless timestamps are wanted."""
         ids = [self.sot]
         if language is not None:
-            if language not in self._layout.languages:
-                raise ValueError(f"unknown Whisper language {language!r}; this file has {', '.join(self._layout.languages)}")
+            if not isinstance(language, str) or language not in self._layout.languages:
+                raise EncodeError(
+                    f"unknown Whisper language {short_repr(language)}; this file has {', '.join(self._layout.languages)}"
+                )
             if task not in ("transcribe", "translate"):
-                raise ValueError(f"task must be 'transcribe' or 'translate', got {task!r}")
+                raise EncodeError(f"task must be 'transcribe' or 'translate', got {short_repr(task)}")
             ids += [self._layout.languages[language], self.transcribe if task == "transcribe" else self.translate]
         if not timestamps:
             ids.append(self.no_timestamps)
@@ -297,7 +325,7 @@ class WhisperTokenizer(Tokenizer):
     def timestamp_seconds(self, token_id: int) -> float:
         """Seconds (relative to the 30 s window) of a timestamp id: (id - timestamp_begin) * 0.02."""
         if isinstance(token_id, bool) or not hasattr(token_id, "__index__"):
-            raise InvalidIdError(f"timestamp id must be an integer, got {token_id!r}")
+            raise NonIntegerIdError(f"timestamp id must be an integer, got {short_repr(token_id)}")
         token_id = token_id.__index__()
         if not self.is_timestamp(token_id):
             raise InvalidIdError(
@@ -307,9 +335,10 @@ class WhisperTokenizer(Tokenizer):
 
     def timestamp_id(self, seconds: float) -> int:
         """The timestamp id nearest to `seconds` (0 ... 30)."""
-        step = round(float(seconds) * _PER_SECOND)
+        value = _seconds(seconds, "seconds")
+        step = round(value * _PER_SECOND)
         if not 0 <= step < TIMESTAMP_COUNT:
-            raise ValueError(f"{seconds!r} s is outside Whisper's timestamp range 0.00 ... 30.00 s")
+            raise TimingError(f"{short_repr(seconds)} s is outside Whisper's timestamp range 0.00 ... 30.00 s")
         return self.timestamp_begin + step
 
     def token_times(self, ids: Sequence[int], offset: float = 0.0) -> list[float]:
@@ -321,6 +350,7 @@ class WhisperTokenizer(Tokenizer):
         Timestamps inside a prompt block (the previous window's) are ignored. Times never go
         backwards. `offset` (the window's start in seconds) is added to every time."""
         ids = self.check_ids(ids)
+        offset = _seconds(offset, "offset")
         begin, end, sot, sot_prev = self.timestamp_begin, self.timestamp_end, self.sot, self.sot_prev
         marks: list[tuple[int, float]] = []  # (position, seconds) of the timestamps that count
         in_prompt = False
@@ -375,6 +405,8 @@ class WhisperTokenizer(Tokenizer):
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         if type(new_ids) is not list:  # tuples, arrays: made a checked list once, here
             new_ids = self.check_ids(new_ids)
+        if type(state) is not dict:
+            check_owner(state, self._table.tag)  # raises the StreamStateError a non-dict gets
         if self._sot_prev not in new_ids and not state.get(_STATE_KEY):
             # The common case: no prompt block open or opening, the compiled engine does it all.
             return self._table_step(new_ids, state, final)
@@ -401,8 +433,7 @@ class WhisperTokenizer(Tokenizer):
         (no sot/eot added). Control markup written in the text (e.g. "<|en|>") is matched as the
         runtime matches added tokens. To prompt Whisper, send [sot_prev] + encode(" " + prompt)
         + sot_sequence(...)."""
-        if not isinstance(text, str):
-            raise EncodeError(f"encode takes a str, got {type(text).__name__}")
+        text = checked_text(text, "whisper")
         return list(self._backend().encode(text, add_special_tokens=False).ids)
 
     def _backend(self) -> Any:
