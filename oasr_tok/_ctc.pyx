@@ -387,8 +387,10 @@ cdef class CTCStream:
             pending = tid
         return out, pending
 
-    def decode_incremental(self, new_ids, dict state, bint final=False):
+    def decode_incremental(self, new_ids, state, bint final=False):
         """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
         cdef list ids = as_id_list(new_ids)
         cdef Py_ssize_t i, n = PyList_GET_SIZE(ids), prev = -1
         cdef str held = "", settled, body, tail
@@ -396,10 +398,12 @@ cdef class CTCStream:
         for i in range(n):  # validate first: a bad id must leave the state as it was
             id_at(ids, i, self.vocab_size)
         st = state.get("_ctc")
+        if st is None and state:
+            raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         if st is None:
             inner = {}
-        elif (type(st) is not tuple or len(<tuple>st) != 3 or type((<tuple>st)[1]) is not int
-              or type((<tuple>st)[2]) is not str):
+        elif (type(st) is not tuple or len(<tuple>st) != 4 or type((<tuple>st)[1]) is not int
+              or type((<tuple>st)[2]) is not str or type((<tuple>st)[3]) is not int):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         else:
             inner = {} if (<tuple>st)[0] is None else {"_s": (<tuple>st)[0]}
@@ -409,6 +413,9 @@ cdef class CTCStream:
                 raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
             if n and (<tuple>st)[0] is not None and (<tuple>st)[0][4]:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+        # The tail this wrapper left last time: a forged "_tail" would cut settled text.
+        if state.get("_tail", 0) != (0 if st is None else (<tuple>st)[3]):
+            raise StreamStateError("this stream state's held-back tail does not match what was held; start from {}")
         kept = self._collapse(ids, &prev)
         if self.last_pieces is not None:
             # prev holds the id waiting for a successor (-1: none); dedup is off here.
@@ -430,7 +437,7 @@ cdef class CTCStream:
             # never will be.
             held = "" if final else body[PyUnicode_GET_LENGTH(settled):]
         oasr_commit(state, settled, tail)
-        state["_ctc"] = (inner.get("_s"), prev, held)
+        state["_ctc"] = (inner.get("_s"), prev, held, PyUnicode_GET_LENGTH(tail))
         return settled
 
     def token_pieces(self, ids):

@@ -29,6 +29,7 @@ instead (correct, but linear per token in the transcript length; see docs/kinds/
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -198,6 +199,9 @@ class Wav2Vec2Tokenizer(Tokenizer):
             else:
                 raw_pieces.append(settings["replace_word_delimiter_char"] if token == delimiter else token)
         self._raw_pieces = raw_pieces
+        # Identifies the vocabulary and rules in a stream state (equal for a rebuilt tokenizer).
+        self._fingerprint = hashlib.sha1(json.dumps(
+            [raw_pieces, lower, bool(settings["clean_up_tokenization_spaces"])]).encode("utf-8")).hexdigest()
         pieces = [p.lower() for p in raw_pieces] if lower else raw_pieces
         self._lower = lower
         self._cleanup = bool(settings["clean_up_tokenization_spaces"])
@@ -273,12 +277,17 @@ class Wav2Vec2Tokenizer(Tokenizer):
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """The re-decoding stream, for the settings whose rendering looks at neighbours (the
         context-free ones are bound to the compiled CTCStream in __init__)."""
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
         new = self.check_ids(new_ids)
-        held = state.get("_w2v", ([], 0, False))
-        if (type(held) is not tuple or len(held) != 3 or type(held[0]) is not list or type(held[1]) is not int
-                or type(held[2]) is not bool or not all(type(i) is int and 0 <= i < self._size for i in held[0])):
+        if "_w2v" not in state and state:
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
-        ids, emitted, closed = held
+        held = state.get("_w2v", ([], 0, False, self._fingerprint))
+        if (type(held) is not tuple or len(held) != 4 or type(held[0]) is not list or type(held[1]) is not int
+                or type(held[2]) is not bool or held[3] != self._fingerprint
+                or not all(type(i) is int and 0 <= i < self._size for i in held[0])):
+            raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+        ids, emitted, closed, _ = held
         if closed:
             if new:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
@@ -290,7 +299,7 @@ class Wav2Vec2Tokenizer(Tokenizer):
         settled = len(text) if final else max(emitted, min(len(text), self.settled_length(ids, text)))
         delta = text[emitted:settled]
         commit_text(state, delta, text[settled:])
-        state["_w2v"] = (ids, settled, bool(final))
+        state["_w2v"] = (ids, settled, bool(final), self._fingerprint)
         return delta
 
     def settled_length(self, ids: list[int], text: str) -> int:
