@@ -124,6 +124,24 @@ class Tokenizer(abc.ABC):
         state["_closed"] = bool(final)
         return delta
 
+    def decode_hypothesis(
+        self,
+        hypothesis_ids: Sequence[int],
+        state: dict[str, Any],
+        final: bool = False,
+        agreement: int = 2,
+        times: Sequence[float] | None = None,
+    ) -> "tuple[str, str] | tuple[str, str, list[Word]]":
+        """Stream a hypothesis that the recogniser may rewrite: give its whole current best
+        hypothesis each call; get `(committed_delta, partial)`. Committed text is never
+        retracted and grows by whole words once the last `agreement` hypotheses agree on their
+        ids; `partial` is the rest of this hypothesis's transcript. state["committed"] is all
+        committed text; final=True commits everything. With `times` (a start per hypothesis
+        id) the committed Words come third. docs/decoding.md § Revisions."""
+        from .revisions import decode_hypothesis
+
+        return decode_hypothesis(self, hypothesis_ids, state, final=final, agreement=agreement, times=times)
+
     def _stream_tag(self) -> int:
         """What this tokenizer records in its stream states (see _textbuf.h): a fingerprint of
         its kind and spec, so an equal tokenizer rebuilt from the same files continues a
@@ -165,14 +183,23 @@ class Tokenizer(abc.ABC):
 
         return group_words(self.token_pieces(ids), starts, ends)
 
-    # -- pickling: by spec, so workers rebuild from the files ---------------------------------
+    # -- pickling: by value (the files travel) or by spec (paths only); oasr_tok/pickling.py ---
+
+    #: "value": a pickle carries the spec's files (for workers without the driver's file
+    #: system); "spec": only the spec's paths (a shared file system). docs/scale.md.
+    pickle_mode: str = "value"
 
     def __reduce__(self):  # type: ignore[override]
         if self.spec is None:
             raise TypeError(f"{type(self).__name__} was not built from a TokenizerSpec and cannot be pickled")
+        from .pickling import MODES, reduce_by_value
         from .registry import build_tokenizer
 
-        return (build_tokenizer, (self.spec,))
+        if self.pickle_mode not in MODES:
+            raise TypeError(f"pickle_mode must be one of {MODES}, got {self.pickle_mode!r}")
+        if self.pickle_mode == "spec":
+            return (build_tokenizer, (self.spec,))
+        return reduce_by_value(self)
 
     def __repr__(self) -> str:
         kind = self.spec.kind if self.spec is not None else type(self).__name__

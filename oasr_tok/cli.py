@@ -3,6 +3,7 @@
     oasr-tok describe PATH            what PATH resolves to, and why
     oasr-tok decode PATH [IDS ...]    ids as arguments, or one JSON list per stdin line (or ints)
     oasr-tok stream PATH              ids on stdin; deltas printed (and flushed) as they settle
+    oasr-tok stream PATH --revisions  whole hypotheses on stdin; committed words out, partial on stderr
     oasr-tok words PATH               {"ids", "starts", "ends"} JSON on stdin; timed words out
     oasr-tok demo [ARGS ...]          the bundled demo
 
@@ -160,6 +161,8 @@ def _decode(args: argparse.Namespace, out: IO[str]) -> int:
 
 
 def _stream(args: argparse.Namespace, out: IO[str]) -> int:
+    if getattr(args, "revisions", False):
+        return _stream_revisions(args, out)
     tok = _load(args.path)
     state: dict[str, Any] = {}
     for number, line in _stdin_lines():
@@ -180,6 +183,44 @@ def _stream(args: argparse.Namespace, out: IO[str]) -> int:
         _emit(out, {"delta": rest, "final": True, "text": state.get("text", "")}, True)
     else:
         out.write(rest + "\n")
+        out.flush()
+    return EXIT_OK
+
+
+def _stream_revisions(args: argparse.Namespace, out: IO[str]) -> int:
+    """Each stdin line is the recogniser's whole current hypothesis; committed text goes to
+    stdout as it settles, the partial to stderr (or both as --json events)."""
+    tok = _load(args.path)
+    state: dict[str, Any] = {}
+    last: list[int] = []
+    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+        where = f"stdin line {number}"
+        try:
+            hypothesis = _parse_ids(line, where)
+            delta, partial = tok.decode_hypothesis(hypothesis, state, agreement=args.agreement)
+        except (TokenizerError, ValueError, TypeError, _Failure) as exc:
+            if not args.json and state.get("committed"):
+                out.write("\n")
+            raise exc if isinstance(exc, _Failure) else _bad_input(where, exc) from None
+        last = hypothesis
+        revision = state["revision"]
+        if args.json:
+            event: dict[str, Any] = {"committed": delta, "partial": partial}
+            if revision is not None:
+                event["revision"] = {"position": revision[0], "committed_ids": list(revision[1]),
+                                     "hypothesis_ids": list(revision[2])}
+            _emit(out, event, True)
+        else:
+            if delta:
+                out.write(delta)
+                out.flush()
+            sys.stderr.write(f"\r\x1b[K{partial}" if sys.stderr.isatty() else partial + "\n")
+            sys.stderr.flush()
+    delta, _partial = tok.decode_hypothesis(last, state, final=True, agreement=args.agreement)
+    if args.json:
+        _emit(out, {"committed": delta, "partial": "", "final": True, "text": state["committed"]}, True)
+    else:
+        out.write(delta + "\n")
         out.flush()
     return EXIT_OK
 
@@ -267,6 +308,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stream", parents=[common], help="stream ids from stdin, printing text as it settles")
     p.add_argument("path", help="a model directory or one tokenizer file")
+    p.add_argument("--revisions", action="store_true",
+                   help="each stdin line is the whole current hypothesis (it may change); print committed words")
+    p.add_argument("--agreement", type=int, default=2, metavar="N",
+                   help="with --revisions: commit what the last N hypotheses agree on (default 2)")
     p.set_defaults(run=_stream)
 
     p = sub.add_parser("words", parents=[common], help='timed words for {"ids", "starts", "ends"} JSON on stdin')

@@ -4,7 +4,9 @@ For each tokenizer kind, a realistic recogniser hypothesis (ids the real trainer
 produced, from the small tokenizer files the package carries in oasr_tok/data/demo/, made by
 fixtures/make_demo_data.py) is streamed a few ids at a time through ``decode_incremental``:
 the partial transcript grows, text that a later token could still change is held back, the
-final flush completes it, and ``word_timings`` cuts the timed words out of it. ``--json``
+final flush completes it, and ``word_timings`` cuts the timed words out of it. Then a
+rewriting recogniser is simulated on the same ids: the naive decode of each hypothesis
+flickers, beside the committed stream of ``decode_hypothesis`` (whole words, never retracted). ``--json``
 prints the same as one JSON document. No network, no files outside the package; a kind whose
 backend (sentencepiece, tokenizers) is missing is reported with its install hint and skipped.
 """
@@ -73,6 +75,7 @@ def run_entry(entry: dict[str, Any]) -> dict[str, Any]:
         starts, ends = entry["starts"], entry.get("ends")
         record["times_from"] = "the recogniser"
     words = tok.word_timings(ids, starts, ends)
+    revisions, committed = _rewriting(tok, ids, entry["chunk"])
     record.update(
         status="ok",
         ids=ids,
@@ -83,8 +86,38 @@ def run_entry(entry: dict[str, Any]) -> dict[str, Any]:
         stream_matches_decode=emitted + flush == final,
         matches_reference_library=None if entry.get("expected") is None else final == entry["expected"],
         words=[w.to_dict() for w in words],
+        revisions=revisions,
+        revisions_match_decode=committed == final,
     )
     return record
+
+
+def _rewriting_script(ids: list[int], step: int) -> list[list[int]]:
+    """The hypotheses of a recogniser that keeps changing its mind about its newest ids: every
+    other hypothesis ends with a wrong guess (ids borrowed from elsewhere in the utterance)."""
+    hyps = []
+    for k, end in enumerate(range(step, len(ids) + step, step)):
+        hyp = ids[: min(end, len(ids))]
+        if k % 2 and len(hyp) > step:
+            hyp = hyp[:-step] + [ids[(j * 7 + k) % len(ids)] for j in range(step)]
+        hyps.append(hyp)
+    return hyps + [list(ids)]
+
+
+def _rewriting(tok: Any, ids: list[int], step: int) -> tuple[list[dict[str, Any]], str]:
+    """decode_hypothesis on a rewriting script: per call the naive (flickering) decode of the
+    hypothesis beside the committed text and the partial."""
+    state: dict[str, Any] = {}
+    rows = []
+    hyps = _rewriting_script(ids, max(2, step))
+    for hyp in hyps:
+        delta, partial = tok.decode_hypothesis(hyp, state)
+        rows.append({"hypothesis": hyp, "naive": tok.decode(hyp), "committed": state["committed"],
+                     "delta": delta, "partial": partial})
+    delta, _ = tok.decode_hypothesis(hyps[-1], state, final=True)
+    rows.append({"hypothesis": hyps[-1], "naive": tok.decode(hyps[-1]), "committed": state["committed"],
+                 "delta": delta, "partial": "", "final": True})
+    return rows, state["committed"]
 
 
 def _time(value: Any) -> str:
@@ -113,6 +146,11 @@ def _print_record(record: dict[str, Any], out) -> None:
     if record["matches_reference_library"] is not None:
         checks.append("decode == reference library: " + ("yes" if record["matches_reference_library"] else "NO"))
     write(f"   check    {'; '.join(checks)}")
+    write("   rewriting hypothesis: naive decode (flickers) | committed ⟨partial⟩ (decode_hypothesis)")
+    for row in record["revisions"]:
+        mark = "final   " if row.get("final") else "        "
+        write(f"   {mark} {row['naive']!r:<44} | {row['committed']!r} ⟨{row['partial']!r}⟩")
+    write("   check    committed after final == decode: " + ("yes" if record["revisions_match_decode"] else "NO"))
     unit = record["unit"]
     write(f"   words    ({unit}, times from {record['times_from']})")
     line = ""
@@ -151,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
     healthy = all(
         r["status"] != "failed" and r.get("stream_matches_decode", True) and r.get("matches_reference_library") is not False
+        and r.get("revisions_match_decode", True)
         for r in records
     )
     if args.json:

@@ -1,4 +1,4 @@
-"""Pickling by spec: every kind ships to a worker as its TokenizerSpec (a few hundred bytes, not
+"""Pickling by spec (pickle_mode = "spec"; by value: test_pickle_value.py): every kind ships to a worker as its TokenizerSpec (a few hundred bytes, not
 its tables), rebuilds there, and decodes an n-best list exactly as the parent does. The unit a
 worker runs is decode_batch on a slice of a large n-best list; shown with a spawn-context
 multiprocessing pool (the start method that shares nothing with the parent)."""
@@ -79,7 +79,11 @@ def _decode_slice(hyps: list[list[int]]) -> tuple[int, list[str]]:
 @pytest.mark.parametrize("name", sorted(PATHS))
 def test_pickles_by_spec_and_decodes_the_same(name):
     tok = tokenizer(name)
-    payload = pickle.dumps(tok)
+    tok.pickle_mode = "spec"  # the default is by value (tests/test_pickle_value.py)
+    try:
+        payload = pickle.dumps(tok)
+    finally:
+        tok.pickle_mode = "value"
     assert len(payload) < 4096  # the spec, not the tables
     clone = pickle.loads(payload)
     assert type(clone) is type(tok) and clone.spec == tok.spec

@@ -95,6 +95,9 @@ class SymbolTableTokenizer(Tokenizer):
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> "SymbolTableTokenizer":
         reject_unknown_options(spec.options, ["special_ids"], "symbol_table")
+        if "units" not in spec.files and "sentencepiece_model" in spec.files:
+            # The legacy table made of a SentencePiece model's pieces, as its spec says.
+            return cls.from_sentencepiece_model(spec.files["sentencepiece_model"], dict(spec.options))
         pieces = read_symbol_table(spec.file("units"))
         tokenizer = cls(pieces, special_ids_option(spec.options, (0, 1, 2), len(pieces), "symbol_table"))
         tokenizer.spec = spec
@@ -143,11 +146,4 @@ class SymbolTableTokenizer(Tokenizer):
             parts.append(run.decode("utf-8", "replace"))
         return "".join(parts).lstrip()
 
-    def __reduce__(self):  # type: ignore[override]
-        if self.spec is not None and "sentencepiece_model" in self.spec.files:
-            return (_from_sentencepiece_model, (self.spec.files["sentencepiece_model"], dict(self.spec.options)))
-        return super().__reduce__()
 
-
-def _from_sentencepiece_model(path: str, options: dict[str, Any]) -> SymbolTableTokenizer:
-    return SymbolTableTokenizer.from_sentencepiece_model(path, options)

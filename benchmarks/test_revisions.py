@@ -1,0 +1,97 @@
+"""decode_hypothesis cost per call with 100 ... 100,000 tokens already committed (issue 16),
+beside one decode_incremental call of the same uncommitted tail.
+
+Methodology. One recogniser script per case: call t sees the ids up to 3t, the last REWRITE of
+them replaced by other ids on every other call (a beam that keeps changing its mind about the
+newest word), so the uncommitted tail stays bounded while the transcript grows. The script is
+run untimed until N tokens are committed; the state is deep-copied for each round, and the
+timed loop makes the next K calls of the script (their hypotheses built beforehand). The
+reference row feeds, for each of the same K calls, the tail that call saw (the ids after its
+commit point) to decode_incremental in one call, from a mid-stream state of the same kind.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+
+import pytest
+from bench_cases import STREAM_CASES, Unavailable, hypothesis, tokenizer
+from conftest import timed
+
+from oasr_tok.revisions import _lean
+
+POSITIONS = [100, 1_000, 10_000, 100_000]
+K = 64  # calls per round
+STEP = 3  # ids the hypothesis grows by per call
+REWRITE = 4  # how many of the newest ids a rewriting call replaces
+
+
+def _script(ids: list[int], calls: int) -> list[list[int]]:
+    hyps = []
+    for t in range(1, calls + 1):
+        hyp = ids[: STEP * t]
+        if t % 2 and len(hyp) > REWRITE:
+            hyp = hyp[:-REWRITE] + [ids[(7 * j + t) % len(ids)] for j in range(REWRITE)]
+        hyps.append(hyp)
+    return hyps
+
+
+@functools.lru_cache(maxsize=2)
+def _prepare(label: str, n: int):
+    """The state after the script has committed n tokens, the next K hypotheses, and the tail
+    each of them leaves uncommitted."""
+    tok = tokenizer(label)
+    calls = n // STEP + 4 * K
+    ids = hypothesis(label, STEP * calls + STEP)
+    hyps = _script(ids, calls)
+    state: dict = {}
+    t = 0
+    while state.get("committed_tokens", 0) < n:
+        tok.decode_hypothesis(hyps[t], state)
+        t += 1
+    proto = copy.deepcopy(state)
+    timed_hyps = hyps[t : t + K]
+    tails = []
+    probe = copy.deepcopy(state)
+    for hyp in timed_hyps:
+        tails.append(hyp[probe["committed_tokens"]:])
+        tok.decode_hypothesis(hyp, probe)
+    return tok, proto, timed_hyps, tails, ids
+
+
+PARAMS = [pytest.param(case.label, n, op, id=f"{case.label}|{op}|{n}")
+          for case in STREAM_CASES for n in POSITIONS for op in ("decode_hypothesis", "decode_incremental(tail)")]
+
+
+@pytest.mark.parametrize("label,n,op", PARAMS)
+def test_decode_hypothesis(benchmark, label: str, n: int, op: str) -> None:
+    try:
+        tok, proto, hyps, tails, ids = _prepare(label, n)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    if op == "decode_hypothesis":
+        decode_hypothesis = tok.decode_hypothesis
+
+        def make():
+            return copy.deepcopy(proto)
+
+        def run(state):
+            for hyp in hyps:
+                decode_hypothesis(hyp, state)
+    else:
+        decode_incremental = tok.decode_incremental
+        stream: dict = {}
+        decode_incremental(ids[:200], stream)  # mid-stream: past every leading rule
+        stream = _lean(stream)  # the text cut to its held tail, as decode_hypothesis keeps it
+
+        def make():
+            return [dict(stream) for _ in tails]
+
+        def run(states):
+            for tail, state in zip(tails, states):
+                decode_incremental(tail, state)
+
+    benchmark.group = f"revisions {label} @{n}"
+    timed(benchmark, run, make, per=K,
+          info={"suite": "revisions", "case": label, "kind": tokenizer(label).spec.kind, "impl": "oasr_tok",
+                "op": op, "n": n})

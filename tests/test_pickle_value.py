@@ -1,0 +1,170 @@
+"""Pickling by value (docs/scale.md): the files travel inside the pickle, content-hashed, and
+are rebuilt once per process; spec-only pickling stays for shared file systems. Every kind,
+from its real fixture files; the oracle is the same tokenizer built from the original files.
+
+The tokenizers are built from copies of the fixtures in a temporary folder, which is deleted
+after pickling: whatever decodes afterwards cannot have read the sender's paths."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import shutil
+
+import pytest
+
+from oasr_tok import MalformedAssetError, TokenizerSpec, build_tokenizer, pickling
+
+from paths import shared
+
+# kind label -> (kind, {role: fixture path}, options)
+SPECS = {
+    "symbol_table": ("symbol_table", {"units": "symbol_table/wenet-aishell2.units.txt"}, {}),
+    "sentencepiece": ("sentencepiece", {"model": "sentencepiece/mistral-v1.model"}, {}),
+    "huggingface/qwen3": ("huggingface", {"tokenizer": "huggingface/qwen3/tokenizer.json",
+                                          "tokenizer_config": "huggingface/qwen3/tokenizer_config.json"}, {}),
+    "huggingface/moonshine": ("huggingface", {"tokenizer": "huggingface/moonshine/tokenizer.json"}, {}),
+    "whisper": ("whisper", {"tokenizer": "whisper/faster-whisper-base/tokenizer.json"}, {}),
+    "funasr_char": ("funasr_char", {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"}, {}),
+    "symbol_table/from-sentencepiece": ("symbol_table", {"sentencepiece_model": "sentencepiece/icefall-librispeech-bpe500.model"}, {}),
+}
+TEXTS = ("你好世界", "HELLO WORLD", "the quick brown fox 😀", "naïve café")
+
+
+def _copy_spec(name: str, folder) -> TokenizerSpec:
+    kind, files, options = SPECS[name]
+    copied = {}
+    for role, relative in files.items():
+        target = folder / role / os.path.basename(relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shared(relative), target)
+        copied[role] = str(target)
+    return TokenizerSpec(kind, copied, options)
+
+
+def _original(name: str):
+    kind, files, options = SPECS[name]
+    return build_tokenizer(TokenizerSpec(kind, {r: shared(p) for r, p in files.items()}, options))
+
+
+def _hypotheses(tok) -> list[list[int]]:
+    hyps = [list(range(0, min(tok.vocab_size, 400), 3)), [tok.vocab_size - 1, 0, 5], []]
+    if tok.supports_encode:
+        for text in TEXTS:
+            try:
+                hyps.append(tok.encode(text))
+            except ValueError:
+                pass
+    return hyps
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_pickles_by_value_and_rebuilds_without_the_senders_files(name, tmp_path):
+    spec = _copy_spec(name, tmp_path)
+    tok = build_tokenizer(spec)
+    assert tok.pickle_mode == "value"
+    blob = pickle.dumps(tok)
+    sizes = sum(os.path.getsize(p) for p in spec.files.values())
+    assert len(blob) >= sizes  # the bytes are inside
+    shutil.rmtree(tmp_path)
+    pickling.clear_cache()
+    clone = pickle.loads(blob)
+    assert type(clone) is type(tok) and clone.vocab_size == tok.vocab_size and clone.special_ids == tok.special_ids
+    assert not any(p.startswith(str(tmp_path)) for p in clone.spec.files.values())
+    reference = _original(name)
+    hyps = _hypotheses(reference)
+    assert clone.decode_batch(hyps) == [reference.decode(h) for h in hyps]
+    if reference.supports_encode:  # lazily loaded encoders read the rebuilt files too
+        assert clone.encode("hello 世界") == reference.encode("hello 世界")
+    # Pickled again (a worker passing it on) it still carries its files, without re-reading.
+    assert pickle.loads(pickle.dumps(clone)) is clone  # same process: the cached build
+
+
+@pytest.mark.parametrize("name", ["symbol_table", "funasr_char"])
+def test_pickles_by_spec_when_asked(name, tmp_path):
+    spec = _copy_spec(name, tmp_path)
+    tok = pickling.by_spec(build_tokenizer(spec))
+    blob = pickle.dumps(tok)
+    assert len(blob) < 4096  # paths, not files
+    clone = pickle.loads(blob)
+    assert clone.spec == spec and clone is not tok
+    shutil.rmtree(tmp_path)
+    with pytest.raises(FileNotFoundError):  # by spec, the receiver needs the paths
+        pickle.loads(blob)
+    assert pickling.by_value(tok).pickle_mode == "value"
+
+
+def test_a_thousand_unpickles_build_once(monkeypatch, tmp_path):
+    from oasr_tok import registry
+
+    tok = build_tokenizer(_copy_spec("funasr_char", tmp_path))
+    blob = pickle.dumps(tok)
+    pickling.clear_cache()
+    builds = []
+    real = registry.build_tokenizer
+    monkeypatch.setattr(registry, "build_tokenizer", lambda spec: builds.append(spec) or real(spec))
+    clones = {id(pickle.loads(blob)) for _ in range(1000)}
+    assert len(builds) == 1 and len(clones) == 1
+
+
+def test_a_damaged_pickle_is_refused(tmp_path):
+    tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
+    kind, options, files = pickling.payload(tok.spec)
+    name, digest, data = files["units"]
+    pickling.clear_cache()
+    with pytest.raises(MalformedAssetError, match="SHA-256"):
+        pickling.from_value(kind, options, {"units": (name, digest, data[:-10] + b"x 99999\n")})
+    with pytest.raises(MalformedAssetError, match="plain file name"):
+        pickling.from_value(kind, options, {"units": ("../escape.txt", digest, data)})
+
+
+def test_a_file_gone_before_the_first_pickle_is_named(tmp_path):
+    spec = _copy_spec("symbol_table", tmp_path)
+    tok = build_tokenizer(spec)
+    os.remove(spec.files["units"])
+    with pytest.raises(FileNotFoundError, match="units.txt"):
+        pickle.dumps(tok)
+
+
+def test_an_oversized_file_needs_a_reader(tmp_path, monkeypatch):
+    tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
+    monkeypatch.setattr(pickling, "MAX_VALUE_BYTES", 1000)
+    with pytest.raises(pickling.AssetError, match="register a reader"):
+        pickle.dumps(tok)
+    # A registered reader decides what travels for its suffix.
+    monkeypatch.setitem(pickling._READERS, ".txt", lambda path: (open(path, "rb").read(), "units.txt"))
+    assert pickle.loads(pickle.dumps(tok)).decode([5, 6, 7]) == tok.decode([5, 6, 7])
+
+
+# -- a spawn pool: workers that share nothing with the parent ----------------------------------
+
+_worker_tok = None
+
+
+def _install(tok) -> None:
+    global _worker_tok
+    _worker_tok = tok
+
+
+def _task(blob_and_hyps):
+    blob, hyps = blob_and_hyps
+    tok = pickle.loads(blob)  # every task unpickles: the cache builds once per worker
+    return os.getpid(), id(tok), tok.decode_batch(hyps)
+
+
+def test_spawned_workers_build_once_each_from_the_pickled_files(tmp_path):
+    spec = _copy_spec("huggingface/moonshine", tmp_path)
+    tok = build_tokenizer(spec)
+    blob = pickle.dumps(tok)
+    shutil.rmtree(tmp_path)
+    reference = _original("huggingface/moonshine")
+    hyps = _hypotheses(reference)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        answers = pool.map(_task, [(blob, hyps)] * 40, chunksize=1)
+    assert {pid for pid, _, _ in answers} - {os.getpid()}
+    by_pid: dict[int, set[int]] = {}
+    for pid, ident, texts in answers:
+        by_pid.setdefault(pid, set()).add(ident)
+        assert texts == [reference.decode(h) for h in hyps]
+    assert all(len(idents) == 1 for idents in by_pid.values())

@@ -1,0 +1,352 @@
+"""decode_hypothesis: committed text from a hypothesis that changes (docs/decoding.md
+§ Revisions), on every kind and case of tests/cases, with random revision scripts.
+
+The oracles are the kind's `decode` (committed + partial is the transcript of the hypothesis),
+its `decode_incremental` (what an exact stream of the same ids has settled), and the word
+rules of `oasr_tok.words` applied to the *final* transcript (a commit point never falls inside
+one of its words)."""
+from __future__ import annotations
+
+import copy
+import itertools
+
+import numpy
+import pytest
+from cases import all_cases
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from paths import shared
+from strategies import revision_scripts
+
+from oasr_tok import (
+    InvalidIdError,
+    NonIntegerIdError,
+    StreamStateError,
+    TimingError,
+    TokenizerSpec,
+    build_tokenizer,
+)
+from oasr_tok.revisions import WINDOW
+from oasr_tok.words import group_words
+
+CASES = all_cases()
+IDS = [case.name for case in CASES]
+# A script is a dozen calls: a third of the profile's examples per kind keeps the suite short.
+FEW = settings(max_examples=max(10, settings().max_examples // 3))
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each word of `text` under the word rules."""
+    spans = []
+    pos = 0
+    for word in group_words([text], [0]) if text else []:
+        pos = text.index(word.text, pos)
+        spans.append((pos, pos + len(word.text)))
+        pos += len(word.text)
+    return spans
+
+
+def _inside_a_word(text: str, at: int) -> bool:
+    return any(a < at < b for a, b in _word_spans(text))
+
+
+def _lettered_words_after(text: str, at: int) -> int:
+    """How many words of `text` that contain a letter end after position `at`."""
+    from oasr_tok._words import char_class
+
+    return sum(1 for a, b in _word_spans(text) if b > at and any(char_class(c) in (2, 3) for c in text[a:b]))
+
+
+def _run(tok, hypotheses, final, agreement):
+    """Feed the script; yield (hypothesis, delta, partial, state copy) per call, final last."""
+    state: dict = {}
+    for hyp in hypotheses:
+        delta, partial = tok.decode_hypothesis(hyp, state, agreement=agreement)
+        yield hyp, delta, partial, copy.deepcopy(state)
+    delta, partial = tok.decode_hypothesis(final, state, final=True, agreement=agreement)
+    yield final, delta, partial, state
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@FEW
+@given(data=st.data())
+def test_committed_text_grows_agrees_and_ends_between_words(case, data):
+    tok, interesting, realistic = case.inputs()
+    hypotheses, final = data.draw(revision_scripts(tok, interesting, realistic))
+    agreement = data.draw(st.sampled_from([1, 2, 3]))
+    committed = ""
+    committed_ids: list[int] = []
+    commits: list[str] = []  # the committed text after each call so far
+    revised = False
+    for hyp, delta, partial, state in _run(tok, hypotheses, final, agreement):
+        # Committed text only grows, by exactly the deltas.
+        assert state["committed"] == committed + delta
+        committed = state["committed"]
+        # A revision is reported exactly when the hypothesis contradicts committed ids.
+        agrees = list(hyp[: len(committed_ids)]) == committed_ids
+        assert (state["revision"] is None) == agrees
+        if state["revision"] is not None:
+            position, old, new = state["revision"]
+            assert list(old) == committed_ids[position:] and list(new) == list(hyp[position : len(committed_ids)])
+            revised = True
+        else:
+            text = tok.decode(hyp)
+            assert committed + partial == text
+            # Every commit so far is a prefix of this transcript and ends between its words.
+            for earlier in commits + [committed]:
+                assert text.startswith(earlier)
+                assert not _inside_a_word(text, len(earlier)), (earlier, text)
+        # Positional re-anchoring: committed ids stay, the hypothesis's ids after them follow.
+        committed_ids = committed_ids + list(hyp[len(committed_ids) : state["committed_tokens"]])
+        commits.append(committed)
+    assert partial == ""
+    if not revised:
+        assert committed == tok.decode(final)
+    assert state["committed_tokens"] == len(committed_ids)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@FEW
+@given(data=st.data())
+def test_growing_hypotheses_trail_the_exact_stream_by_one_word(case, data):
+    tok, interesting, realistic = case.inputs()
+    hypotheses, final = data.draw(revision_scripts(tok, interesting, realistic, growing=True))
+    agreement = data.draw(st.sampled_from([1, 2]))
+    stream: dict = {}
+    fed = 0
+    emitted: list[str] = [""]  # what decode_incremental settled after each hypothesis
+    state: dict = {}
+    for hyp in hypotheses:
+        emitted.append(emitted[-1] + tok.decode_incremental(hyp[fed:], stream))
+        fed = len(hyp)
+        tok.decode_hypothesis(hyp, state, agreement=agreement)
+        committed = state["committed"]
+        # agreement=1 commits from this hypothesis; agreement=2 from what two agree on: the
+        # previous one's ids, when the hypothesis only grows.
+        reference = emitted[-1] if agreement == 1 else emitted[-2]
+        assert reference.startswith(committed)
+        assert _lettered_words_after(reference, len(committed)) <= 1, (committed, reference)
+        assert not _inside_a_word(reference, len(committed))
+    tok.decode_hypothesis(final, state, final=True)
+    assert state["committed"] == tok.decode(final)
+
+
+def _streamed_pieces(tok, ids):
+    """What each id settled when streamed one at a time; the final flush on the last
+    non-special id (the ABC's token_pieces, run on the kind's own decode_incremental)."""
+    state: dict = {}
+    pieces = [tok.decode_incremental([i], state) for i in ids]
+    rest = tok.decode_incremental([], state, final=True)
+    if rest:
+        last = max((k for k, i in enumerate(ids) if i not in tok.special_ids), default=len(ids) - 1)
+        pieces[last] += rest
+    return pieces
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@FEW
+@given(data=st.data())
+def test_committed_words_are_the_words_of_the_stream(case, data):
+    tok, interesting, realistic = case.inputs()
+    hypotheses, final = data.draw(revision_scripts(tok, interesting, realistic, growing=True))
+    times = [10 * k for k in range(len(final))]
+    state: dict = {}
+    words = []
+    for hyp in hypotheses:
+        delta, _partial, new = tok.decode_hypothesis(hyp, state, agreement=1, times=times[: len(hyp)])
+        assert "".join("".join(w.text for w in new).split()) == "".join(delta.split())
+        words += new
+    _delta, _partial, new = tok.decode_hypothesis(final, state, final=True, times=times)
+    words += new
+    if final:
+        assert words == group_words(_streamed_pieces(tok, final), times)
+    else:
+        assert words == []
+
+
+@pytest.mark.parametrize("case", CASES[:1] + [c for c in CASES if c.name.startswith(("huggingface/qwen3", "funasr"))],
+                         ids=lambda c: c.name)
+def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
+    tok, _interesting, realistic = case.inputs()
+    ids = realistic[0] if realistic else list(range(3, 40))
+    state: dict = {}
+    for k in range(1, len(ids), 3):
+        tok.decode_hypothesis(ids[:k], state)
+    before = copy.deepcopy(state)
+    bad = [[*ids, tok.vocab_size], [*ids, -1], [*ids, "x"], [*ids, 1.5], "abc", None]
+    for hyp in bad:
+        with pytest.raises((InvalidIdError, NonIntegerIdError)):
+            tok.decode_hypothesis(hyp, state)
+        assert state == before
+    with pytest.raises(StreamStateError):
+        tok.decode_hypothesis(ids, state, agreement=0)
+    with pytest.raises(TimingError):
+        tok.decode_hypothesis(ids, state, times=[0.0])
+    assert state == before
+    for forged in ({"_hypothesis": (1, 2, 3)}, {"_hypothesis": "x"}, {"committed": 5},
+                   {**before, "_hypothesis": (*before["_hypothesis"][:2], {"text": 5, "_tail": 1},
+                                                *before["_hypothesis"][3:6], (), before["_hypothesis"][7])}):
+        keep = copy.deepcopy(forged)
+        with pytest.raises(StreamStateError):
+            tok.decode_hypothesis(ids + ids, forged)
+        assert forged == keep
+    tok.decode_hypothesis(ids, state, final=True)
+    assert state["committed"] == tok.decode(ids)
+    with pytest.raises(StreamStateError, match="closed"):
+        tok.decode_hypothesis(ids, state)
+
+
+@pytest.fixture(scope="module")
+def bpe():
+    return build_tokenizer(TokenizerSpec("sentencepiece", {"model": shared("sentencepiece/icefall-librispeech-bpe500.model")}))
+
+
+def test_the_cat_becomes_the_caterpillar_without_a_half_word(bpe):
+    cat = bpe.encode("THE CAT")  # ▁THE ▁CA T
+    longer = bpe.encode("THE CATERPILLAR SAT")  # ▁THE ▁CA TER P I LL AR ▁SA T
+    state: dict = {}
+    seen = []
+    for h in (cat, cat, cat, longer[:-2], longer, longer):
+        seen.append(bpe.decode_hypothesis(h, state))
+        assert state["revision"] is None  # T -> TER was never committed: not a revision
+    # "CAT" was agreed three times, but as the last word: never committed before its end is known.
+    assert [d for d, _ in seen] == ["", "THE", "", "", "", " CATERPILLAR"]
+    assert seen[2][1] == " CAT"
+    assert bpe.decode_hypothesis(longer, state, final=True) == (" SAT", "")
+    assert state["committed"] == "THE CATERPILLAR SAT"
+
+
+def test_a_revision_of_committed_ids_keeps_the_committed_text_and_reanchors(bpe):
+    first = bpe.encode("THE CAT SAT ON")
+    state: dict = {}
+    for h in (first, first):
+        bpe.decode_hypothesis(h, state)
+    assert state["committed"] == "THE CAT SAT"
+    n = state["committed_tokens"]
+    revised = bpe.encode("THE DOG SAT ON THE MAT")
+    at = next(k for k in range(n) if revised[k] != first[k])
+    delta, partial = bpe.decode_hypothesis(revised, state)
+    assert delta == "" and state["committed"] == "THE CAT SAT"
+    position, old, new = state["revision"]
+    assert position == at and list(old) == first[at:n] and list(new) == revised[at:n]
+    # The rest of the hypothesis is re-anchored after the committed ids, at the same position.
+    assert state["committed"] + partial == bpe.decode(first[:n] + revised[n:])
+    # Each hypothesis that still contradicts the committed ids is reported again; the agreed
+    # rest after them commits as usual.
+    delta, partial = bpe.decode_hypothesis(revised, state)
+    assert state["revision"] == (position, old, new)
+    assert state["committed"] == "THE CAT SAT" + delta and state["committed"] + partial == bpe.decode(first[:n] + revised[n:])
+    bpe.decode_hypothesis(revised, state, final=True)
+    assert state["committed"] == bpe.decode(first[:n] + revised[n:])
+
+
+class _Guarded(list):
+    """A hypothesis that fails the test if anything before `limit` is read."""
+
+    limit = 0
+
+    def __getitem__(self, index):
+        start = index.start if isinstance(index, slice) else index
+        assert start is not None and start >= self.limit, f"read at {start}, window starts at {self.limit}"
+        return list.__getitem__(self, index)
+
+    def __iter__(self):
+        raise AssertionError("the whole hypothesis was iterated")
+
+
+def test_ids_behind_the_window_are_never_read_and_arrays_work(bpe):
+    words = bpe.encode(" ".join(["HELLO WORLD"] * 200))
+    state: dict = {}
+    for k in range(20, len(words), 7):
+        hyp = _Guarded(words[:k])
+        hyp.limit = max(0, state.get("committed_tokens", 0) - WINDOW)
+        times = _Guarded(range(k))
+        times.limit = state.get("committed_tokens", 0)
+        bpe.decode_hypothesis(hyp, state, times=times)
+    assert state["committed_tokens"] > 2 * WINDOW
+    twin: dict = {}
+    for k in range(20, len(words), 7):
+        bpe.decode_hypothesis(numpy.array(words[:k], dtype=numpy.int64), twin, times=numpy.arange(k))
+    assert twin == state
+
+
+def test_a_deep_copied_state_forks_the_stream(bpe):
+    ids = bpe.encode("ONE TWO THREE FOUR FIVE SIX")
+    state: dict = {}
+    for k in range(1, len(ids)):
+        bpe.decode_hypothesis(ids[:k], state)
+    fork = copy.deepcopy(state)
+    a = bpe.decode_hypothesis(ids + bpe.encode(" SEVEN"), state, final=True)
+    b = bpe.decode_hypothesis(ids + bpe.encode(" SEVEN"), fork, final=True)
+    assert a == b and state == fork
+
+
+@settings(max_examples=30)
+@given(st.lists(st.integers(0, 499), max_size=25))
+def test_agreement_one_commits_at_the_word_boundaries_of_each_hypothesis(bpe, ids):
+    state: dict = {}
+    delta, partial = bpe.decode_hypothesis(ids, state, agreement=1)
+    text = bpe.decode(ids)
+    assert delta + partial == text
+    assert _lettered_words_after(_settled(bpe, ids), len(delta)) <= 1
+
+
+def _settled(tok, ids):
+    return tok.decode_incremental(ids, {})
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def _cli(*args: str, stdin: str):
+    import subprocess
+    import sys
+
+    from paths import PACKAGE_PARENT, subprocess_env
+
+    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], check=False, input=stdin.encode("utf-8"),
+                          capture_output=True, env=subprocess_env(PYTHONIOENCODING="ascii"), cwd=PACKAGE_PARENT)
+
+
+def test_cli_stream_revisions_commits_words_and_reports_partials():
+    import json
+
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=shared("sentencepiece/icefall-librispeech-bpe500.model"))
+    table = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")  # the same ids, piece for piece
+    words = sp.encode("THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG")
+    hyps = [words[:k] + sp.encode(" FROG")[: k % 2] for k in range(1, len(words) + 1)] + [words]
+    stdin = "".join(json.dumps(h) + "\n" for h in hyps)
+    events = [json.loads(line) for line in _cli("stream", "--revisions", "--json", table, stdin=stdin).stdout.decode().splitlines()]
+    assert len(events) == len(hyps) + 1 and events[-1]["final"] is True
+    committed = ""
+    for hyp, event in zip(hyps, events):
+        committed += event["committed"]
+        assert committed + event["partial"] == sp.decode(hyp)  # the reference decode
+        assert "revision" not in event
+    committed += events[-1]["committed"]
+    assert committed == events[-1]["text"] == sp.decode(words)
+    # Committed text grew by whole words only.
+    assert all(e["committed"] == "" or e["committed"].strip() in sp.decode(words).split() or e is events[-1]
+               for e in events)
+    plain = _cli("stream", "--revisions", table, stdin=stdin)
+    assert plain.returncode == 0 and plain.stdout.decode() == sp.decode(words) + "\n"
+    assert plain.stderr.decode().splitlines()[-1] == events[-2]["partial"]
+    bad = _cli("stream", "--revisions", table, stdin="[5, 6]\n[5, 6, 600]\n")
+    assert bad.returncode == 3 and b"line 2" in bad.stderr and b"600" in bad.stderr and b"Traceback" not in bad.stderr
+
+
+def test_the_demo_shows_a_flickering_naive_decode_beside_a_growing_committed_stream():
+    from oasr_tok import demo
+
+    for entry in demo.load_manifest():
+        record = demo.run_entry(entry)
+        if record["status"] != "ok":
+            continue
+        rows = record["revisions"]
+        naive = [row["naive"] for row in rows]
+        assert any(not b.startswith(a) for a, b in itertools.pairwise(naive)), entry["kind"]  # it flickers
+        committed = [row["committed"] for row in rows]
+        assert all(b.startswith(a) for a, b in itertools.pairwise(committed))  # this never does
+        assert committed[-1] == record["final"] and record["revisions_match_decode"] is True
