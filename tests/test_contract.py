@@ -98,6 +98,25 @@ def test_forked_state_continues_identically(case, data):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+@given(data=st.data())
+def test_shallow_copy_forks_a_state(case, data):
+    """No kind mutates a value inside the state in place, so `dict(state)` forks a stream as
+    cheaply as decode_hypothesis needs: the copy continues as if the original never went on."""
+    tok, interesting, realistic = _inputs(case)
+    prefix = data.draw(id_streams(tok, interesting, realistic, max_size=15))
+    left = data.draw(id_streams(tok, interesting, realistic, max_size=10))
+    right = data.draw(id_streams(tok, interesting, realistic, max_size=10))
+    state, deltas = _stream(tok, [prefix])
+    fork = dict(state)
+    snapshot = copy.deepcopy(state)
+    tok.decode_incremental(left, state)
+    tok.decode_incremental([], state, final=True)
+    assert fork == snapshot
+    out_right = deltas[0] + tok.decode_incremental(right, fork) + tok.decode_incremental([], fork, final=True)
+    assert out_right == tok.decode(prefix + right)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_every_split_of_short_streams(case):
     """Exhaustive: every way to cut a few short streams into chunks."""
     tok, interesting, realistic = _inputs(case)

@@ -413,3 +413,19 @@ def test_encode_equals_llama_tokenize(name: str) -> None:
     assert cases and tok.supports_encode
     for case in cases:
         assert tok.encode(case["text"]) == case["ids"], case["text"]
+
+
+@pytest.mark.parametrize("name", ("gemma4-bpe", "gpt2-cleanspaces"))
+def test_shallow_copy_of_a_clean_spaces_state_forks(name: str) -> None:
+    """Regression (CI, test_revisions on gemma4-bpe): the clean-up path mutated its raw stream's
+    dict in place, so a `dict(state)` copy taken after <unk> saw the byte of the next token
+    held, and decode_hypothesis printed a U+FFFD that decode does not."""
+    tok = tok_of(name)
+    # A token that is only a UTF-8 lead byte: a stream holds it back, decode shows U+FFFD.
+    byte = next(i for i in range(tok.vocab_size)
+                if tok.decode([i]) == "\ufffd" and tok.decode_incremental([i], {}) == "")
+    state: dict = {}
+    tok.decode_incremental([0], state)
+    fork = dict(state)
+    tok.decode_incremental([byte], state)
+    assert tok.decode_incremental([], fork, final=True) == tok.decode([0])

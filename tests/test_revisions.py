@@ -67,15 +67,7 @@ def _run(tok, hypotheses, final, agreement):
     yield final, delta, partial, state
 
 
-# A known bug, found when the gguf kind and decode_hypothesis met on main: on the gguf file
-# with clean_spaces, committed + partial can differ from decode by a leading U+FFFD (a held
-# byte the clean-up transducer's tail and the revision window disagree on). Open until fixed.
-_KNOWN_BAD = {"gguf/gpt2-cleanspaces": "committed + partial differs from decode by a leading U+FFFD (open bug)"}
-_GROW_CASES = [pytest.param(c, marks=pytest.mark.xfail(reason=_KNOWN_BAD[c.name], strict=False))
-               if c.name in _KNOWN_BAD else c for c in CASES]
-
-
-@pytest.mark.parametrize("case", _GROW_CASES, ids=IDS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 @FEW
 @given(data=st.data())
 def test_committed_text_grows_agrees_and_ends_between_words(case, data):

@@ -725,6 +725,9 @@ class GGUFTokenizer(Tokenizer):
         if type(outer_tail) is not str:
             raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
         commit_text(state, "", outer_tail)
+        # Stepped on a copy: a state's values are never changed in place, so `dict(state)`
+        # forks a stream (decode_hypothesis keeps one per token that way).
+        raw = dict(raw)
         delta = self._raw_step(new, raw, final)
         raw_tail = held_tail(raw)
         out, held = clean_feed(held, delta)
