@@ -1,5 +1,6 @@
 """oasr_tok: token ids back into text — whole, streamed, per token and as timed words — for
 five tokenizer kinds behind one contract."""
+from ._ctc import collapse_ctc
 from .base import Tokenizer
 from .detokenizer import Detokenizer
 from .errors import (
@@ -73,4 +74,5 @@ __all__ = [
     "KeepSpecialsNotSupportedError",
     "ChatTemplateError",
     "ChatMessageError",
+    "collapse_ctc",
 ]

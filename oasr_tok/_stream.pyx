@@ -517,23 +517,28 @@ cdef class PieceTable:
 
 @cython.auto_pickle(False)
 cdef class TableMethods:
-    """The streaming methods of a kind whose streaming and token pieces are one PieceTable's.
+    """The streaming methods of a kind whose streaming and token pieces are one engine's.
 
-    A kind class lists this first among its bases and sets `self._table`. These are real
-    methods (a subclass that overrides one is honoured) that reach the compiled engine with
-    a C call, so the per-token path has no Python frame of ours."""
-    cdef public PieceTable _table
+    A kind class lists this first among its bases and sets `self._table`: a PieceTable, reached
+    with a C call so the per-token path has no Python frame of ours, or another engine with the
+    same two methods (a CTCStream, whose neighbour rules wrap a PieceTable), reached by them.
+    These are real methods: a subclass that overrides one is honoured."""
+    cdef public object _table
 
-    cdef inline PieceTable _engine(self):
+    cdef inline object _engine(self):
         if self._table is None:
-            raise TypeError(f"{type(self).__name__} has no PieceTable yet (set self._table in __init__)")
+            raise TypeError(f"{type(self).__name__} has no decoding engine yet (set self._table in __init__)")
         return self._table
 
     def decode_incremental(self, new_ids, state, final=False):
         """Feed `new_ids` to the stream whose state is `state`; return the newly settled text.
         See Tokenizer.decode_incremental."""
-        cdef PieceTable table = self._engine()
+        cdef object engine = self._engine()
+        cdef PieceTable table
         cdef IdBuffer ids
+        if not isinstance(engine, PieceTable):
+            return engine.decode_incremental(new_ids, state, final)
+        table = <PieceTable>engine
         read_ids(&ids, new_ids, table.vocab_size)
         try:
             return table._feed(&ids, state, final)
@@ -542,8 +547,12 @@ cdef class TableMethods:
 
     def token_pieces(self, ids):
         """One string per id, concatenating to decode(ids). See Tokenizer.token_pieces."""
-        cdef PieceTable table = self._engine()
+        cdef object engine = self._engine()
+        cdef PieceTable table
         cdef IdBuffer checked
+        if not isinstance(engine, PieceTable):
+            return engine.token_pieces(ids)
+        table = <PieceTable>engine
         read_ids(&checked, ids, table.vocab_size)
         try:
             return table._pieces(&checked)

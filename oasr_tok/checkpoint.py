@@ -18,10 +18,20 @@ as having lost, with the reason):
    there). A tiktoken rank file is recognised by its content (`is_tiktoken_ranks`): under any
    other name in a folder it is set aside, never read as a unit table; given alone it resolves
    to whisper.
+   ``vocab.json`` of a CTC character model (wav2vec2, HuBERT, MMS) comes next: `wav2vec2`
+   when tokenizer_config.json names a Wav2Vec2 CTC tokenizer class, or the table has the
+   ``|`` word delimiter and no ``merges.txt`` lies beside it (that would be GPT-2 style BPE).
 3. A SentencePiece model: ``bpe.model``, then ``tokenizer.model``, then a single ``*.model``.
 4. A Paraformer token list: ``tokens.json`` (a JSON array of strings), then ``tokens.txt``
    written one token per line with ``@@`` pieces or FunASR's ``<blank> <s> </s> <unk>``.
 5. A unit table (``piece id`` per line): ``units.txt``, then ``tokens.txt``, then ``words.txt``.
+7. A NeMo ``.nemo`` archive (a single file, or the only one in the folder): its
+   model_config.yaml's ``tokenizer.type`` — ``bpe`` -> sentencepiece on the archive's
+   tokenizer.model, ``wpe`` -> wordpiece on its vocab.txt, ``agg`` -> aggregate (Canary);
+   no tokenizer but ``labels`` / ``decoder.vocabulary`` -> symbol_table of the labels.
+   Members are named ``archive::member`` (oasr_tok/archive.py); the weights are never read.
+6. A BERT WordPiece ``vocab.txt`` (one piece per line with ``[CLS]``, ``[SEP]`` and ``##``
+   pieces) -> `wordpiece`; ``do_lower_case`` from a tokenizer_config.json beside it.
 
 A GGUF file (llama.cpp's `tokenizer.ggml.*`) is recognised by its magic, not its name: given
 alone, or as the ``*.gguf`` of a directory, ranked right after ``tokenizer.json`` (several:
@@ -48,6 +58,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .archive import is_archive_ref
 from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, TokenizerError, short_repr
 from .spec import TokenizerSpec
 
@@ -65,9 +76,12 @@ EVIDENCE_ORDER = (
     "tokenizer.json [+ tokenizer_config.json] (whisper or huggingface)",
     "multilingual.tiktoken / gpt2.tiktoken [+ config.json n_vocab] (whisper)",
     "*.gguf, by its magic (gguf)",
+    "vocab.json [+ tokenizer_config.json, special_tokens_map.json] of a CTC model (wav2vec2)",
     "bpe.model / tokenizer.model / *.model (sentencepiece)",
     "tokens.json / tokens.txt one token per line (funasr_char)",
     "units.txt / tokens.txt / words.txt with 'piece id' lines (symbol_table)",
+    "vocab.txt with [CLS]/[SEP]/## pieces (wordpiece)",
+    "a .nemo archive: model_config.yaml tokenizer.type bpe / wpe / agg, or char labels",
 )
 
 # The control symbols ASR and LM vocabularies use; they are markup, never transcript text.
@@ -262,6 +276,44 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
     return cand
 
 
+def _wav2vec2_candidate(folder: str, names: list[str]) -> Candidate | tuple[str, str]:
+    """vocab.json as a wav2vec2 CTC vocabulary, or the reason it is not one."""
+    at = lambda name: os.path.join(folder, name)  # noqa: E731
+    data = _read_json(at("vocab.json"), "vocab.json")
+    config: Any = _read_json(at("tokenizer_config.json"), "tokenizer_config.json") if "tokenizer_config.json" in names else {}
+    config = config if isinstance(config, dict) else {}
+    if not isinstance(data, dict) or not data:
+        return ("vocab.json", "not a JSON object of piece -> id")
+    nested = all(isinstance(v, dict) for v in data.values())
+    tables = list(data.values()) if nested else [data]
+    delimiter = config.get("word_delimiter_token", "|")
+    delimiter = delimiter.get("content", "|") if isinstance(delimiter, dict) else delimiter
+    delimiter = delimiter if isinstance(delimiter, str) else "|"
+    named = "Wav2Vec2" in str(config.get("tokenizer_class", "")) or "CTC" in str(config.get("tokenizer_class", ""))
+    has_delimiter = all(isinstance(t, dict) and delimiter in t for t in tables)
+    if not named and ("merges.txt" in names or not has_delimiter):
+        return ("vocab.json", "not a CTC character vocabulary (no Wav2Vec2 tokenizer_class, and "
+                + ("merges.txt beside it: GPT-2 style BPE)" if "merges.txt" in names else f"no {delimiter!r} word delimiter)"))
+    files = {"vocab": at("vocab.json")}
+    for role in ("tokenizer_config", "special_tokens_map"):
+        if f"{role}.json" in names:
+            files[role] = at(f"{role}.json")
+    cand = Candidate("wav2vec2", files, {}, (1, 4), " + ".join(os.path.basename(p) for p in files.values()))
+    why = f"tokenizer_class {config.get('tokenizer_class')}" if named else f"the {delimiter!r} word delimiter, no merges.txt"
+    shape = f"{len(data)} per-language tables (MMS)" if nested else f"{len(data)} pieces"
+    cand.evidence.append(("kind", f"wav2vec2: vocab.json with {shape}; {why}"))
+    if nested:
+        target = config.get("target_lang")
+        if isinstance(target, str):
+            cand.evidence.append(("options", f"target_lang {target!r} from tokenizer_config.json"))
+        else:
+            cand.notes.append("vocab.json is nested per language and no target_lang is configured: pass "
+                              "TokenizerSpec(..., options={'target_lang': code}) with one of "
+                              + ", ".join(sorted(data)[:12]))
+    cand.evidence.append(("special_ids", "the ids of bos/eos/unk/pad and additional special tokens (pad is the CTC blank)"))
+    return cand
+
+
 def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | str:
     """A candidate, or the reason the file is not a SentencePiece model."""
     cand = Candidate("sentencepiece", {"model": path}, {}, rank, os.path.basename(path))
@@ -427,6 +479,112 @@ def _tekken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
     return cand
 
 
+def _wordpiece_candidate(path: str) -> Candidate | tuple[str, str]:
+    name = os.path.basename(path)
+    pieces = [line.rstrip() for line in _text_lines(path, name)]
+    markers = [m for m in ("[CLS]", "[SEP]", "[UNK]") if m in pieces]
+    continuation = sum(1 for p in pieces if p.startswith("##") and len(p) > 2)
+    if "[CLS]" not in markers or "[SEP]" not in markers or not continuation:
+        return (name, "not a BERT WordPiece vocabulary (needs [CLS], [SEP] and ## pieces)")
+    cand = Candidate("wordpiece", {"vocab": path}, {}, (5, 0), name)
+    cand.evidence.append(("kind", f"wordpiece: {len(pieces)} lines, {', '.join(markers)} and {continuation} ## pieces"))
+    config = os.path.join(os.path.dirname(path), "tokenizer_config.json")
+    if os.path.isfile(config):
+        data = _read_json(config, "tokenizer_config.json")
+        if isinstance(data, dict) and isinstance(data.get("do_lower_case"), bool):
+            if not data["do_lower_case"]:
+                cand.options["lowercase"] = False
+            cand.evidence.append(("options", f"do_lower_case {str(data['do_lower_case']).lower()} from tokenizer_config.json"))
+    cand.evidence.append(("special_ids", "the [PAD] [UNK] [CLS] [SEP] [MASK] pieces the vocabulary has"))
+    return cand
+
+
+def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
+    """The tokenizer a .nemo archive's config names, from its members (never the weights)."""
+    from .archive import member_names, member_ref, nemo_config
+
+    name = os.path.basename(path)
+    present = member_names(path)
+    if "model_config.yaml" not in present:
+        raise MalformedAssetError(f"{path}: no member 'model_config.yaml' in the archive (members: "
+                                  f"{', '.join(present[:8]) or 'none'})", path=path)
+    config = nemo_config(path)
+    used = ["model_config.yaml"]
+
+    def member(ref: Any, key: str) -> str:
+        if not isinstance(ref, str) or not ref.startswith("nemo:"):
+            raise MalformedAssetError(f"{path}: model_config.yaml {key} is {ref!r}, not a nemo:<member> reference "
+                                      "to a file inside the archive", path=path)
+        wanted = ref[len("nemo:"):]
+        if wanted not in present:
+            raise MalformedAssetError(f"{path}: model_config.yaml {key} points to {ref!r}, which is not a member "
+                                      f"of the archive", path=path)
+        used.append(wanted)
+        return member_ref(path, wanted)
+
+    tokenizer = config.get("tokenizer")
+    timing = {}
+    stride = (config.get("preprocessor") or {}).get("window_stride") if isinstance(config.get("preprocessor"), dict) else None
+    factor = (config.get("encoder") or {}).get("subsampling_factor") if isinstance(config.get("encoder"), dict) else None
+    if isinstance(stride, (int, float)) and not isinstance(stride, bool) and stride > 0:
+        timing["window_stride"] = stride
+    if isinstance(factor, int) and not isinstance(factor, bool) and factor > 0:
+        timing["subsampling_factor"] = factor
+    if tokenizer is None:
+        from .archive import nemo_labels_table
+
+        units = member_ref(path, "model_config.yaml#labels")
+        blank = len(nemo_labels_table(path).splitlines()) - 1
+        cand = Candidate("symbol_table", {"units": units}, {"special_ids": [blank]}, rank, name)
+        cand.evidence.append(("kind", f"symbol_table: a character model (no tokenizer in model_config.yaml; "
+                              f"{blank} labels from labels / decoder.vocabulary)"))
+        cand.evidence.append(("special_ids", f"[{blank}]: the blank NeMo appends after the labels"))
+    elif not isinstance(tokenizer, dict):
+        raise MalformedAssetError(f"{path}: model_config.yaml tokenizer must be a mapping, got {tokenizer!r}", path=path)
+    elif tokenizer.get("type") == "bpe":
+        model = member(tokenizer.get("model_path"), "tokenizer.model_path")
+        from .kinds.sentencepiece import load_processor
+
+        processor = load_processor(model)
+        control = [i for i in range(processor.get_piece_size()) if processor.is_control(i)]
+        cand = Candidate("sentencepiece", {"model": model}, {"special_ids": control}, rank, name)
+        cand.evidence.append(("kind", f"sentencepiece: tokenizer.type bpe, {processor.get_piece_size()} pieces"))
+        cand.evidence.append(("special_ids", f"{control}: the control pieces (NeMo decodes <unk> as SentencePiece "
+                              f"does; the CTC/RNNT blank is id {processor.get_piece_size()}, after the vocabulary: "
+                              "collapse frames with collapse_ctc before decoding)"))
+    elif tokenizer.get("type") == "wpe":
+        vocab = member(tokenizer.get("vocab_path"), "tokenizer.vocab_path")
+        cand = Candidate("wordpiece", {"vocab": vocab}, {}, rank, name)
+        cand.evidence.append(("kind", "wordpiece: tokenizer.type wpe (a BERT vocab.txt)"))
+    elif tokenizer.get("type") == "agg":
+        langs = tokenizer.get("langs")
+        if not isinstance(langs, dict) or not langs:
+            raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs must map languages to tokenizers",
+                                      path=path)
+        files = {}
+        for lang, sub in langs.items():
+            if not isinstance(sub, dict) or sub.get("type", "bpe") != "bpe":
+                raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs.{lang} must be a bpe tokenizer",
+                                          path=path)
+            files[str(lang)] = member(sub.get("model_path"), f"tokenizer.langs.{lang}.model_path")
+        options: dict[str, Any] = {"langs": list(files), **timing}
+        custom = str((tokenizer.get("custom_tokenizer") or {}).get("_target_", "")) if isinstance(
+            tokenizer.get("custom_tokenizer"), dict) else ""
+        cand = Candidate("aggregate", files, options, rank, name)
+        cand.evidence.append(("kind", f"aggregate: tokenizer.type agg, languages {', '.join(files)} in config order"
+                              + (f" ({custom.rsplit('.', 1)[-1]})" if custom else "")))
+        cand.evidence.append(("special_ids", "the whole spl_tokens sub-vocabulary" if "spl_tokens" in files
+                              else "none (no spl_tokens sub-tokenizer)"))
+    else:
+        raise ResolveError(f"{path}: model_config.yaml tokenizer.type {tokenizer.get('type')!r} is not one oasr_tok "
+                           "reads (bpe, wpe, agg; or a character model's labels)")
+    if cand.kind != "aggregate" and timing:
+        cand.notes.append("frames to seconds: " + " x ".join(f"{k} {v}" for k, v in timing.items()))
+    cand.evidence.append(("members", f"read: {', '.join(used)}; not read: "
+                          + (", ".join(m for m in present if m not in used) or "nothing else")))
+    return cand
+
+
 # -- scanning ---------------------------------------------------------------------------------
 
 
@@ -457,7 +615,7 @@ def _spec_candidate(path: str) -> Candidate:
         raise SpecError(f"{path}: {exc}") from None
     files = {role: os.path.abspath(p) for role, p in spec.files.items()}
     for role, p in files.items():
-        if not os.path.isfile(p):
+        if not os.path.isfile(p) and not is_archive_ref(p):  # a .nemo member names itself (archive.py)
             raise AssetNotFoundError(f"{path}: file for role {role!r} not found: {p!r}", path=p)
     cand = Candidate(spec.kind, files, dict(spec.options), (0, 0), os.path.basename(path))
     cand.evidence.append(("kind", f"{spec.kind}: named by {os.path.basename(path)}, an explicit spec (always first)"))
@@ -484,7 +642,9 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
     if "tokenizer.json" in names:
         config = at("tokenizer_config.json") if "tokenizer_config.json" in names else None
         yield _hf_candidate(at("tokenizer.json"), config, (1, 0))
-    elif "tokenizer_config.json" in names:
+    if "vocab.json" in names:
+        yield _wav2vec2_candidate(folder, names)
+    elif "tokenizer_config.json" in names and "tokenizer.json" not in names:
         yield ("tokenizer_config.json", "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)")
     n_vocab, _ = _model_n_vocab(folder) if any(n in names for n in WHISPER_TIKTOKEN_NAMES) else (None, "")
     # an English-only vocabulary size (51864) says gpt2.tiktoken is the model's
@@ -498,6 +658,12 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
         yield _gguf_candidate(at(name), (1, 5 + sub))
     models = [n for n in names if n.endswith(".model")]
     preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
+    if len(models) > 1 and not preferred and SPEC_FILE in names:
+        # The explicit spec decides (an aggregate's per-language models, for one); the models
+        # are reported, not guessed between.
+        for name in models:
+            yield (name, f"one of several SentencePiece models; {SPEC_FILE} names what to use")
+        models = []
     if len(models) > 1 and not preferred:
         raise ResolveError(
             f"{folder}: several SentencePiece model candidates and none is bpe.model or tokenizer.model: "
@@ -535,6 +701,13 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
             yield (name, "one token per line: a unit table needs 'piece id' lines")
         else:
             yield (name, "neither 'piece id' lines nor one token per line")
+    if "vocab.txt" in names:
+        yield _wordpiece_candidate(at("vocab.txt"))
+    archives = [n for n in names if n.endswith(".nemo")]
+    if len(archives) == 1:
+        yield _nemo_candidate(at(archives[0]))
+    for name in archives if len(archives) > 1 else []:
+        yield (name, "one of several .nemo archives; point at the one to use")
 
 
 def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
@@ -558,10 +731,19 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
             yield _hf_candidate(path, sibling, (1, 0))
         elif isinstance(data, list) and data and all(isinstance(p, str) for p in data):
             yield _funasr_candidate(path, data, "a JSON array", (3, 0))
+        elif name == "vocab.json":
+            folder_names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+            yield _wav2vec2_candidate(folder, folder_names)
         elif name == "tokenizer_config.json":
             yield (name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder")
         else:
             yield (name, "JSON that is neither a spec, a tokenizer.json nor a token list")
+        return
+    if name == "vocab.txt":
+        yield _wordpiece_candidate(path)
+        return
+    if name.endswith(".nemo"):
+        yield _nemo_candidate(path)
         return
     if name.endswith(".model"):
         found = _sentencepiece_candidate(path, (2, 0))

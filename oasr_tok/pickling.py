@@ -98,6 +98,13 @@ def clear_cache() -> None:
 
 
 def _read_for_value(role: str, path: str) -> tuple[bytes, str]:
+    from .archive import LABELS_SELECTOR, read_member, split_member
+
+    member = split_member(path)
+    if member is not None:
+        # A member of a .nemo archive travels as the member alone (never the archive's weights).
+        name = member[1][: -len(LABELS_SELECTOR)] + ".labels.txt" if member[1].endswith(LABELS_SELECTOR) else member[1]
+        return read_member(path, f"file for role {role!r}"), os.path.basename(name)
     name = os.path.basename(path)
     reader = _READERS.get(os.path.splitext(name)[1].lower())
     if reader is not None:

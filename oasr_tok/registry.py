@@ -30,6 +30,9 @@ _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
     "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
     # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
     "gguf": ("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None),
+    "wav2vec2": ("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None),
+    "aggregate": ("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece"),
+    "wordpiece": ("oasr_tok.kinds.wordpiece", "WordPieceTokenizer", "tokenizers", "huggingface"),
 }
 
 _factories: dict[str, Factory] = {}

@@ -22,7 +22,8 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
     assert report["ok"] is True
     by_kind = {record["kind"]: record for record in report["kinds"]}
     assert set(by_kind) == set(available_kinds()) == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char",
-                                                        "tekken", "gguf"}
+                                                        "tekken", "gguf",
+                                                        "wav2vec2", "wordpiece", "aggregate"}
     for kind, record in by_kind.items():
         assert record["status"] == "ok", (kind, record.get("error"))
         assert record["stream_matches_decode"] is True

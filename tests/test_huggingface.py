@@ -335,6 +335,12 @@ SUPPORTED = {
         {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
                                           {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
         {"type": "WordPiece", "prefix": "\u2581", "cleanup": False},
+        # CTC (wav2vec2-style tokenizer.json), alone and before Metaspace (tokenizers' test_decoders.py).
+        {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+        {"type": "CTC", "pad_token": "<unk>", "word_delimiter_token": "\u2581", "cleanup": True},
+        {"type": "CTC", "pad_token": "a", "word_delimiter_token": "s", "cleanup": False},
+        {"type": "Sequence", "decoders": [{"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+                                          {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"}]},
     ],
     "metaspace-bytefallback": [
         # Gemma: no leading strip.
@@ -351,14 +357,20 @@ SUPPORTED = {
         {"type": "WordPiece", "prefix": "##", "cleanup": False},
         {"type": "WordPiece", "prefix": "##", "cleanup": True},
     ],
+    "bpe-suffix": [
+        {"type": "BPEDecoder", "suffix": "</w>"},
+        {"type": "BPEDecoder", "suffix": "e"},  # a suffix that also occurs inside tokens
+        {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}]},
+    ],
     "bytelevel-bpe": [
         {"type": "Sequence", "decoders": [json.loads(decoders.ByteLevel().__getstate__()), {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
     ],
 }
 
 REFUSED = [
-    {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
-    {"type": "BPEDecoder", "suffix": "</w>"},
+    {"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+                                      {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}]},
+    {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}, {"type": "Fuse"}]},
     {"type": "Replace", "pattern": {"Regex": "\u2581+"}, "content": " "},
     {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
     {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]},

@@ -394,7 +394,8 @@ def test_the_demo_data_resolves_as_the_demo_declares_it():
     with open(root / "demo.json", encoding="utf-8") as handle:
         entries = json.load(handle)["entries"]
     assert {e["kind"] for e in entries} == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char",
-                                            "tekken", "gguf"}
+                                            "tekken", "gguf",
+                                            "wav2vec2", "wordpiece", "aggregate"}
     for entry in entries:
         declared = build_tokenizer(TokenizerSpec.from_dict(
             {"kind": entry["kind"], "files": entry["files"], "options": entry["options"]}, base_dir=root))

@@ -6,6 +6,7 @@ import os
 import re
 from typing import Any, Iterable, Mapping
 
+from ..archive import is_archive_ref, read_member
 from ..errors import AssetNotFoundError, EncodeError, MalformedAssetError, SpecError, short_repr
 
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -21,19 +22,27 @@ def byte_piece_value(piece: str) -> int | None:
 
 
 def existing_file(path: str, what: str) -> str:
-    """`path` if it is a readable file; AssetNotFoundError naming it otherwise."""
-    if not os.path.isfile(path):
+    """`path` if it is a readable file (or names a member of an archive, oasr_tok/archive.py);
+    AssetNotFoundError naming it otherwise."""
+    if not os.path.isfile(path) and not is_archive_ref(path):
         raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)
     return path
 
 
-def read_text(path: str, what: str) -> str:
+def read_bytes(path: str, what: str) -> bytes:
+    """The content of a file, or of an archive member (``archive::member``)."""
+    if is_archive_ref(path):
+        return read_member(path, what)
     existing_file(path, what)
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            return handle.read()
     except OSError as exc:
         raise AssetNotFoundError(f"cannot read {what} file {path!r}: {exc.strerror}", path=path) from None
+
+
+def read_text(path: str, what: str) -> str:
+    raw = read_bytes(path, what)
     # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first line's
     # token; kept, it would turn "<blank>" at id 0 into "\ufeff<blank>", an ordinary token.
     try:

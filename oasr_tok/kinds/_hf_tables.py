@@ -26,7 +26,18 @@ PieceTable knows — streams at constant cost per token. The rules, read from th
 * No decoder at all: the runtime joins the token strings with " " -> a "first" table whose
   later pieces start with a space.
 
-Anything else (regex Replace, CTC, BPEDecoder, Strip after ByteFallback without Fuse, a
+* CTC (first in the chain): the runtime first collapses consecutive equal token strings (after
+  dropping special tokens, so a special between two equal tokens does not separate them),
+  then per token removes the pad token and, with cleanup, applies WordPiece's clean-up and
+  turns the delimiter into a space, dropping tokens left empty. The per-token part is a table
+  rewrite (empty -> skipped, which also keeps Metaspace's first-token rule waiting); the
+  collapse is the CTCStream wrapper (_ctc.pyx), given `repeat_classes`.
+
+* BPEDecoder (alone): the suffix (`</w>`) becomes a space in every token but the last, where
+  it is dropped. The table renders the space form; a CTCStream holds the last visible token
+  back and shows its last form as the tail (given `last_pieces`).
+
+Anything else (regex Replace, Strip after ByteFallback without Fuse, a
 per-token step after a fusing one, ...) either depends on neighbours we would have to hold
 or is something we have not proved exact, so it is refused with UnsupportedDecoderError
 rather than guessed.
@@ -42,7 +53,8 @@ from ..errors import UnsupportedDecoderError
 from ._bytelevel import token_bytes
 
 
-__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte"]
+__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte",
+           "repeat_classes", "stream_for"]
 
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -89,6 +101,13 @@ class DecoderPlan:
     mode: str = "text"  # "bytes" for ByteLevel
     byte_fallback: bool = False
     lead: str = "none"
+    # The CTC decoder, when it opens the chain: it collapses repeats (by token string, after
+    # special tokens were dropped) before anything else, then rewrites each token on its own
+    # and drops those left empty. None otherwise.
+    ctc: TokenStep | None = None
+    # BPEDecoder: how a token renders when it is the last one (its suffix dropped, where every
+    # other token's suffix becomes a space). None otherwise.
+    last: TokenStep | None = None
 
     def render(self, token: str, first: bool) -> str:
         for step in self.steps:
@@ -128,8 +147,13 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             path=where,
         )
 
-    for step in chain:
+    for position, step in enumerate(chain):
         kind = step["type"]
+        if kind == "CTC":
+            if position != 0:
+                raise refuse(step, "CTC is supported only as the first step (its repeat collapse sees the raw tokens)")
+            plan.ctc = _ctc_step(step)
+            continue
         if fused:
             # After fusing there is one string: only a one-space leading strip is a known rule.
             if kind == "Strip" and step.get("content") == " " and step.get("stop", 0) == 0 and step.get("start", 0) in (0, 1):
@@ -180,6 +204,13 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
 
             plan.steps.append(wordpiece)
             plan.first_dependent = True
+        elif kind == "BPEDecoder":
+            # decoders/bpe.rs: the suffix becomes " " in every token but the last, "" there.
+            if len(chain) != 1:
+                raise refuse(step, "BPEDecoder is supported only on its own")
+            suffix = step.get("suffix", "</w>")
+            plan.steps.append(lambda t, first, x=suffix: t.replace(x, " "))
+            plan.last = lambda t, first, x=suffix: t.replace(x, "")
         elif kind == "ByteFallback":
             plan.byte_fallback = True
         elif kind == "Fuse":
@@ -196,6 +227,29 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
     return plan
 
 
+def _ctc_step(step: dict) -> TokenStep:
+    # decoders/ctc.rs, after the dedup: the pad token is removed wherever it occurs in the
+    # token, then (only with cleanup on) WordPiece's clean-up and the delimiter -> space.
+    pad = step.get("pad_token", "<pad>")
+    delimiter = step.get("word_delimiter_token", "|")
+    cleanup = bool(step.get("cleanup", True))
+
+    def ctc(token: str, first: bool) -> str:
+        token = token.replace(pad, "") if pad else token
+        if cleanup:
+            token = _wordpiece_cleanup(token).replace(delimiter, " ") if delimiter else _wordpiece_cleanup(token)
+        return token
+
+    return ctc
+
+
+def repeat_classes(tokens: Sequence[str | None]) -> list[int]:
+    """For the CTC decoder's collapse: one class per id, equal for ids that spell the same
+    token string (the runtime compares strings), -1 for ids dropped before the decoder."""
+    first_id: dict[str, int] = {}
+    return [-1 if t is None else first_id.setdefault(t, i) for i, t in enumerate(tokens)]
+
+
 def _strip(token: str, content: str, start: int, stop: int) -> str:
     # decoders/strip.rs: drop up to `start` leading and `stop` trailing `content` characters.
     lo = 0
@@ -209,6 +263,22 @@ def _strip(token: str, content: str, start: int, stop: int) -> str:
     return token[lo:hi]
 
 
+def stream_for(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> Any:
+    """The compiled renderer for token strings indexed by id: a PieceTable, wrapped in a
+    CTCStream when the plan has a neighbour rule (CTC's repeat collapse, BPEDecoder's last token)."""
+    table = table_from_tokens(tokens, plan, where)
+    if plan.ctc is not None:
+        from .._ctc import CTCStream
+
+        return CTCStream(table, repeat_classes(tokens))
+    if plan.last is not None:
+        from .._ctc import CTCStream
+
+        last = plan.last
+        return CTCStream(table, last_pieces=[None if t is None else last(t, False) for t in tokens])
+    return table
+
+
 def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> PieceTable:
     """The PieceTable for token strings indexed by id (None: the id renders nothing)."""
     size = len(tokens)
@@ -218,6 +288,8 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
         empty = b""
         pieces: list[Any] = [empty] * size
         for i, token in enumerate(tokens):
+            if token is not None and plan.ctc is not None:
+                token = plan.ctc(token, False) or None
             if token is None:
                 flags[i] = FLAG_SKIP
             else:
@@ -227,6 +299,8 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
     first: list[str] | None = [""] * size if plan.first_dependent else None
     steps = plan.steps
     for i, token in enumerate(tokens):
+        if token is not None and plan.ctc is not None:
+            token = plan.ctc(token, False) or None  # CTC drops what it leaves empty
         if token is None:
             flags[i] = FLAG_SKIP
             continue

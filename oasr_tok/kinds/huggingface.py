@@ -45,7 +45,7 @@ from ._common import (
     read_text,
     reject_unknown_options,
 )
-from ._hf_tables import compile_decoder, table_from_tokens
+from ._hf_tables import compile_decoder, stream_for
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
 
@@ -224,8 +224,9 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             tokens[i] = None
         decoder = json.loads(backend.decoder.__getstate__()) if backend.decoder is not None else None
         self.decoder_plan = compile_decoder(decoder, where)
-        # decode_incremental and token_pieces are TableMethods' (the compiled engine).
-        self._table = table_from_tokens(tokens, self.decoder_plan, where)
+        # decode_incremental and token_pieces are TableMethods': the compiled PieceTable, or a
+        # CTCStream around it when the decoder has a neighbour rule (CTC, BPEDecoder).
+        self._table = stream_for(tokens, self.decoder_plan, where)
         self._size = size
 
     @classmethod

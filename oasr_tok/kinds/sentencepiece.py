@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from .._ids import check_ids
 from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
+from ..archive import is_archive_ref, read_member
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
@@ -55,7 +56,10 @@ def load_processor(path: str) -> Any:
     existing_file(path, "SentencePiece model")
     processor = sentencepiece.SentencePieceProcessor()
     try:
-        processor.LoadFromFile(path)
+        if is_archive_ref(path):  # a member of a .nemo archive: loaded from its bytes
+            processor.LoadFromSerializedProto(read_member(path, "SentencePiece model"))
+        else:
+            processor.LoadFromFile(path)
     except (RuntimeError, OSError) as exc:
         raise MalformedAssetError(f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path) from None
     if processor.get_piece_size() <= 0:

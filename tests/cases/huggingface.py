@@ -25,7 +25,8 @@ SHARED = {
                            "tokenizer_config": shared("huggingface/mistral-7b/tokenizer_config.json")},
     "moonshine": lambda: {"tokenizer": shared("huggingface/moonshine/tokenizer.json")},
 }
-OWN = ("bytelevel-bpe", "metaspace-first", "metaspace-always", "metaspace-bytefallback", "wordpiece-bert")
+OWN = ("bytelevel-bpe", "metaspace-first", "metaspace-always", "metaspace-bytefallback", "wordpiece-bert",
+       "ctc-base-960h", "ctc-metaspace", "bpe-suffix")
 FILES = {**SHARED, **{name: (lambda name=name: {"tokenizer": own(f"huggingface/{name}/tokenizer.json")}) for name in OWN}}
 
 
@@ -45,7 +46,8 @@ def interesting(tok) -> list[int]:
     for b in SPLIT_BYTES:
         add(BYTE_TO_CHAR[b])
         add(f"<0x{b:02X}>")
-    for text in ("\u2581", "\u2581\u2581", "\u2581the", "\u2581a", "\u0120", "\u0120the", "Ġ", "ĠĠ", *CLEANUP_TEXTS):
+    for text in ("\u2581", "\u2581\u2581", "\u2581the", "\u2581a", "\u0120", "\u0120the", "Ġ", "ĠĠ", "|", "<pad>", "x|y",
+                 "E", "T", *CLEANUP_TEXTS):
         add(text)
     added = backend.get_added_tokens_decoder()
     found += [i for i, t in added.items() if not t.special][:6]

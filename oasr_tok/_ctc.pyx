@@ -1,0 +1,561 @@
+# cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
+"""CTC output, compiled: per-frame ids to tokens, and the streaming wrapper that CTC-style
+renderers put around a PieceTable.
+
+collapse_ctc turns a recogniser's per-frame argmax into tokens: a run of equal frames is one
+token, and runs of the blank are dropped. It reads Python lists and tuples item by item, and
+anything exposing an integer buffer (NumPy arrays of any integer dtype, array.array,
+memoryview) straight from memory, without importing NumPy.
+
+CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighbours:
+
+* repeat collapse (the `tokenizers` CTC decoder dedups consecutive equal token strings
+  *after* special tokens were dropped, so a special between two equal tokens does not keep
+  them apart; ids that spell the same string are equal), and
+* Wav2Vec2CTCTokenizer's `.strip()` of the joined transcript: trailing whitespace is held
+  back (it is not part of the decode until something visible follows it); leading whitespace
+  is the PieceTable's own "whitespace" lead rule.
+"""
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.string cimport memcpy
+
+from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._textbuf cimport oasr_commit
+from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError
+
+__all__ = ["collapse_ctc", "CTCStream"]
+
+import sys
+
+cdef bint _LITTLE = sys.byteorder == "little"
+
+cdef extern from "Python.h":
+    object PyLong_FromSsize_t(Py_ssize_t)
+    bint PyLong_CheckExact(object)
+    # Declared without an exception value: an overflow is cleared and reported as out of range.
+    Py_ssize_t PyLong_AsSsize_t(object)
+    void* PyErr_Occurred()
+    void PyErr_Clear()
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+
+
+ctypedef fused frame_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+
+cdef Py_ssize_t _scan(const frame_t* typed, const char* base, Py_ssize_t stride, Py_ssize_t n,
+                      Py_ssize_t blank, Py_ssize_t limit, int64_t* tok, int64_t* starts,
+                      int64_t* ends, Py_ssize_t* bad) noexcept nogil:
+    """The collapse over one buffer element type (`typed` only picks the type). Returns the
+    number of tokens, or -1 with the first bad frame's index in `bad`. With `tok` NULL it only
+    counts and checks (the first of two passes: the outputs are then allocated at their exact
+    size, where an upper bound of three times the frames would be touched page by page). An
+    unsigned 64-bit value past 2**63 - 1 turns negative in the cast and is reported like a
+    negative one."""
+    cdef Py_ssize_t i, m = 0, value, prev = -1
+    if n and not 0 <= <Py_ssize_t>(<const frame_t*>base)[0] < limit:
+        bad[0] = 0  # checked here: a first frame of -1 would pass for the initial `prev`
+        return -1
+    if tok == NULL:
+        for i in range(n):
+            value = <Py_ssize_t>(<const frame_t*>(base + i * stride))[0]
+            if value != prev:
+                if value < 0 or value >= limit:
+                    bad[0] = i
+                    return -1
+                m += value != blank
+                prev = value
+        return m
+    for i in range(n):
+        value = <Py_ssize_t>(<const frame_t*>(base + i * stride))[0]
+        if value != prev:
+            if prev != blank and prev >= 0:
+                ends[m - 1] = i
+            if value != blank:
+                tok[m] = value
+                starts[m] = i
+                m += 1
+            prev = value
+    if m and prev != blank:
+        ends[m - 1] = n
+    return m
+
+
+cdef Py_ssize_t _scan_any(char code, const char* base, Py_ssize_t stride, Py_ssize_t n,
+                          Py_ssize_t blank, Py_ssize_t limit, int64_t* tok, int64_t* starts,
+                          int64_t* ends, Py_ssize_t* bad) noexcept nogil:
+    if code == b'b':
+        return _scan(<const int8_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'B':
+        return _scan(<const uint8_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'h':
+        return _scan(<const int16_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'H':
+        return _scan(<const uint16_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'i':
+        return _scan(<const int32_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'I':
+        return _scan(<const uint32_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    if code == b'q':
+        return _scan(<const int64_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+    return _scan(<const uint64_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
+
+
+cdef char _format_code(const char* fmt, Py_ssize_t itemsize):
+    """The integer element type of a native buffer format as one of b B h H i I q Q, or 0."""
+    cdef char c
+    if fmt == NULL:
+        return b'B'
+    if fmt[0] == b'@' or fmt[0] == b'=' or (fmt[0] == b'<' and _LITTLE) or (fmt[0] == b'>' and not _LITTLE):
+        fmt += 1
+    if fmt[0] == 0 or fmt[1] != 0:
+        return 0
+    c = fmt[0]
+    if c in (b'l', b'L', b'n', b'N'):
+        signed = c in (b'l', b'n')
+        if itemsize == 8:
+            return b'q' if signed else b'Q'
+        if itemsize == 4:
+            return b'i' if signed else b'I'
+        return 0
+    if c in (b'b', b'B', b'h', b'H', b'i', b'I', b'q', b'Q'):
+        return c
+    return 0
+
+
+cdef tuple _numpy_triple(int64_t* tok, int64_t* start, int64_t* end, Py_ssize_t m):
+    import sys
+
+    np = sys.modules["numpy"]
+    out = []
+    cdef int64_t[::1] view
+    for src in (0, 1, 2):
+        arr = np.empty(m, dtype=np.int64)
+        if m:
+            view = arr
+            memcpy(&view[0], tok if src == 0 else start if src == 1 else end, m * sizeof(int64_t))
+        out.append(arr)
+    return tuple(out)
+
+
+cdef int _bad_frame(object value, Py_ssize_t i, Py_ssize_t limit) except -1:
+    bound = f"0 ... {limit - 1}" if limit != PY_SSIZE_T_MAX else "non-negative"
+    raise InvalidIdError(f"frame id {value!r} at frame {i} is out of range: frame ids must be {bound}")
+
+
+cdef tuple _emit_lists(int64_t* tok, int64_t* start, int64_t* end, Py_ssize_t m):
+    cdef list ids = PyList_New(m), starts = PyList_New(m), ends = PyList_New(m)
+    cdef Py_ssize_t k
+    cdef object value
+    for k in range(m):
+        value = PyLong_FromSsize_t(tok[k])
+        Py_INCREF(value)
+        PyList_SET_ITEM(ids, k, value)
+        value = PyLong_FromSsize_t(start[k])
+        Py_INCREF(value)
+        PyList_SET_ITEM(starts, k, value)
+        value = PyLong_FromSsize_t(end[k])
+        Py_INCREF(value)
+        PyList_SET_ITEM(ends, k, value)
+    return ids, starts, ends
+
+
+cdef extern from *:
+    Py_ssize_t PY_SSIZE_T_MAX
+
+
+def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
+    """CTC frames to tokens: `(ids, starts, ends)`, three lists of ints of equal length.
+
+    A run of equal frame ids is one token; runs of `blank_id` are dropped (so `a a blank a`
+    is two `a`s). `starts[k]` is the first frame of token k's run and `ends[k]` one past its
+    last. `frame_ids` is a list or tuple of ints, or any integer buffer (a 1-D NumPy array of
+    any integer dtype, array.array, memoryview); with `vocab_size`, every frame id must be in
+    0 ... vocab_size - 1 (InvalidIdError naming the frame otherwise), without it only
+    non-negative. Linear in the number of frames.
+
+    Frames to seconds: frame f starts at ``f * frame_shift * subsampling`` seconds, where
+    frame_shift is the feature hop (10 ms for 80-dim fbank; 320 samples / 16 kHz = 20 ms is
+    already the whole stride of wav2vec2's convolutional encoder, subsampling 1) and
+    subsampling the encoder's time reduction (4 for Conformer CTC, 8 for FastConformer).
+    Multiply `starts` / `ends` by that factor, before or after `word_timings`."""
+    import operator
+
+    cdef Py_ssize_t blank, limit, n, i, m = 0, value, prev = -1, run_start = 0
+    cdef Py_buffer view
+    cdef char code
+    cdef const char* base
+    cdef Py_ssize_t stride
+    cdef int64_t* tok = NULL
+    cdef int64_t* starts = NULL
+    cdef int64_t* ends = NULL
+    cdef Py_ssize_t bad = 0
+    cdef int64_t[::1] tok_view, start_view, end_view
+    cdef list lst
+    if isinstance(blank_id, bool) or not isinstance(blank_id, int):
+        try:
+            blank_id = operator.index(blank_id)
+        except TypeError:
+            raise NonIntegerIdError(f"blank_id must be an integer id, got {blank_id!r}") from None
+    if vocab_size is None:
+        limit = PY_SSIZE_T_MAX
+    else:
+        limit = operator.index(vocab_size)
+        if limit <= 0:
+            raise ValueError(f"vocab_size must be positive, got {vocab_size!r}")
+    if not 0 <= blank_id < limit:
+        raise InvalidIdError(f"blank_id {blank_id!r} is out of range: it must be a valid id (0 ... {limit - 1})")
+    blank = blank_id
+    # NumPy in, NumPy out: no Python int per token (and the caller has NumPy loaded already).
+    cdef bint numpy_out = type(frame_ids).__module__ == "numpy"
+    buffered = (PyObject_CheckBuffer(frame_ids) and not isinstance(frame_ids, (bytes, bytearray, str))
+                and type(frame_ids) is not list and type(frame_ids) is not tuple)
+    if buffered:
+        PyObject_GetBuffer(frame_ids, &view, PyBUF_FORMAT | PyBUF_STRIDES)
+        code = _format_code(view.format, view.itemsize) if view.ndim == 1 else 0
+        if code == 0 and view.ndim == 1 and hasattr(frame_ids, "tolist"):
+            # Another byte order, or not integers: the list path reads (or names) each value.
+            PyBuffer_Release(&view)
+            buffered = False
+    if buffered:
+        try:
+            if view.ndim != 1:
+                raise NonIntegerIdError(f"frame_ids must be one-dimensional, got a {view.ndim}-D buffer")
+            if code == 0:
+                fmt = (<bytes>view.format).decode("ascii", "replace") if view.format != NULL else "?"
+                raise NonIntegerIdError(
+                    f"frame_ids must hold integers, got a buffer of format {fmt!r} (cast to an integer dtype)")
+            n = view.shape[0]
+            stride = view.strides[0]
+            base = <const char*>view.buf
+            with nogil:
+                m = _scan_any(code, base, stride, n, blank, limit, NULL, NULL, NULL, &bad)
+            if m < 0:
+                _bad_frame(int(frame_ids[bad]), bad, limit)
+            if numpy_out:
+                np = sys.modules["numpy"]
+                arrays = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
+                if m:
+                    tok_view = arrays[0]
+                    start_view = arrays[1]
+                    end_view = arrays[2]
+                    with nogil:
+                        _scan_any(code, base, stride, n, blank, limit, &tok_view[0], &start_view[0],
+                                  &end_view[0], &bad)
+                return arrays
+            tok = <int64_t*>PyMem_Malloc(max(m, 1) * 3 * sizeof(int64_t))
+            if tok == NULL:
+                raise MemoryError()
+            starts = tok + max(m, 1)
+            ends = starts + max(m, 1)
+            with nogil:
+                _scan_any(code, base, stride, n, blank, limit, tok, starts, ends, &bad)
+            return _emit_lists(tok, starts, ends, m)
+        finally:
+            PyMem_Free(tok)
+            PyBuffer_Release(&view)
+    if isinstance(frame_ids, (str, bytes, bytearray)) or frame_ids is None:
+        raise NonIntegerIdError(f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}")
+    # Our own copy: an item's __index__ (any code) cannot then change what is being read.
+    try:
+        lst = list(frame_ids)
+    except TypeError:
+        raise NonIntegerIdError(f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}") from None
+    n = PyList_GET_SIZE(lst)
+    tok = <int64_t*>PyMem_Malloc(max(n, 1) * 3 * sizeof(int64_t))
+    if tok == NULL:
+        raise MemoryError()
+    starts = tok + max(n, 1)
+    ends = starts + max(n, 1)
+    try:
+        for i in range(n):
+            item = <object>PyList_GET_ITEM(lst, i)
+            value = -1
+            if PyLong_CheckExact(item):
+                value = PyLong_AsSsize_t(item)
+                if value == -1 and PyErr_Occurred() != NULL:
+                    PyErr_Clear()  # too big for a C integer: out of range, said below
+            if not 0 <= value < limit:
+                value = _list_frame(lst, i, limit)
+            if value != prev:
+                if prev != blank and prev >= 0:
+                    ends[m - 1] = i
+                if value != blank:
+                    tok[m] = value
+                    starts[m] = i
+                    m += 1
+                prev = value
+        if m and prev != blank:
+            ends[m - 1] = n
+        if numpy_out:
+            return _numpy_triple(tok, starts, ends, m)
+        return _emit_lists(tok, starts, ends, m)
+    finally:
+        PyMem_Free(tok)
+
+
+cdef Py_ssize_t _list_frame(list lst, Py_ssize_t i, Py_ssize_t limit) except -1:
+    # The slow path of the list loop: anything but a small exact int. A bool is refused like a
+    # float: frames of truth values are a caller's mistake.
+    import operator
+
+    item = <object>PyList_GET_ITEM(lst, i)
+    if isinstance(item, (bool, float, str, bytes)) or item is None:
+        raise NonIntegerIdError(f"frame id {item!r} at frame {i} is not an integer id")
+    try:
+        value = operator.index(item)
+    except TypeError:
+        raise NonIntegerIdError(f"frame id {item!r} at frame {i} is not an integer id") from None
+    if value < 0 or value >= limit:
+        bound = f"0 ... {limit - 1}" if limit != PY_SSIZE_T_MAX else "non-negative"
+        raise InvalidIdError(f"frame id {value} at frame {i} is out of range: frame ids must be {bound}")
+    return value
+
+
+cdef class CTCStream:
+    """A PieceTable behind CTC's neighbour rules (see the module docstring).
+
+    table: the PieceTable rendering each id (skipped ids flagged FLAG_SKIP there too).
+    classes: None (no repeat collapse) or a list with one int per id: ids of equal class are
+      repeats of each other; -1 marks an id that is dropped before the collapse (a special
+      token), which therefore neither renders nor separates repeats.
+    strip: hold back trailing whitespace (Wav2Vec2CTCTokenizer's strip); the table's lead rule
+      must be "whitespace" and it must have no byte pieces (its tail is then always empty).
+    last_pieces: None, or one str per id (None for ids that render nothing): how an id renders
+      when it is the last visible token (the `tokenizers` BPEDecoder turns the `</w>` suffix
+      into a space except on the last token). The last visible id is then held back, fed to the
+      table only once another visible id follows it; until then the text shows its last form.
+      The table must have no byte pieces.
+    """
+    cdef readonly object table
+    cdef readonly Py_ssize_t vocab_size
+    cdef int32_t* classes
+    cdef bint dedup
+    cdef bint strip
+    cdef list last_pieces
+
+    def __init__(self, table, classes=None, *, bint strip=False, list last_pieces=None):
+        cdef Py_ssize_t i, n = table.vocab_size
+        self.table = table
+        self.vocab_size = n
+        self.dedup = classes is not None
+        self.strip = strip
+        if last_pieces is not None and len(last_pieces) != n:
+            raise ValueError("CTCStream: last_pieces must have one entry per id")
+        self.last_pieces = last_pieces
+        PyMem_Free(self.classes)
+        self.classes = NULL
+        if self.dedup:
+            if len(classes) != n:
+                raise ValueError("CTCStream: classes must have one entry per id")
+            self.classes = <int32_t*>PyMem_Malloc(max(n, 1) * sizeof(int32_t))
+            if self.classes == NULL:
+                raise MemoryError()
+            for i in range(n):
+                self.classes[i] = classes[i]
+
+    def __dealloc__(self):
+        PyMem_Free(self.classes)
+
+    cdef list _collapse(self, IdBuffer* ids, Py_ssize_t* prev):
+        """The ids that survive the repeat collapse, given the class of the last surviving one."""
+        cdef Py_ssize_t i, tid
+        cdef int32_t c
+        cdef list kept = []
+        for i in range(ids.n):
+            tid = ids.ids[i]
+            if self.dedup:
+                c = self.classes[tid]
+                if c < 0 or c == prev[0]:
+                    continue
+                prev[0] = c
+            kept.append(tid)
+        return kept
+
+    cdef tuple _delay(self, list ids, Py_ssize_t pending):
+        """The visible ids of `ids` shifted by one: each is let through once the next visible
+        id arrives; returns them and the id still waiting."""
+        cdef list out = []
+        cdef Py_ssize_t tid
+        for tid in ids:
+            if self.last_pieces[tid] is None:
+                continue
+            if pending >= 0:
+                out.append(pending)
+            pending = tid
+        return out, pending
+
+    def decode_incremental(self, new_ids, state, bint final=False):
+        """Feed `new_ids`; return the newly settled text. See Tokenizer.decode_incremental."""
+        cdef IdBuffer ids
+        cdef Py_ssize_t prev = -1
+        cdef str held = "", settled, body, tail
+        cdef dict inner
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
+        try:
+            st = state.get("_ctc")
+            if st is None and state:
+                raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+            if st is None:
+                inner = {}
+            elif (type(st) is not tuple or len(<tuple>st) != 4 or type((<tuple>st)[1]) is not int
+                  or type((<tuple>st)[2]) is not str or type((<tuple>st)[3]) is not int):
+                raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+            else:
+                inner = {} if (<tuple>st)[0] is None else {"_s": (<tuple>st)[0]}
+                prev = (<tuple>st)[1]
+                held = (<tuple>st)[2]
+                if not -1 <= prev < self.vocab_size:
+                    raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+                if ids.n and (<tuple>st)[0] is not None and (<tuple>st)[0][4]:
+                    raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+            # The tail this wrapper left last time: a forged "_tail" would cut settled text.
+            if state.get("_tail", 0) != (0 if st is None else (<tuple>st)[3]):
+                raise StreamStateError("this stream state's held-back tail does not match what was held; start from {}")
+            kept = self._collapse(&ids, &prev)
+        finally:
+            release_ids(&ids)
+        if self.last_pieces is not None:
+            # prev holds the id waiting for a successor (-1: none); dedup is off here.
+            kept, prev = self._delay(kept, prev)
+            settled = self.table.decode_incremental(kept, inner, False)
+            if final and prev >= 0:
+                settled += <str>self.last_pieces[prev]
+                prev = -1
+            tail = "" if prev < 0 else <str>self.last_pieces[prev]
+            if final:
+                self.table.decode_incremental([], inner, True)
+        else:
+            settled = self.table.decode_incremental(kept, inner, final)
+            tail = (<str>inner.get("text", settled))[PyUnicode_GET_LENGTH(settled):]
+        if self.strip:
+            body = held + settled if PyUnicode_GET_LENGTH(held) else settled
+            settled = body.rstrip()
+            # Whitespace at the end is not part of the decode yet; at the end of the stream it
+            # never will be.
+            held = "" if final else body[PyUnicode_GET_LENGTH(settled):]
+        oasr_commit(state, settled, tail)
+        state["_ctc"] = (inner.get("_s"), prev, held, PyUnicode_GET_LENGTH(tail))
+        return settled
+
+    def token_pieces(self, ids):
+        """One string per id, concatenating to the decode."""
+        cdef IdBuffer checked
+        cdef Py_ssize_t i, k = 0, n, tid, prev = -1
+        cdef int32_t c
+        cdef list result, kept_pieces, kept, lst
+        cdef list positions
+        cdef str piece
+        read_ids(&checked, ids, self.vocab_size)
+        try:
+            n = checked.n
+            lst = [checked.ids[i] for i in range(n)]
+        finally:
+            release_ids(&checked)
+        if not self.dedup:
+            result = self.table.token_pieces(lst)
+        else:
+            kept = []
+            positions = []
+            for i in range(n):
+                tid = <Py_ssize_t>lst[i]
+                c = self.classes[tid]
+                if c < 0 or c == prev:
+                    continue
+                prev = c
+                kept.append(tid)
+                positions.append(i)
+            kept_pieces = self.table.token_pieces(kept)
+            result = [""] * n
+            for k in range(PyList_GET_SIZE(kept_pieces)):
+                result[<Py_ssize_t>positions[k]] = kept_pieces[k]
+        if self.last_pieces is not None:
+            i = n - 1
+            while i >= 0 and self.last_pieces[<Py_ssize_t>lst[i]] is None:
+                i -= 1
+            if i >= 0:
+                result[i] = self.last_pieces[<Py_ssize_t>lst[i]]
+        if self.strip:
+            # The transcript's trailing whitespace is not part of it: trim it off the last
+            # pieces, back to the last one that keeps a visible character.
+            i = n - 1
+            while i >= 0:
+                piece = result[i]
+                if PyUnicode_GET_LENGTH(piece):
+                    result[i] = piece.rstrip()
+                    if PyUnicode_GET_LENGTH(<str>result[i]):
+                        break
+                i -= 1
+        return result
+
+    def render(self, ids):
+        return "".join(self.token_pieces(ids))
+
+
+cdef extern from "Python.h":
+    Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
+    bint Py_UNICODE_ISSPACE(Py_UCS4)
+
+
+def delimited_words(pieces, starts, ends=None):
+    """Words as Wav2Vec2CTCTokenizer's word offsets cut them: maximal runs of non-whitespace
+    characters of ``"".join(pieces)`` (no punctuation or script rules: a CTC character model
+    marks its word boundaries itself, with the delimiter token). A word starts at the start of
+    the token that printed its first character and ends at the end of the token that printed
+    its last; whitespace tokens lend it no time. `ends` None: a token ends where the next one
+    starts (the last one at its own start). Times are validated by oasr_tok's word grouping
+    (the one home of those rules), so errors are the same TimingErrors."""
+    from oasr_tok._words import group_words
+    from oasr_tok._wordtypes import Words
+
+    cdef list piece_list = list(pieces)
+    cdef Py_ssize_t n = PyList_GET_SIZE(piece_list), k, j, length, pos = 0
+    cdef Py_ssize_t word_at = -1, first = -1, last = -1
+    cdef str piece
+    group_words([""] * n, starts, ends)  # validates lengths, types and order of the times
+    start_list = starts.tolist() if hasattr(starts, "tolist") else list(starts)
+    end_list = None if ends is None else (ends.tolist() if hasattr(ends, "tolist") else list(ends))
+    text = "".join(piece_list)
+    cdef list words = []
+    for k in range(n):
+        piece = <str>PyList_GET_ITEM(piece_list, k)
+        length = PyUnicode_GET_LENGTH(piece)
+        for j in range(length):
+            if Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(piece, j)):
+                if word_at >= 0:
+                    words.append(_word(text, word_at, pos + j, first, last, start_list, end_list, n))
+                    word_at = -1
+            else:
+                if word_at < 0:
+                    word_at = pos + j
+                    first = k
+                last = k
+        pos += length
+    if word_at >= 0:
+        words.append(_word(text, word_at, pos, first, last, start_list, end_list, n))
+    return Words(words)
+
+
+cdef object _word(str text, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
+                  list starts, list ends, Py_ssize_t n):
+    from oasr_tok._wordtypes import Word
+
+    if ends is not None:
+        end = ends[last]
+    else:
+        end = starts[last + 1] if last + 1 < n else starts[last]
+    return Word(text[a:b], starts[first], end, first, last)

@@ -1,0 +1,97 @@
+"""wordpiece: a BERT-style WordPiece `vocab.txt` (one piece per line, the line number is the
+id; `##` marks a continuation piece), as plain BERT checkpoints without a tokenizer.json and
+NeMo `wpe` models carry it.
+
+It is the huggingface kind built from the vocabulary: the `tokenizers` runtime's
+BertWordPieceTokenizer over the same file (BertNormalizer, BertPreTokenizer, WordPiece model
+with its `##` prefix, the WordPiece decoder with clean-up, [CLS]/[SEP] post-processor), so
+`decode` equals that runtime's decode with special tokens skipped and `encode` is its encode
+(without [CLS]/[SEP] unless the option `add_special_tokens` is true). Streaming and token
+pieces are the huggingface kind's compiled table for the WordPiece decoder.
+
+Options: `lowercase` (True: BERT uncased; a tokenizer_config.json beside a resolved vocab.txt
+gives it from `do_lower_case`), `strip_accents` (None: follow lowercase), `clean_text` (True),
+`handle_chinese_chars` (True), `wordpieces_prefix` ("##"), `add_special_tokens` (False), and
+the special token strings `unk_token`, `sep_token`, `cls_token`, `pad_token`, `mask_token`
+([UNK] [SEP] [CLS] [PAD] [MASK]; those the vocabulary lacks are simply not special).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MalformedAssetError, SpecError
+from ..spec import TokenizerSpec
+from ._common import read_text, reject_unknown_options
+from .huggingface import HuggingFaceTokenizer
+
+__all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
+
+_BOOL_OPTIONS = {"lowercase": True, "clean_text": True, "handle_chinese_chars": True, "add_special_tokens": False}
+_TOKEN_OPTIONS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]",
+                  "mask_token": "[MASK]", "wordpieces_prefix": "##"}
+_OPTIONS = [*_BOOL_OPTIONS, *_TOKEN_OPTIONS, "strip_accents"]
+
+
+def read_wordpiece_vocab(path: str) -> dict[str, int]:
+    """piece -> id of a vocab.txt (id = line number from 0; each line stripped of trailing
+    whitespace, as the `tokenizers` WordPiece reader does). Blank lines and duplicate pieces raise
+    MalformedAssetError naming the file and line."""
+    text = read_text(path, "WordPiece vocab.txt")
+    vocab: dict[str, int] = {}
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        piece = line.rstrip()
+        if not piece.strip():
+            raise MalformedAssetError(f"{path}:{number}: empty piece (line {number} is blank)", path=path, line=number)
+        if piece in vocab:
+            raise MalformedAssetError(
+                f"{path}:{number}: the piece {piece!r} is given twice (first on line {vocab[piece] + 1})",
+                path=path, line=number,
+            )
+        vocab[piece] = number - 1
+    if not vocab:
+        raise MalformedAssetError(f"{path}: the vocabulary is empty", path=path)
+    return vocab
+
+
+class WordPieceTokenizer(HuggingFaceTokenizer):
+    """A WordPiece vocab.txt run by the `tokenizers` BertWordPieceTokenizer."""
+
+    @classmethod
+    def from_spec(cls, spec: TokenizerSpec) -> WordPieceTokenizer:  # type: ignore[override]
+        from tokenizers import BertWordPieceTokenizer
+
+        reject_unknown_options(spec.options, _OPTIONS, "wordpiece")
+        options: dict[str, Any] = {**_BOOL_OPTIONS, **_TOKEN_OPTIONS, "strip_accents": None, **spec.options}
+        for key in _BOOL_OPTIONS:
+            if not isinstance(options[key], bool):
+                raise SpecError(f"wordpiece: option {key} must be true or false, got {options[key]!r}")
+        for key in _TOKEN_OPTIONS:
+            if not isinstance(options[key], str) or not options[key]:
+                raise SpecError(f"wordpiece: option {key} must be a non-empty string, got {options[key]!r}")
+        if options["strip_accents"] is not None and not isinstance(options["strip_accents"], bool):
+            raise SpecError(f"wordpiece: option strip_accents must be true, false or null, got {options['strip_accents']!r}")
+        path = spec.file("vocab")
+        vocab = read_wordpiece_vocab(path)
+        present = {key: options[key] for key in ("unk_token", "sep_token", "cls_token", "pad_token", "mask_token")}
+        if options["unk_token"] not in vocab:
+            raise MalformedAssetError(
+                f"{path}: the unknown token {options['unk_token']!r} is not in the vocabulary "
+                "(WordPiece needs it; set the option unk_token)", path=path,
+            )
+        runtime = BertWordPieceTokenizer(
+            vocab,
+            clean_text=options["clean_text"],
+            handle_chinese_chars=options["handle_chinese_chars"],
+            strip_accents=options["strip_accents"],
+            lowercase=options["lowercase"],
+            wordpieces_prefix=options["wordpieces_prefix"],
+            **present,
+        )
+        # BertWordPieceTokenizer registers its specials only when the vocabulary has them.
+        backend = runtime._tokenizer
+        tokenizer = cls(backend, where=path, add_special_tokens=options["add_special_tokens"])
+        tokenizer.spec = spec
+        return tokenizer
