@@ -70,7 +70,8 @@ def register_value_reader(suffix: str, reader: ValueReader) -> None:
     * ``.nemo``: a tar archive with only the tokenizer members (the SentencePiece model or
       vocab files and model_config.yaml), never model_weights.ckpt.
 
-    The kinds that read those formats register their reader when their module is imported."""
+    The gguf kind registers ``.gguf`` when its module is imported; a ``.nemo`` member (a spec
+    file ``archive.nemo#member``) always travels as that member alone."""
     if not suffix.startswith(".") or not callable(reader):
         raise ValueError(f"register_value_reader needs a suffix like '.gguf' and a callable, got {suffix!r}")
     _READERS[suffix.lower()] = reader

@@ -429,3 +429,74 @@ def test_shallow_copy_of_a_clean_spaces_state_forks(name: str) -> None:
     fork = dict(state)
     tok.decode_incremental([byte], state)
     assert tok.decode_incremental([], fork, final=True) == tok.decode([0])
+
+
+def _model_file(vocabulary: Path, target: Path, endian: str, tensor_bytes: int) -> None:
+    """A GGUF model file made from a vocabulary-only one: one more (non-tokenizer) key, one
+    F32 tensor of `tensor_bytes` bytes, laid out as the GGUF spec says (tensor infos after the
+    key/value records, then the data at the next 32-byte boundary)."""
+    data = vocabulary.read_bytes()
+    order = "<" if struct.unpack_from("<I", data, 4)[0] & 0xFFFF else ">"
+    tensors, kvs = struct.unpack_from(order + "QQ", data, 8)
+    assert tensors == 0
+    key = b"oasr.test.layer_count"
+    extra = struct.pack(order + "Q", len(key)) + key + struct.pack(order + "II", 4, 2)  # uint32 2
+    name = b"token_embd.weight"
+    info = (struct.pack(order + "Q", len(name)) + name + struct.pack(order + "I", 1)
+            + struct.pack(order + "Q", tensor_bytes // 4) + struct.pack(order + "IQ", 0, 0))
+    # The records end where the (empty) tensor data of the vocabulary file starts: find it by
+    # walking the records with the gguf package's reader.
+    reader = gguf.GGUFReader(str(vocabulary))
+    end = max(int(f.offset) + sum(int(p.nbytes) for p in f.parts) for f in reader.fields.values())
+    body = data[:8] + struct.pack(order + "QQ", 1, kvs + 1) + data[24:end] + extra + info
+    body += bytes(-len(body) % 32)
+    target.write_bytes(body + bytes(tensor_bytes))
+
+
+@pytest.mark.parametrize("endian", ("little", "big"))
+def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, endian: str) -> None:
+    """By value, a GGUF travels as its tokenizer.* / general.* records, never its tensors: the
+    gguf package reads the shipped file as the same vocabulary with no tensors, and the rebuilt
+    tokenizer decodes as the original."""
+    import pickle
+
+    from oasr_tok import pickling
+
+    source = OWN / "gguf" / "gemma4-bpe.gguf"
+    if endian == "big":
+        # gguf-py's own converter writes the big-endian twin of the vocabulary file.
+        swapped = tmp_path / "vocab-be.gguf"
+        writer = gguf.GGUFWriter(str(swapped), "llama", endianess=gguf.GGUFEndian.BIG)
+        for fld in gguf.GGUFReader(str(source)).fields.values():
+            if fld.name.startswith("GGUF.") or fld.name == "general.architecture":
+                continue
+            kind = fld.types[0]
+            value = fld.contents()
+            if kind == gguf.GGUFValueType.ARRAY:
+                writer.add_array(fld.name, value)
+            else:
+                writer.add_key_value(fld.name, value, kind)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        source = swapped
+    model = tmp_path / "model.gguf"
+    _model_file(source, model, endian, tensor_bytes=8 << 20)
+    assert len(gguf.GGUFReader(str(model)).tensors) == 1  # the oracle reads our model file
+    shipped, name = pickling._read_for_value("gguf", str(model))
+    assert name == "model.gguf" and len(shipped) < (1 << 20)
+    (tmp_path / "shipped.gguf").write_bytes(shipped)
+    theirs = gguf.GGUFReader(str(tmp_path / "shipped.gguf"))
+    assert len(theirs.tensors) == 0
+    original = _oracle_fields(str(model))
+    kept = {k: v for k, v in original.items() if k.startswith(("tokenizer.", "general."))}
+    assert _oracle_fields(str(tmp_path / "shipped.gguf")) == kept and "oasr.test.layer_count" in original
+    tok = build_tokenizer(TokenizerSpec("gguf", {"gguf": str(model)}))
+    blob = pickle.dumps(tok)
+    assert len(blob) < (1 << 20)
+    model.unlink()
+    pickling.clear_cache()
+    clone = pickle.loads(blob)
+    ids = list(range(0, tok.vocab_size, 7))
+    assert clone.decode(ids) == tok.decode(ids) and clone.vocab_size == tok.vocab_size

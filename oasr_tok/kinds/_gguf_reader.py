@@ -276,3 +276,36 @@ def _parse(data: Any, size: int, path: str, defer: frozenset[str]) -> GGUFMetada
         )
     meta.tensor_info_offset = cur.pos
     return meta
+
+
+#: The key families a vocabulary-only GGUF keeps: what the gguf kind reads, and what
+#: llama.cpp's own vocab-only files (its models/ggml-vocab-*.gguf) hold.
+VOCABULARY_KEY_PREFIXES = ("tokenizer.", "general.")
+
+
+def vocabulary_only_gguf(path: str) -> bytes:
+    """The GGUF at `path` reduced to its ``tokenizer.*`` and ``general.*`` key/value records
+    and no tensors: what a tokenizer pickled by value carries instead of a model file.
+
+    The kept records are copied byte for byte (their own byte order and version), so the
+    result reads exactly as the original does for every kept key. Only the metadata is read
+    (the tensor data, gigabytes in a model file, is never touched)."""
+    meta = read_gguf_metadata(path, defer=frozenset(
+        key for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")))
+    starts = sorted(meta.offsets.values())
+    ends = dict(zip(starts, starts[1:] + [meta.tensor_info_offset]))
+    kept = sorted(meta.offsets[key] for key in meta.offsets if key.startswith(VOCABULARY_KEY_PREFIXES))
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+        records = []
+        for start in kept:
+            handle.seek(start)
+            records.append(handle.read(ends[start] - start))
+    if any(len(r) != ends[s] - s for r, s in zip(records, kept)):
+        raise MalformedAssetError(f"{path}: the GGUF file changed while it was read", path=path)
+    body = head + struct.pack(meta.byte_order + "QQ", 0, len(kept)) + b"".join(records)
+    # The (empty) tensor data section starts at the next multiple of the alignment, as in
+    # any GGUF; readers may seek there.
+    alignment = meta.values.get("general.alignment", 32)
+    alignment = alignment if isinstance(alignment, int) and alignment > 0 else 32
+    return body + bytes(-len(body) % alignment)

@@ -40,10 +40,11 @@ from .._stream import FLAG_SKIP, PieceTable
 from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, StreamStateError
+from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ._bytelevel import CHAR_TO_BYTE
 from ._common import existing_file, reject_unknown_options
-from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata
+from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata, vocabulary_only_gguf
 
 __all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
 
@@ -811,3 +812,13 @@ class GGUFTokenizer(Tokenizer):
             "gguf_version": v.meta.version,
             "byte_order": "little" if v.meta.byte_order == "<" else "big",
         }
+
+
+def _vocabulary_for_value(path: str) -> tuple[bytes, str]:
+    # A GGUF model file is gigabytes of tensors: by value it travels as its vocabulary only.
+    import os
+
+    return vocabulary_only_gguf(path), os.path.basename(path)
+
+
+register_value_reader(".gguf", _vocabulary_for_value)
