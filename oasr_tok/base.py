@@ -13,7 +13,6 @@ never for behaviour.
 from __future__ import annotations
 
 import abc
-import json
 import os
 import time
 from types import MappingProxyType
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from ._ids import batch_rows, check_ids
 from ._textbuf import check_owner, commit_text, table_tag
 from .errors import (
+    AssetError,
     EncodeError,
     EncodeNotSupportedError,
     KeepSpecialsNotSupportedError,
@@ -338,14 +338,19 @@ class Tokenizer(abc.ABC):
 
     def _stream_tag(self) -> int:
         """What this tokenizer records in its stream states (see _textbuf.h): a fingerprint of
-        its kind and spec, so an equal tokenizer rebuilt from the same files continues a
-        stream and any other refuses it. Without a spec, this instance alone."""
+        its kind, options and file contents (not their paths), so an equal tokenizer rebuilt
+        from the same files anywhere (a worker's copy) continues a stream and any other refuses
+        it. Without a readable spec, this instance alone."""
         tag = self.__dict__.get("_oasr_stream_tag")
         if tag is None:
-            try:
-                described = json.dumps(self.spec.to_dict(), sort_keys=True) if self.spec is not None else None
-            except (TypeError, ValueError):
-                described = None
+            described = None
+            if self.spec is not None:
+                from .pickling import content_identity
+
+                try:
+                    described = content_identity(self.spec)
+                except (AssetError, OSError, ValueError):  # files gone or too big: this instance alone
+                    described = None
             if described is None:
                 described = f"instance {id(self)} {os.getpid()} {time.monotonic_ns()}"
             tag = table_tag([type(self).__module__, type(self).__qualname__, described])

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .base import Tokenizer
     from .spec import TokenizerSpec
 
-__all__ = ["MAX_VALUE_BYTES", "MODES", "by_spec", "by_value", "clear_cache", "register_value_reader"]
+__all__ = ["MAX_VALUE_BYTES", "MODES", "by_spec", "by_value", "clear_cache", "content_identity", "register_value_reader"]
 
 MODES = ("value", "spec")
 
@@ -136,6 +136,17 @@ def payload(spec: TokenizerSpec) -> tuple[str, dict[str, Any], dict[str, tuple[s
         data, name = _read_for_value(role, path)
         files[role] = (name, hashlib.sha256(data).hexdigest(), data)
     return spec.kind, dict(spec.options), files
+
+
+def content_identity(spec: TokenizerSpec) -> str:
+    """A fingerprint of what `spec` builds: its kind, options, and each file's name and
+    SHA-256 as it would travel by value, never its paths. A tokenizer rebuilt from copies of
+    the same files elsewhere (a worker's) has the same identity."""
+    files = {}
+    for role, path in spec.files.items():
+        data, name = _read_for_value(role, path)
+        files[role] = (name, hashlib.sha256(data).hexdigest(), b"")
+    return _identity(spec.kind, dict(spec.options), files)
 
 
 def reduce_by_value(tok: Tokenizer) -> tuple[Any, ...]:

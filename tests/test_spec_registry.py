@@ -244,3 +244,35 @@ def test_whisper_builds_and_decodes_without_tokenizers():
                          env=subprocess_env(), cwd=PACKAGE_PARENT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [repr(expected), "BackendNotInstalledError True"]
+
+
+def test_a_stream_continues_on_a_copy_of_the_files_elsewhere(tmp_path):
+    """The stream tag of a kind on the default streaming path is a fingerprint of its files'
+    contents, not their paths: a worker's copy (pickled by value) continues the driver's
+    stream, and a tokenizer of other contents refuses it."""
+    import shutil
+
+    class Echo(oasr_tok.Tokenizer):
+        def __init__(self, spec):
+            self.spec = spec
+            with open(spec.files["table"], encoding="utf-8") as handle:
+                self.table = handle.read().split()
+
+        vocab_size = property(lambda self: len(self.table))
+        special_ids = property(lambda self: frozenset())
+
+        def decode(self, ids):
+            return " ".join(self.table[i] for i in self.check_ids(ids))
+
+    for name, words in (("a", "one two three"), ("b", "one two three"), ("c", "uno dos tres")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "t.txt").write_text(words)
+    here, copy, other = (Echo(oasr_tok.TokenizerSpec("echo", {"table": str(tmp_path / n / "t.txt")}))
+                         for n in "abc")
+    state: dict = {}
+    here.decode_incremental([0, 1], state)
+    shutil.rmtree(tmp_path / "a")  # the driver's files are gone; the tag was taken already
+    forked = dict(state)
+    assert copy.decode_incremental([2], state) == " three" and state["text"] == "one two three"
+    with pytest.raises(oasr_tok.StreamStateError):
+        other.decode_incremental([2], forked)
