@@ -310,8 +310,8 @@ cdef class PieceTable:
         cdef str text
         if not PyBytes_GET_SIZE(pending):
             return ""
-        if self.mode == MODE_BYTES:
-            text = _utf8_decode(pending, "replace", True)[0]
+        if self.mode == MODE_BYTES:  # utf_8_decode(pending, "replace", True)[0], without the call
+            text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(pending), PyBytes_GET_SIZE(pending), "replace")
         elif self.rule == RULE_WHOLE_RUN:
             text = _whole_run_text(pending)
         elif self.rule == RULE_PER_BYTE:
@@ -349,9 +349,12 @@ cdef class PieceTable:
         cdef Py_ssize_t i, n = ids.n
         cdef Vars v
         cdef object out = None
-        cdef list pending_box
+        cdef list pending_box = None  # made only when a step needs the general path
+        cdef bytes pending
         cdef str settled, tail
         cdef Py_ssize_t tid
+        cdef PyObject* raw
+        cdef bint fast
         cdef bint in_prompt = False
         cdef object prompt_flag = None
         oasr_check_owner(state, self.tag)
@@ -368,34 +371,48 @@ cdef class PieceTable:
                 if type(prompt_flag) is not bool:
                     raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
                 in_prompt = prompt_flag
-        v.first = st[0]
-        v.lead = st[1]
-        pending_box = [st[2]]
-        v.run_invalid = st[3]
-        v.closed = st[4]
+        cdef tuple held = <tuple>st  # checked above: a 5-tuple
+        v.first = held[0]
+        v.lead = held[1]
+        pending = held[2]
+        v.run_invalid = held[3]
+        v.closed = held[4]
         # What the state's text must end with: its held tail, rendered from its own pending bytes.
-        oasr_check_tail(state, self._tail(v, <bytes>st[2]) if not v.closed else "")
+        oasr_check_tail(state, self._tail(v, pending) if not v.closed else "")
         if v.closed:
             if n:
                 raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
             return ""
+        fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(pending))
         for i in range(n):
             tid = ids.ids[i]
             if tid == self.prompt_open:  # never, without a prompt rule (-1)
                 in_prompt = True
             elif tid == self.prompt_close:
                 in_prompt = False
-            if not in_prompt:
-                out = self._step(tid, &v, pending_box, out)
+            if in_prompt:
+                continue
+            # The common case, as in _pieces: a plain piece once no rule is pending.
+            raw = self._plain[tid]
+            if fast and raw != NULL:
+                out = _append(out, <str>raw)
+                continue
+            if pending_box is None:
+                pending_box = [pending]
+            out = self._step(tid, &v, pending_box, out)
+            fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+        if pending_box is not None:
+            pending = <bytes>pending_box[0]
         if final:
-            out = self._close_run(&v, <bytes>pending_box[0], out) if self.mode == MODE_TEXT else (
-                self._emit(&v, out, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
-                if PyBytes_GET_SIZE(<bytes>pending_box[0]) else out)
-            pending_box[0] = b""
+            if self.mode == MODE_TEXT:
+                out = self._close_run(&v, pending, out)
+            elif PyBytes_GET_SIZE(pending):
+                out = self._emit(&v, out, _utf8_decode(pending, "replace", True)[0])
+            pending = b""
             v.closed = True
             tail = ""
         else:
-            tail = self._tail(v, <bytes>pending_box[0])
+            tail = self._tail(v, pending)
         if out is None:
             settled = ""
         elif type(out) is list:
@@ -404,9 +421,9 @@ cdef class PieceTable:
             settled = <str>out
         oasr_commit_tagged(state, settled, tail, self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
-        if (st is self.fresh or v.first != <bint>st[0] or v.lead != <bint>st[1] or pending_box[0] is not st[2]
-                or v.run_invalid != <bint>st[3] or v.closed != <bint>st[4]):
-            (<dict>state)["_s"] = (v.first, v.lead, pending_box[0], v.run_invalid, v.closed)
+        if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]
+                or v.run_invalid != <bint>held[3] or v.closed != <bint>held[4]):
+            (<dict>state)["_s"] = (v.first, v.lead, pending, v.run_invalid, v.closed)
         if in_prompt or prompt_flag is not None:
             (<dict>state)["_prompt"] = in_prompt
         return settled
@@ -513,6 +530,18 @@ cdef class PieceTable:
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""
         return "".join(self.token_pieces(ids))
+
+
+cdef inline object _append(object out, str text):
+    """`out` (None, a str, or a list of str) with `text` after it."""
+    if not PyUnicode_GET_LENGTH(text):
+        return out
+    if out is None:
+        return text
+    if type(out) is list:
+        (<list>out).append(text)
+        return out
+    return [out, text]
 
 
 @cython.auto_pickle(False)
