@@ -28,7 +28,7 @@ def main(folder: str) -> int:
     for sdist in sdists:
         names = [n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n]
         problems += [f"{sdist.name} ships generated {n}" for n in names if n.endswith((".c", ".so"))]
-        for needed in ("setup.py", "pyproject.toml", "LICENSE", "tests/conftest.py", "oasr_tok/_stream.pyx",
+        for needed in ("setup.py", "pyproject.toml", "LICENSE", "tests/conftest.py", "oasr_tok/_piece_table.pyx",
                        "fixtures/make_fixtures.py"):
             if needed not in names:
                 problems.append(f"{sdist.name} lacks {needed}")

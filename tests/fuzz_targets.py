@@ -156,7 +156,7 @@ def _cases():
 def target_ids(max_examples: int) -> None:
     """Hostile id objects and containers against every entry point of every kind, the
     compiled engine and group_words included."""
-    from oasr_tok._stream import PieceTable
+    from oasr_tok._piece_table import PieceTable
 
     toks = [case.tokenizer() for case in _cases()]
     toks.append(PieceTable([b"a", b"\xe4", b"\xb8", b"\xad"], mode="bytes"))

@@ -16,7 +16,7 @@ import pytest
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import AssetNotFoundError, MalformedAssetError, SpecError
-from oasr_tok.kinds._hf_tables import UnsupportedDecoderError, fallback_byte
+from oasr_tok.kinds._hf_decoder import UnsupportedDecoderError, fallback_byte
 from cases import MULTISCRIPT
 from cases.huggingface import FILES, SPLIT_BYTES, build, interesting
 from paths import own, shared

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 import oasr_tok
-from oasr_tok._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+from oasr_tok._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
 
 ALPHABET = ["a", "b", " ", "\u3000", "é", "中", "\ufffd", "😀", "", "  x"]
 BYTES = [0x20, 0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xFF, 0xC0, 0xED, 0xA0, 0xEF, 0xBF, 0xBD, 0xF4, 0x90]

@@ -20,7 +20,7 @@ from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from oasr_tok._stream import FLAG_BREAK, FLAG_SKIP, PieceTable
+from oasr_tok._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
 from oasr_tok.errors import (
     InvalidIdError,
     MalformedAssetError,

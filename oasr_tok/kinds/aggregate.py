@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._stream import FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import EncodeError, SpecError
 from ..spec import TokenizerSpec

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from .._stream import FLAG_SKIP, PieceTable
+from .._piece_table import FLAG_SKIP, PieceTable
 from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, StreamStateError

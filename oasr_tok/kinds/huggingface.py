@@ -4,7 +4,7 @@
 encode without the post-processor's special tokens (option `add_special_tokens`, default
 False: a prompt or hotword list is spliced into a longer sequence, so a BOS/CLS in the
 middle would be wrong). Streaming and token pieces run on a compiled PieceTable built from
-the decoder (see _hf_tables.py); a decoder that cannot be streamed exactly is refused when
+the decoder (see _hf_decoder.py); a decoder that cannot be streamed exactly is refused when
 the tokenizer is built.
 
 Ids: `vocab_size` covers every id the runtime knows, so it is the larger of
@@ -31,7 +31,7 @@ import warnings
 from typing import Any, Sequence
 
 from .._ids import batch_rows
-from .._stream import TableMethods
+from .._piece_table import TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, short_repr
 from ..spec import TokenizerSpec
@@ -45,7 +45,7 @@ from ._common import (
     read_text,
     reject_unknown_options,
 )
-from ._hf_tables import compile_decoder, stream_for
+from ._hf_decoder import compile_decoder, stream_for
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
 

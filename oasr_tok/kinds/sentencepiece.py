@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .._ids import check_ids
-from .._stream import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..archive import is_archive_ref, read_member
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError

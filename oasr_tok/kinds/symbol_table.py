@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .._ids import check_ids
-from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, short_repr
 from ..spec import TokenizerSpec

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._stream import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._ctc import CTCStream, delimited_words
-from .._stream import FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, StreamStateError

@@ -46,7 +46,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .._stream import FLAG_SKIP, PieceTable, TableMethods
+from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import (
     BackendNotInstalledError,

@@ -48,7 +48,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .._stream import FLAG_BYTE, FLAG_SKIP, PieceTable
+from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import UnsupportedDecoderError
 from ._bytelevel import token_bytes
 
