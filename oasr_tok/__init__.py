@@ -1,5 +1,5 @@
 """oasr_tok: token ids back into text — whole, streamed, per token and as timed words — for
-five tokenizer kinds behind one contract."""
+every tokenizer kind behind one contract (docs/architecture.md)."""
 from ._ctc import collapse_ctc
 from .base import Tokenizer
 from .detokenizer import Detokenizer
