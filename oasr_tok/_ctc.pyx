@@ -26,7 +26,7 @@ from libc.string cimport memcpy
 
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
 from oasr_tok._textbuf cimport oasr_commit
-from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError
+from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, stream_closed_error
 
 __all__ = ["collapse_ctc", "CTCStream"]
 
@@ -422,7 +422,7 @@ cdef class CTCStream:
                 if not -1 <= prev < self.vocab_size:
                     raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
                 if ids.n and (<tuple>st)[0] is not None and (<tuple>st)[0][4]:
-                    raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                    raise stream_closed_error()
             # The tail this wrapper left last time: a forged "_tail" would cut settled text.
             if state.get("_tail", 0) != (0 if st is None else (<tuple>st)[3]):
                 raise StreamStateError("this stream state's held-back tail does not match what was held; start from {}")

@@ -34,7 +34,7 @@ cimport cython
 
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail, oasr_commit_tagged, oasr_tag
-from oasr_tok.errors import StreamStateError
+from oasr_tok.errors import StreamStateError, stream_closed_error
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -381,7 +381,7 @@ cdef class PieceTable:
         oasr_check_tail(state, self._tail(v, pending) if not v.closed else "")
         if v.closed:
             if n:
-                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                raise stream_closed_error()
             return ""
         fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(pending))
         for i in range(n):

@@ -28,6 +28,7 @@ from .errors import (
     PiecesNotSupportedError,
     StreamStateError,
     UnknownPieceError,
+    stream_closed_error,
 )
 from .specials import SpecialTokens, SpecialTokensBuilder, split_on_special_text
 
@@ -301,7 +302,7 @@ class Tokenizer(abc.ABC):
             raise StreamStateError("this stream state's text is not the decode of its ids; start from {}")
         if closed:
             if new:
-                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                raise stream_closed_error()
             return ""
         ids = old_ids + new if new else old_ids
         text = self.decode(ids) if (new or "text" not in state) else old_text

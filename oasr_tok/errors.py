@@ -112,6 +112,11 @@ class StreamStateError(TokenizerError, ValueError):
     """A decode_incremental state is unusable: closed by final=True, corrupt, or foreign."""
 
 
+def stream_closed_error(what: str = "stream") -> StreamStateError:
+    """What every kind raises when ids are fed to a stream that final=True closed."""
+    return StreamStateError(f"this {what} was closed with final=True; start a new state ({{}}) to decode more")
+
+
 class TimingError(TokenizerError, ValueError):
     """starts/ends given to word_timings have the wrong length, order or values."""
 

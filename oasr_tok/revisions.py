@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._words import char_class, group_words
-from .errors import StreamStateError, TimingError, TokenizerError
+from .errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 if TYPE_CHECKING:
     from .base import Tokenizer
@@ -212,7 +212,7 @@ def _decode_hypothesis(
     lean = not _keeps_whole_text(tok)
     h = _Hyp(state.get(_STATE_KEY), lean)
     if h.closed:
-        raise StreamStateError("this hypothesis stream was closed with final=True; start a new state ({})")
+        raise stream_closed_error("hypothesis stream")
     n = h.n
     if isinstance(hypothesis_ids, (str, bytes)) or not hasattr(hypothesis_ids, "__len__"):
         hypothesis_ids = tok.check_ids(hypothesis_ids)  # str: the kind's NonIntegerIdError

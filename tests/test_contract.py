@@ -212,8 +212,10 @@ def test_closed_stream_refuses_more_ids(case):
     state: dict = {}
     tok.decode_incremental([], state, final=True)
     assert tok.decode_incremental([], state, final=True) == ""
-    with pytest.raises(oasr_tok.StreamStateError):
+    with pytest.raises(oasr_tok.StreamStateError) as info:
         tok.decode_incremental([tok.vocab_size - 1], state)
+    # One wording for every kind (oasr_tok.errors.stream_closed_error), saying how to go on.
+    assert str(info.value) == "this stream was closed with final=True; start a new state ({}) to decode more"
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -35,7 +35,7 @@ import re
 from typing import Any, Sequence
 
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
 from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
@@ -397,7 +397,7 @@ class FunASRCharTokenizer(Tokenizer):
         check_state(state, self._tag, "" if closed else held)
         if closed:
             if new:
-                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                raise stream_closed_error()
             return ""
         pieces: list[str] = []
         if new:

@@ -39,7 +39,7 @@ from typing import Any
 from .._piece_table import FLAG_SKIP, PieceTable
 from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, StreamStateError
+from ..errors import EncodeError, MalformedAssetError, StreamStateError, stream_closed_error
 from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ._bytelevel import CHAR_TO_BYTE
@@ -711,7 +711,7 @@ class GGUFTokenizer(Tokenizer):
             return self._raw_step(new, state, final)
         if state.get("_closed"):
             if new:
-                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                raise stream_closed_error()
             return ""
         raw = state.get(_RAW, {})
         held = state.get(_CLEAN, NOTHING_HELD)

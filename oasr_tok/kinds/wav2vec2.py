@@ -38,7 +38,7 @@ from .._ctc import CTCStream, delimited_words
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text
 from ..base import Tokenizer
-from ..errors import MalformedAssetError, SpecError, StreamStateError
+from ..errors import MalformedAssetError, SpecError, StreamStateError, stream_closed_error
 from ..spec import TokenizerSpec
 from ._common import existing_file, read_text, reject_unknown_options
 
@@ -289,7 +289,7 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
         ids, emitted, closed, _ = held
         if closed:
             if new:
-                raise StreamStateError("this stream was closed with final=True; start a new state ({}) to decode more")
+                raise stream_closed_error()
             return ""
         ids = ids + new
         text = self.decode(ids)
