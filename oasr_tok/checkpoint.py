@@ -631,6 +631,15 @@ def _list_tokens(path: str) -> list[str] | None:
     return None
 
 
+def _token_list_candidate(path: str) -> Candidate | tuple[str, str]:
+    """A file of one token per line: Paraformer's list (funasr_char) when it has @@ pieces or
+    FunASR's markers, else the reason it is set aside."""
+    pieces = _token_list(path)
+    if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
+        return _funasr_candidate(path, pieces, "one token per line", (3, 1))
+    return (os.path.basename(path), "one token per line, but without @@ pieces or FunASR markers")
+
+
 def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
     """Candidates in the directory, and (file, reason) for files set aside."""
     names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
@@ -692,11 +701,7 @@ def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
         if form == "table":
             yield _symbol_table_candidate(at(name), (4, sub))
         elif form == "list" and name == "tokens.txt":
-            pieces = _token_list(at(name))
-            if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
-                yield _funasr_candidate(at(name), pieces, "one token per line", (3, 1))
-            else:
-                yield (name, "one token per line, but without @@ pieces or FunASR markers")
+            yield _token_list_candidate(at(name))
         elif form == "list":
             yield (name, "one token per line: a unit table needs 'piece id' lines")
         else:
@@ -756,11 +761,7 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
     if form == "table":
         yield _symbol_table_candidate(path, (4, 0))
     elif form == "list":
-        pieces = _token_list(path)
-        if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
-            yield _funasr_candidate(path, pieces, "one token per line", (3, 1))
-        else:
-            yield (name, "one token per line, but without @@ pieces or FunASR markers")
+        yield _token_list_candidate(path)
     else:
         yield (name, "neither 'piece id' lines nor one token per line")
 
