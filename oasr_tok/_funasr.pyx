@@ -47,6 +47,37 @@ cdef inline int element_kind(str element):
     return K_OTHER
 
 
+cdef Py_ssize_t _abbreviation_end(list elements, Py_ssize_t i, Py_ssize_t m) except -2:
+    """abbr_dispose, the one statement of its runs: the index of the last letter of the run of
+    single ASCII letters separated by single " " elements that starts at `i` (two letters or
+    more), or -1 when none starts there. Track's streaming steps apply the same rule online
+    (their tests check them against this)."""
+    cdef Py_ssize_t j
+    if not (element_kind(elements[i]) == K_LETTER and i + 2 < m and element_kind(elements[i + 1]) == K_SPACE
+            and element_kind(elements[i + 2]) == K_LETTER):
+        return -1
+    j = i + 2
+    while j + 2 < m and element_kind(elements[j + 1]) == K_SPACE and element_kind(elements[j + 2]) == K_LETTER:
+        j += 2
+    return j
+
+
+def abbreviate(list elements):
+    """`elements` after abbr_dispose: each run (see _abbreviation_end) becomes one upper-cased
+    element without its inner spaces."""
+    cdef list out = []
+    cdef Py_ssize_t i = 0, j, m = len(elements)
+    while i < m:
+        j = _abbreviation_end(elements, i, m)
+        if j < 0:
+            out.append(elements[i])
+            i += 1
+        else:
+            out.append("".join(elements[i:j + 1:2]).upper())
+            i = j + 1
+    return out
+
+
 cdef class Track:
     """One rendering in progress: the token machine (pending `@@` word, whether the last
     element may still be popped, whether it ended with digits) and the held end of the element
@@ -471,15 +502,12 @@ cdef int _assign(list pend, _Owners own, list pieces) except -1:
         return 0  # nothing visible: every piece stays ""
     cdef _Cut cut = _Cut.__new__(_Cut)
     cut.pieces, cut.started, cut.cur, cut.carry = pieces, False, -1, []
-    # abbr_dispose, as _abbreviate in the kind: a run of single letters separated by single
-    # " " elements is upper-cased and loses its inner spaces.
+    # abbr_dispose (_abbreviation_end): a run of single letters separated by single " "
+    # elements is upper-cased and loses its inner spaces.
     i = 0
     while i < m:
-        if (element_kind(pend[i]) == K_LETTER and i + 2 < m and element_kind(pend[i + 1]) == K_SPACE
-                and element_kind(pend[i + 2]) == K_LETTER):
-            j = i + 2
-            while j + 2 < m and element_kind(pend[j + 1]) == K_SPACE and element_kind(pend[j + 2]) == K_LETTER:
-                j += 2
+        j = _abbreviation_end(pend, i, m)
+        if j >= 0:
             for t in range(i, j + 1, 2):
                 if _element(pend, own, cut, t, True, last_el, last_span):
                     return cut.finish()

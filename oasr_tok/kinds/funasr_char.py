@@ -39,6 +39,7 @@ from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateErr
 from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
+from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
 from .._textbuf import check_owner, check_state, commit_text, table_tag
 from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
@@ -51,7 +52,6 @@ DEFAULT_SPECIALS = ("<blank>", "<s>", "</s>", "<unk>")
 # sentence_postprocess drops these words whether or not they are special ids.
 WASHED = frozenset(("<s>", "</s>", "<unk>", "<OOV>"))
 CONT = "@@"
-_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 # Token classes for the per-token machine: SKIP, CJK, PIECE, WORD, OTHER, DIGITS (from _funasr).
 # Sentence branch (parity): nothing seen yet, still all-Chinese, still all-alpha, mixed.
@@ -173,25 +173,6 @@ def _json_tokens(path: str, text: str) -> list[str]:
 # Track (compiled, oasr_tok/_funasr.pyx) holds one rendering in progress: the token steps of
 # the element rules (parity_step, clean_step, clean_close) and the held end of the element list
 # (settle releases what no later token can change, rest renders what ending now would add).
-
-
-def _abbreviate(elements: list[str]) -> list[str]:
-    """abbr_dispose in one pass: every maximal run of single ASCII letters separated by single
-    " " elements (two letters or more) becomes one upper-cased element."""
-    out: list[str] = []
-    i, n = 0, len(elements)
-    while i < n:
-        element = elements[i]
-        if element in _ASCII_LETTERS and i + 2 < n and elements[i + 1] == " " and elements[i + 2] in _ASCII_LETTERS:
-            j = i + 2
-            while j + 2 < n and elements[j + 1] == " " and elements[j + 2] in _ASCII_LETTERS:
-                j += 2
-            out.append("".join(elements[i : j + 1 : 2]).upper())
-            i = j + 1
-        else:
-            out.append(element)
-            i += 1
-    return out
 
 
 def _thaw(frozen: tuple | None) -> tuple:
