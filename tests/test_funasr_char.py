@@ -17,6 +17,7 @@ import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
 from funasr_reference import reference_decode, sentence_postprocess
 from oasr_tok.words import Word
+from cases import vocabulary
 from paths import own, shared
 
 REAL_TXT = shared("funasr_char/paraformer-zh-vocab8404/tokens.txt")
@@ -30,6 +31,7 @@ def _tok(path=REAL_TXT, **options):
 
 
 REAL = _tok()
+REAL_VOCAB = vocabulary(REAL)
 REAL_BARE = _tok(special_ids=[])  # markup reaches FunASR's own wash
 REAL_CLEAN = _tok(mode="clean")
 ODD_TOK = _tok(ODD)
@@ -37,7 +39,7 @@ ODD_CLEAN = _tok(ODD, mode="clean")
 
 
 def _ids(tok, tokens):
-    index = {t: i for i, t in enumerate(tok._tokens)}
+    index = {t: i for i, t in enumerate(vocabulary(tok))}
     return [index[t] for t in tokens]
 
 
@@ -220,13 +222,13 @@ def test_real_vocabulary_has_no_branch_sensitive_token():
     """In the real list every token's per-token class agrees with its sentence-level class, so
     the whole-sentence branch choice never changes the text there (docs: § The branch)."""
     for tok in (REAL, _tok(REAL_JSON)):
-        assert not [t for t, entry in zip(tok._tokens, tok._info) if entry[4]]
+        assert not [t for t, entry in zip(vocabulary(tok), tok._info) if entry[4]]
 
 
 # -- parity against the port, random and realistic ------------------------------------------
 
 def _pool(tok):
-    tokens = tok._tokens
+    tokens = vocabulary(tok)
     short = [i for i, t in enumerate(tokens) if len(t) <= 1 or "@@" in t or not t.isalpha() or len(t) <= 2]
     return short
 
@@ -239,7 +241,7 @@ def test_decode_matches_funasr_on_random_ids(path, options, data):
     pool = _pool(tok)
     one = st.one_of(st.integers(0, tok.vocab_size - 1), st.sampled_from(pool), st.sampled_from(pool))
     ids = data.draw(st.lists(one, max_size=30))
-    assert tok.decode(ids) == reference_decode(tok._tokens, tok.special_ids, ids)
+    assert tok.decode(ids) == reference_decode(vocabulary(tok), tok.special_ids, ids)
 
 
 def test_decode_matches_funasr_on_realistic_ids():
@@ -247,10 +249,10 @@ def test_decode_matches_funasr_on_realistic_ids():
              "第 1 2 3 名 and 4 5 6 people", "the quick brown fox", "今天天气很好"]
     for text in texts:
         ids = REAL.encode(text)
-        assert REAL.decode(ids) == reference_decode(REAL._tokens, REAL.special_ids, ids)
+        assert REAL.decode(ids) == reference_decode(REAL_VOCAB, REAL.special_ids, ids)
         # Every prefix too: what a stream shows along the way.
         for k in range(len(ids)):
-            assert REAL.decode(ids[:k]) == reference_decode(REAL._tokens, REAL.special_ids, ids[:k])
+            assert REAL.decode(ids[:k]) == reference_decode(REAL_VOCAB, REAL.special_ids, ids[:k])
 
 
 # -- clean mode --------------------------------------------------------------------------------
@@ -405,15 +407,15 @@ def test_word_timings_agree_with_funasr_on_hypotheses(text):
     ids = REAL.encode(text)
     starts = [100 * k for k in range(len(ids))]
     ends = [100 * k + 60 for k in range(len(ids))]
-    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL._tokens[i] for i in ids], starts, ends)
+    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL_VOCAB[i] for i in ids], starts, ends)
 
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
-_PIECES = [i for i, t in enumerate(REAL._tokens) if t.endswith("@@") and t[:-2] and all(c in _LOWER for c in t[:-2])]
-_WORDS = [i for i, t in enumerate(REAL._tokens) if t and all(c in _LOWER for c in t.replace("'", "")) and t[0] != "'"
+_PIECES = [i for i, t in enumerate(REAL_VOCAB) if t.endswith("@@") and t[:-2] and all(c in _LOWER for c in t[:-2])]
+_WORDS = [i for i, t in enumerate(REAL_VOCAB) if t and all(c in _LOWER for c in t.replace("'", "")) and t[0] != "'"
           and t[-1] != "'" and "@@" not in t]
-_LETTERS = [i for i, t in enumerate(REAL._tokens) if len(t) == 1 and t in _LOWER]
-_CJK = [i for i, t in enumerate(REAL._tokens) if len(t) == 1 and "\u4e00" <= t <= "\u9fff"]
+_LETTERS = [i for i, t in enumerate(REAL_VOCAB) if len(t) == 1 and t in _LOWER]
+_CJK = [i for i, t in enumerate(REAL_VOCAB) if len(t) == 1 and "\u4e00" <= t <= "\u9fff"]
 
 # A hypothesis as a recogniser emits it: CJK characters, English words (pieces ending in a word
 # token), single letters; perhaps an unfinished word at the end, which both sides drop.
@@ -437,7 +439,7 @@ def test_word_timings_agree_with_funasr_on_generated_hypotheses(ids, data):
         starts.append(t)
         t += gaps[2 * k + 1]
         ends.append(t)
-    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL._tokens[i] for i in ids], starts, ends)
+    assert _ours(REAL, ids, starts, ends) == _funasr_words([REAL_VOCAB[i] for i in ids], starts, ends)
 
 
 def test_word_timings_where_funasr_gives_a_carried_piece_away():
@@ -519,7 +521,7 @@ def test_foreign_state_is_refused_and_left_alone():
 def test_txt_and_json_give_the_same_tokenizer():
     a, b = _tok(REAL_TXT), _tok(REAL_JSON)
     assert a.vocab_size == b.vocab_size == 8404
-    assert a._tokens == b._tokens
+    assert vocabulary(a) == vocabulary(b)
     assert a.special_ids == b.special_ids == frozenset({0, 1, 2, 8403})
 
 
@@ -602,7 +604,7 @@ def test_encode_cjk_characters_one_id_each():
 
 
 def test_encode_english_words_through_greedy_pieces():
-    tokens = REAL._tokens
+    tokens = REAL_VOCAB
     ids = REAL.encode("paraformer")
     pieces = [tokens[i] for i in ids]
     assert "".join(p.replace("@@", "") for p in pieces) == "paraformer"

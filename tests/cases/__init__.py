@@ -43,6 +43,11 @@ class KindCase:
         return hash(self.name)
 
 
+def vocabulary(tok: Tokenizer) -> list[str]:
+    """Every id's piece, through the public id_to_piece (what tests index by piece)."""
+    return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+
+
 @functools.lru_cache(maxsize=None)
 def _built(case: KindCase) -> Tokenizer:
     return case.build()

@@ -4,7 +4,7 @@ lists (fixtures/funasr_char/), in both modes, plus runs with no special ids so t
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from cases import KindCase
+from cases import KindCase, vocabulary
 from paths import own, shared
 
 REAL = "funasr_char/paraformer-zh-vocab8404/tokens"
@@ -33,7 +33,7 @@ def _build(path: str, options: dict | None = None):
 
 
 def _ids_of(tok, tokens):
-    index = {t: i for i, t in enumerate(tok._tokens)}
+    index = {t: i for i, t in enumerate(vocabulary(tok))}
     return [index[t] for t in tokens if t in index]
 
 

@@ -7,7 +7,7 @@ import os
 import tempfile
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from cases import KindCase, MULTISCRIPT
+from cases import MULTISCRIPT, KindCase, vocabulary
 from paths import shared
 
 TABLES = [
@@ -25,7 +25,7 @@ def _table(name):
 
 
 def _by_piece(tok, wanted):
-    symbols = tok._symbols
+    symbols = vocabulary(tok)
     return [i for i, s in enumerate(symbols) if wanted(s)]
 
 
