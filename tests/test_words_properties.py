@@ -1,5 +1,5 @@
 """Word timings as properties: over generated pieces (checked against the plain-Python
-reference in benchmarks/words_reference.py) and over every kind's contract cases (tests/cases/),
+reference in tests/words_reference.py) and over every kind's contract cases (tests/cases/),
 whose pieces come from real tokenizer files.
 
 For any pieces and monotone times:
@@ -27,7 +27,6 @@ from oasr_tok.words import group_words
 from cases import all_cases
 from strategies import id_streams
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import words_reference
 
 # Characters that exercise every class and rule: letters, digits, apostrophes and hyphens,
