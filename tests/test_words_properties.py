@@ -15,8 +15,6 @@ For any pieces and monotone times:
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
