@@ -28,7 +28,8 @@ from .errors import (
 )
 from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
-from .checkpoint import Description, describe, load, resolve
+from .checkpoint import load, resolve
+from .description import Description, describe
 from .spec import TokenizerSpec
 from .segments import Segment
 from .specials import SpecialTokens

@@ -128,7 +128,7 @@ def _emit(out: IO[str], value: Any, as_json: bool) -> None:
 
 
 def _describe(args: argparse.Namespace, out: IO[str]) -> int:
-    from .checkpoint import describe
+    from .description import describe
 
     try:
         description = describe(args.path)

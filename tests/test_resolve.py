@@ -23,7 +23,8 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
-from oasr_tok.checkpoint import describe, load, resolve
+from oasr_tok.checkpoint import load, resolve
+from oasr_tok.description import describe
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
 
