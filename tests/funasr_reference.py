@@ -172,7 +172,7 @@ def sentence_postprocess(words, time_stamp=None):
 
     # all Chinese characters
     if is_all_chinese(middle_lists):
-        for i, ch in enumerate(middle_lists):
+        for ch in middle_lists:
             word_lists.append(ch.replace(" ", ""))
         if time_stamp is not None:
             ts_lists = time_stamp

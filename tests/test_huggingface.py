@@ -200,7 +200,7 @@ def test_qwen2_audio_markers_encode_to_declared_ids_and_decode_to_nothing():
     assert ids == [declared["<|audio_bos|>"], declared["<|AUDIO|>"], declared["<|audio_eos|>"]]
     assert tok.decode(ids) == ""
     assert tok.vocab_size == max(declared.values()) + 1
-    for content, token_id in declared.items():
+    for token_id in declared.values():
         special = config["added_tokens_decoder"][str(token_id)]["special"]
         assert (token_id in tok.special_ids) == special
         assert tok.decode([token_id]) == ("" if special else tok.backend.decode([token_id], skip_special_tokens=False))

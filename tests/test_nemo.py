@@ -202,9 +202,9 @@ def test_overrides_and_their_errors():
     with pytest.raises(SpecError, match="roles"):
         NeMoTokenizer(tok, special_tokens={"padding": 0})
     with pytest.raises(SpecError, match="<nope>"):
-        NeMoTokenizer(tok, special_tokens={"pad": "<nope>"}).pad_id
+        _ = NeMoTokenizer(tok, special_tokens={"pad": "<nope>"}).pad_id
     with pytest.raises(ValueError, match="9999"):
-        NeMoTokenizer(tok, special_tokens={"pad": 9999}).pad_id
+        _ = NeMoTokenizer(tok, special_tokens={"pad": 9999}).pad_id
     with pytest.raises(SpecError, match="oasr_tok.Tokenizer"):
         NeMoTokenizer("not a tokenizer")
 
@@ -229,7 +229,7 @@ def test_nemo_tokenizer_spec_subclasses_nemos_own_class(monkeypatch):
 
     # The shape of nemo.collections.common.tokenizers.tokenizer_spec.TokenizerSpec: an ABC
     # with the six abstract conversions.
-    class TokenizerSpec(abc.ABC):
+    class TokenizerSpec(abc.ABC):  # noqa: B024 (its abstract methods are made in the loop)
         for _name in ("text_to_tokens", "tokens_to_text", "tokens_to_ids", "ids_to_tokens", "text_to_ids", "ids_to_text"):
             locals()[_name] = abc.abstractmethod(lambda self, *a: None)
 

@@ -111,10 +111,10 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     #    one join core k-1, the rest joins core k; before the first core or after the last,
     #    it joins the nearest core.
     first_open: dict[int, int] = {}
-    for a, b, kind, k in loose:
+    for a, _, kind, k in loose:
         if kind == "open":
             first_open.setdefault(k, a)
-    for a, b, kind, k in loose:
+    for a, b, _, k in loose:
         goes_back = k == len(cores) or (k > 0 and (k not in first_open or a < first_open[k]))
         target = cores[k - 1] if goes_back else cores[k]
         target[0] = min(target[0], a)

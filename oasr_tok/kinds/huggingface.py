@@ -59,7 +59,7 @@ def load_backend(path: str) -> Any:
     text = read_text(path, "tokenizer.json")
     try:
         return Backend.from_str(text)
-    except Exception as exc:  # the runtime raises a bare Exception for bad content
+    except Exception:  # the runtime raises a bare Exception for bad content
         line = None
         try:
             json.loads(text)
