@@ -391,7 +391,7 @@ def _template_variables(tok: Tokenizer) -> Mapping[str, Any]:
     if variables is None:
         variables = MappingProxyType(dict(tok._template_variables()))
         tok.__dict__["_oasr_template_variables"] = variables
-    return variables  # type: ignore[no-any-return]
+    return variables
 
 
 def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt: bool = False, tokenize: bool = False,
