@@ -311,10 +311,13 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
     # -- the prompt side (docs/prompts.md) ---------------------------------------------------
 
     def _config(self) -> dict[str, Any]:
-        if self._config_path is None:
-            return {}
-        config = read_json(self._config_path, "tokenizer_config.json")
-        return config if isinstance(config, dict) else {}
+        # Read once: the prompt side asks for it several times (roles, variables, templates).
+        cached = self.__dict__.get("_oasr_config")
+        if cached is None:
+            config = read_json(self._config_path, "tokenizer_config.json") if self._config_path is not None else {}
+            cached = config if isinstance(config, dict) else {}
+            self.__dict__["_oasr_config"] = cached
+        return cached
 
     def _prompt_files(self) -> dict[str, str]:
         """role -> path of the prompt side's optional files: the spec's when it names the role,
