@@ -28,7 +28,7 @@ from paths import OWN, PACKAGE_PARENT, shared, subprocess_env
 gguf = pytest.importorskip("gguf")
 
 SHARED_FILES = ("ggml-vocab-llama-spm", "ggml-vocab-qwen2")
-OWN_FILES = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm")
+OWN_FILES = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm", "phi3-rstrip")
 EXPECTED = OWN / "gguf" / "expected"
 
 
@@ -405,7 +405,7 @@ def test_encode_refuses_what_it_cannot_reproduce(name: str) -> None:
     assert tok.decode([0, 1]) is not None  # decode still works
 
 
-@pytest.mark.parametrize("name", [n for n in OWN_FILES if n == "gpt2-cleanspaces"])
+@pytest.mark.parametrize("name", [n for n in OWN_FILES if n in ("gpt2-cleanspaces", "phi3-rstrip")])
 def test_encode_equals_llama_tokenize(name: str) -> None:
     pytest.importorskip("tokenizers")
     tok = tok_of(name)
@@ -468,7 +468,7 @@ def test_encode_with_special_tokens_equals_llama_tokenize(name: str) -> None:
     pytest.importorskip("tokenizers")
     tok = tok_of(name)
     cases = _prompt_expected(name)["tokenize"]
-    assert len(cases) == 48
+    assert len(cases) == 56
     for case in cases:
         got = tok.encode(case["text"], add_special_tokens=case["add_special"],
                          split_special_tokens=not case["parse_special"])
@@ -573,3 +573,33 @@ def test_named_chat_templates_are_read_from_their_keys(tmp_path: Path) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
     assert tok.apply_chat_template([{"role": "user", "content": "x"}], tools=tools) == "TOOLS 1"
     assert tok.apply_chat_template([{"role": "user", "content": "x"}]) == "x"
+
+
+def test_phi3_name_strips_whitespace_after_special_tokens() -> None:
+    """By general.name, llama.cpp gives Phi-3's special tokens RSTRIP (not <unk>, <s>,
+    <|endoftext|>): the whitespace after a matched "<|end|>" or "</s>" is dropped, after
+    "<unk>" it is kept (the expected ids are llama.cpp's)."""
+    tok = tok_of("phi3-rstrip")
+    rstrip = {i for i, a in enumerate(tok.vocab.attrs) if a & 256}
+    assert tok.piece_to_id("<|end|>") in rstrip and tok.piece_to_id("</s>") in rstrip
+    assert not {tok.piece_to_id(t) for t in ("<unk>", "<s>", "<|endoftext|>")} & rstrip
+    case = next(c for c in _prompt_expected("phi3-rstrip")["tokenize"]
+                if c["text"].startswith("<|user|>") and c["parse_special"] and not c["add_special"])
+    assert tok.encode(case["text"]) == case["ids"]
+    assert tok.encode("</s>  \t x") == tok.encode("</s>x")
+    assert tok.encode("<unk>   x") != [tok.piece_to_id("<unk>"), *tok.encode("x")]  # its whitespace is kept
+
+
+def test_phi3_name_without_its_tokens_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp fails to load a Phi-3-named vocabulary that lacks </s>, <unk>, <s> or
+    <|endoftext|> (checked with llama-cpp-python 0.3.36: "unordered_map::at")."""
+    sys.path.insert(0, str(OWN))
+    try:
+        import make_gguf
+    finally:
+        sys.path.remove(str(OWN))
+    monkeypatch.setattr(make_gguf, "OUT", str(tmp_path))
+    make_gguf.make_phi3(name="phi3-no-unk", missing="<unk>")
+    with pytest.raises(MalformedAssetError, match="'<unk>'") as caught:
+        build_tokenizer(TokenizerSpec("gguf", {"gguf": str(tmp_path / "phi3-no-unk.gguf")}))
+    assert "phi3-no-unk.gguf" in str(caught.value)

@@ -56,6 +56,8 @@ ATTR_NORMAL = 1 << 2
 ATTR_CONTROL = 1 << 3
 ATTR_USER_DEFINED = 1 << 4
 ATTR_BYTE = 1 << 5
+ATTR_LSTRIP = 1 << 7  # matched in text: whitespace before it is dropped
+ATTR_RSTRIP = 1 << 8  # matched in text: whitespace after it is dropped
 
 # llama_token_type (the values stored in tokenizer.ggml.token_type) -> attribute
 _TYPE_TO_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL, 4: ATTR_USER_DEFINED,
@@ -352,6 +354,7 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         eog.discard(s_id)
         attrs[s_id] = ATTR_NORMAL
 
+    _strip_attributes_by_name(meta, pre, texts, token_to_id, attrs)
     template = meta.values.get(K_TEMPLATE)
     return GGUFVocab(
         path=path, model=model, vocab_type=vocab_type, pre=pre, texts=texts, attrs=attrs, ids=ids,
@@ -360,6 +363,36 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         clean_spaces=clean_spaces, escape_whitespaces=escape_whitespaces,
         chat_template=template if isinstance(template, str) else None, meta=meta,
     )
+
+
+def _strip_attributes_by_name(meta: GGUFMetadata, pre: str, texts: list[str], token_to_id: dict[str, int],
+                              attrs: list[int]) -> None:
+    """llama.cpp's "set attributes by model/tokenizer/architecture name": jina-v2 and
+    nomic-bert-moe / jina-bert-v3 give <mask> LSTRIP, modern-bert gives [MASK] LSTRIP, a
+    general.name containing phi-3 / phi3 gives every control, user-defined and unknown token
+    RSTRIP (and </s>), except <unk>, <s> and <|endoftext|>; for those llama.cpp looks each of
+    the four up and fails to load a file that lacks one."""
+    name = meta.values.get("general.name")
+    name = name.lower() if isinstance(name, str) else ""
+    arch = meta.values.get("general.architecture")
+    arch = arch if isinstance(arch, str) else ""
+    if any(p in pre for p in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or any(
+            a in arch for a in ("nomic-bert-moe", "jina-bert-v3")):
+        if "<mask>" in token_to_id:
+            attrs[token_to_id["<mask>"]] |= ATTR_LSTRIP
+    elif "phi-3" in name or "phi3" in name:
+        for i, attr in enumerate(attrs):
+            if attr & (ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN):
+                attrs[i] |= ATTR_RSTRIP
+        for text, value in (("</s>", True), ("<unk>", False), ("<s>", False), ("<|endoftext|>", False)):
+            if text not in token_to_id:
+                raise _fail(meta.path, f"general.name {name!r} asks for llama.cpp's Phi-3 token rules, but the "
+                                       f"vocabulary has no {text!r} token (llama.cpp fails to load it)")
+            i = token_to_id[text]
+            attrs[i] = attrs[i] | ATTR_RSTRIP if value else attrs[i] & ~ATTR_RSTRIP
+    elif "modern-bert" in name:
+        if "[MASK]" in token_to_id:
+            attrs[token_to_id["[MASK]"]] |= ATTR_LSTRIP
 
 
 # -- token_to_piece ---------------------------------------------------------------------------
@@ -633,6 +666,7 @@ def clean_flush(held: Held) -> str:
 # -- the tokenizer ----------------------------------------------------------------------------
 
 _OPTIONS: list[str] = []
+_C_SPACE = " \t\n\v\f\r"
 _STARTED = "_gguf_started"
 _CLEAN = "_gguf_clean"
 _RAW = "_gguf_raw"
@@ -823,18 +857,25 @@ class GGUFTokenizer(Tokenizer):
                      and (parse_special or not a & (ATTR_CONTROL | ATTR_UNKNOWN))]
             order = [(texts[i], i) for i in sorted(found, key=lambda i: -len(texts[i].encode("utf-8", "surrogateescape")))]
             self.__dict__[key] = order
+        attrs = self.vocab.attrs
         parts: list[str | int] = [text] if text else []
         for token_text, token_id in order:
             if not any(type(p) is str and token_text in p for p in parts):
                 continue
+            lstrip, rstrip = attrs[token_id] & ATTR_LSTRIP, attrs[token_id] & ATTR_RSTRIP
             cut: list[str | int] = []
             for part in parts:
                 if type(part) is not str or token_text not in part:
                     cut.append(part)
                     continue
-                for k, stretch in enumerate(part.split(token_text)):
+                stretches = part.split(token_text)
+                for k, stretch in enumerate(stretches):
                     if k:
                         cut.append(token_id)
+                        if rstrip:  # the whitespace right after the token (C isspace: ASCII only)
+                            stretch = stretch.lstrip(_C_SPACE)
+                    if lstrip and k < len(stretches) - 1:
+                        stretch = stretch.rstrip(_C_SPACE)
                     if stretch:
                         cut.append(stretch)
             parts = cut
