@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError
@@ -204,13 +205,68 @@ def _alias_reasoning(chat: list[dict]) -> list[dict]:
     return out
 
 
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _tag_final_message(chat: list[dict], field: str, source: str) -> str:
+    """transformers' continue_final_message preparation: the final message's `field` (its last
+    text block, for content parts) gets a marker appended; returns the text to continue."""
+    if not chat:
+        raise ChatMessageError("continue_final_message is set but the conversation is empty")
+    final = chat[-1].get(field)
+    if final is None:
+        raise ChatTemplateError(f"continue_final_message is set but the final message has no {field!r} to continue")
+    fields = [field]
+    if field in _REASONING_FIELDS:
+        # reasoning is copied under several names: tag every copy, accept whichever the template reads
+        fields = [name for name in _REASONING_FIELDS if chat[-1].get(name) == final]
+    if not any(name in source for name in fields):
+        raise ChatTemplateError(f"continue_final_message is set to {field!r}, which this chat template never reads")
+    if isinstance(final, (list, tuple)):
+        for block in reversed(final):
+            if isinstance(block, dict) and "text" in block:
+                final = block["text"]
+                block["text"] = block["text"] + _CONTINUE_TAG
+                break
+        else:
+            raise ChatTemplateError("continue_final_message is set but the final message has no text block to continue")
+    elif isinstance(final, str):
+        for name in fields:
+            chat[-1][name] = chat[-1][name] + _CONTINUE_TAG
+    if not isinstance(final, str):
+        raise ChatMessageError(f"continue_final_message: the text to continue must be a str, got {type(final).__name__}")
+    return final
+
+
+def _cut_at_tag(rendered: str, final: str) -> str:
+    """The rendering up to where the final message's text ends (transformers' rule: the marker
+    must survive the template; if the template trimmed the space after it, so is the text)."""
+    marker = _CONTINUE_TAG.strip()
+    if final.strip() not in rendered or marker not in rendered:
+        raise ChatTemplateError(
+            "continue_final_message is set but the final message does not appear in the rendering: the chat "
+            "template changes or drops part of it"
+        )
+    at = rendered.rindex(marker)
+    if rendered[at:at + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
+        return rendered[:at]
+    return rendered[:at].rstrip()
+
+
 def render_jinja(source: str, messages: Any, *, add_generation_prompt: bool = False,
                  tools: Sequence[Mapping[str, Any]] | None = None, variables: Mapping[str, Any] | None = None,
-                 **kwargs: Any) -> str | list[str]:
+                 continue_final_message: bool | str = False, **kwargs: Any) -> str | list[str]:
     """`source` rendered for `messages` (a list of messages, or a list of such lists: then a
     list of strings) as transformers renders it. `variables` (the special tokens) come first,
-    `kwargs` override them."""
+    `kwargs` override them. continue_final_message (True: "content", or the field's name)
+    leaves the final message open: the rendering stops where its text ends."""
     jinja2 = _jinja()
+    if continue_final_message and add_generation_prompt:
+        raise ChatTemplateError("continue_final_message and add_generation_prompt cannot both be set: one continues "
+                                "the final message, the other starts a new assistant message")
+    if not isinstance(continue_final_message, (bool, str)):
+        raise ChatTemplateError(f"continue_final_message must be a bool or a field name, "
+                                f"got {type(continue_final_message).__name__}")
     template = _compiled(source)
     conversations, batched = _conversations(messages)
     if tools is not None:
@@ -230,17 +286,20 @@ def render_jinja(source: str, messages: Any, *, add_generation_prompt: bool = Fa
         documents = _plain(documents)
     names = _plain({**(variables or {}), **kwargs})
     rendered = []
+    field = continue_final_message if isinstance(continue_final_message, str) else "content"
     for chat in conversations:
         chat = _alias_reasoning(_plain(chat))
+        final = _tag_final_message(chat, field, source) if continue_final_message else None
         try:
-            rendered.append(template.render(messages=chat, tools=tools, documents=documents,
-                                            add_generation_prompt=add_generation_prompt, **names))
+            text = template.render(messages=chat, tools=tools, documents=documents,
+                                   add_generation_prompt=add_generation_prompt, **names)
         except jinja2.exceptions.SecurityError as exc:
             raise ChatTemplateError(f"the chat template tried something the sandbox forbids: {exc}") from None
         except jinja2.exceptions.TemplateError as exc:
             raise ChatTemplateError(f"the chat template raised an error: {exc}") from None
         except Exception as exc:  # a template operation failing on these inputs (e.g. '+' on a list)
             raise ChatTemplateError(f"the chat template failed on these messages: {type(exc).__name__}: {exc}") from None
+        rendered.append(text if final is None else _cut_at_tag(text, final))
     return rendered if batched else rendered[0]
 
 
@@ -325,12 +384,21 @@ def _template_string(value: Any, where: str) -> str:
     return value
 
 
+def _template_variables(tok: Tokenizer) -> Mapping[str, Any]:
+    # Read once per tokenizer (a kind may build them from its config files); a pickled
+    # tokenizer is rebuilt from its files, so the cache never travels stale.
+    variables = tok.__dict__.get("_oasr_template_variables")
+    if variables is None:
+        variables = MappingProxyType(dict(tok._template_variables()))
+        tok.__dict__["_oasr_template_variables"] = variables
+    return variables
+
+
 def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt: bool = False, tokenize: bool = False,
                         tools: Sequence[Mapping[str, Any]] | None = None,
                         chat_template: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
     """Tokenizer.apply_chat_template (see there)."""
-    if "continue_final_message" in kwargs:
-        raise ChatTemplateError("continue_final_message is not supported by oasr_tok's apply_chat_template")
+    continue_final_message = kwargs.pop("continue_final_message", False)
     templates = tok.chat_templates
     source: str | Mapping[str, Any] | None
     if isinstance(chat_template, Mapping):
@@ -352,11 +420,12 @@ def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt:
             kind = tok.spec.kind if tok.spec is not None else type(tok).__name__
             raise ChatTemplateError(f"this {kind} checkpoint ships no chat template; pass one with chat_template=...")
     if isinstance(source, Mapping):
-        if tools is not None or kwargs:
-            raise ChatTemplateError("NeMo-style templates take no tools or template variables")
+        if tools is not None or kwargs or continue_final_message:
+            raise ChatTemplateError("NeMo-style templates take no tools, template variables or "
+                                    "continue_final_message")
         return render_nemo_style(tok, messages, source, tokenize=tokenize, add_generation_prompt=add_generation_prompt)
     rendered = render_jinja(source, messages, add_generation_prompt=add_generation_prompt, tools=tools,
-                            variables=tok._template_variables(), **kwargs)
+                            variables=_template_variables(tok), continue_final_message=continue_final_message, **kwargs)
     if not tokenize:
         return rendered
     if isinstance(rendered, list):

@@ -154,8 +154,10 @@ def reduce_by_value(tok: Tokenizer) -> tuple[Any, ...]:
     kept, so later pickles (a thousand tasks) neither re-read nor need the files."""
     packed = tok.__dict__.get("_value_payload")
     if packed is None:
-        assert tok.spec is not None
-        packed = payload(tok.spec)
+        # A kind that reads files its spec does not name (found beside another) ships them too.
+        spec = tok.__dict__.get("_oasr_value_spec") or tok.spec
+        assert spec is not None
+        packed = payload(spec)
         tok.__dict__["_value_payload"] = packed
     return (from_value, packed)
 

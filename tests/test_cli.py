@@ -275,3 +275,55 @@ def test_words_format_bad_option_is_a_user_error():
     assert_user_error(run("words", ICEFALL, "--format", "srt", "--max-lines", "0", stdin=json.dumps(request)), 3, "max_lines")
     assert_user_error(run("words", ICEFALL, "--format", "ctm", "--utterance", "a b", stdin=json.dumps(request)), 3, "utterance")
     assert_user_error(run("words", ICEFALL, "--format", "xml", stdin=json.dumps(request)), 2)
+
+
+# -- the prompt side for gguf and tekken (special tokens, stop ids, --keep-specials) -------------------
+
+
+def _prompt_expected(name: str) -> dict:
+    return json.loads((ROOT / "fixtures" / "gguf" / "expected" / f"{name}.prompt.json").read_text(encoding="utf-8"))
+
+
+def test_describe_and_keep_specials_on_a_gguf():
+    """describe lists llama.cpp's roles and end-of-generation ids; decode --keep-specials is
+    llama_detokenize with unparse_special (the expected file written by llama.cpp)."""
+    path = shared("gguf/ggml-vocab-qwen2.gguf")
+    expected = _prompt_expected("ggml-vocab-qwen2")
+    data = json.loads(out(run("--json", "describe", path)))
+    assert data["kind"] == "gguf"
+    assert data["special_tokens"]["eos"]["id"] == expected["roles"]["eos"]
+    assert "GGUF key" in data["special_tokens"]["eos"]["source"]
+    assert [e["id"] for e in data["stop_ids"]] == expected["stop_ids"]
+    assert data["chat_templates"] == ["default"]
+    text = out(run("describe", path))
+    assert "stop ids:" in text and "<|im_end|>" in text and "end-of-generation" in text
+    shown = {int(i) for i, piece in expected["special_pieces"].items() if piece}  # specials the view renders
+    case = next(c for c in expected["detokenize_specials"] if len(c["ids"]) < 30 and shown & set(c["ids"])
+                and bytes.fromhex(c["bytes"]).decode("utf-8", "replace").isascii())
+    want = bytes.fromhex(case["bytes"]).decode("utf-8", "replace")
+    result = run("decode", "--keep-specials", path, *map(str, case["ids"]))
+    assert result.returncode == 0, err(result)
+    assert out(result).rstrip("\n") == want
+    plain = run("decode", path, *map(str, case["ids"]))
+    assert out(plain).rstrip("\n") == load(path).decode(case["ids"]) != want
+
+
+def test_describe_and_keep_specials_on_a_tekken_file():
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from tekken_files import path_of, reference
+
+    path = path_of("derived")
+    ref = reference("derived")
+    data = json.loads(out(run("--json", "describe", path)))
+    assert data["kind"] == "tekken"
+    assert {role: data["special_tokens"][role]["id"] for role in ("bos", "eos", "pad", "unk")} == {
+        "bos": ref.bos_id, "eos": ref.eos_id, "pad": ref.pad_id, "unk": ref.unk_id}
+    assert [e["id"] for e in data["stop_ids"]] == [ref.eos_id]
+    assert "stop ids:" in out(run("describe", path))
+    ids = [ref.bos_id, 3, *ref.encode("Transcribe this", bos=False, eos=False), 4, ref.eos_id]
+    result = run("decode", "--keep-specials", path, *map(str, ids))
+    assert result.returncode == 0, err(result)
+    assert out(result).rstrip("\n") == ref.decode(ids, SpecialTokenPolicy.KEEP)
+    assert out(run("decode", path, *map(str, ids))).rstrip("\n") == ref.decode(ids, SpecialTokenPolicy.IGNORE)
+    streamed = run("stream", "--keep-specials", path, stdin="\n".join(map(str, ids)) + "\n")
+    assert streamed.returncode == 0 and "[INST]" in out(streamed)

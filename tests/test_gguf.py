@@ -28,7 +28,7 @@ from paths import OWN, PACKAGE_PARENT, shared, subprocess_env
 gguf = pytest.importorskip("gguf")
 
 SHARED_FILES = ("ggml-vocab-llama-spm", "ggml-vocab-qwen2")
-OWN_FILES = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm")
+OWN_FILES = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm", "phi3-rstrip")
 EXPECTED = OWN / "gguf" / "expected"
 
 
@@ -405,7 +405,7 @@ def test_encode_refuses_what_it_cannot_reproduce(name: str) -> None:
     assert tok.decode([0, 1]) is not None  # decode still works
 
 
-@pytest.mark.parametrize("name", [n for n in OWN_FILES if n == "gpt2-cleanspaces"])
+@pytest.mark.parametrize("name", [n for n in OWN_FILES if n in ("gpt2-cleanspaces", "phi3-rstrip")])
 def test_encode_equals_llama_tokenize(name: str) -> None:
     pytest.importorskip("tokenizers")
     tok = tok_of(name)
@@ -500,3 +500,175 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     clone = pickle.loads(blob)
     ids = list(range(0, tok.vocab_size, 7))
     assert clone.decode(ids) == tok.decode(ids) and clone.vocab_size == tok.vocab_size
+# -- the prompt side against llama.cpp (fixtures/gguf/expected/<name>.prompt.json) ---------------
+
+
+def _prompt_expected(name: str) -> dict:
+    path = EXPECTED / f"{name}.prompt.json"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run fixtures/make_gguf_expected.py prompt with llama-cpp-python 0.3.36")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", SHARED_FILES + OWN_FILES)
+def test_special_tokens_and_stop_ids_equal_llama(name: str) -> None:
+    tok = tok_of(name)
+    expected = _prompt_expected(name)
+    specials = tok.special_tokens
+    for role in ("bos", "eos", "pad", "sep", "cls", "mask"):
+        assert getattr(specials, f"{role}_id") == expected["roles"][role], role
+        assert specials.source(role)
+    assert specials.unk_id == tok.vocab.ids["unk"]
+    assert sorted(specials.stop_ids) == expected["stop_ids"] == sorted(tok.stop_ids)
+    for token_id in specials.stop_ids:
+        assert "end-of-generation" in specials.source(f"stop:{token_id}")
+    keyed = [role for role in ("bos", "eos") if f"tokenizer.ggml.{role}_token_id" in tok.vocab.meta.values]
+    for role in keyed:
+        assert "GGUF key" in specials.source(role)
+    for piece, token_id in list(tok.vocabulary.items())[:: max(1, tok.vocab_size // 500)]:
+        assert tok.id_to_piece(token_id) == piece and tok.piece_to_id(piece) == token_id
+
+
+@pytest.mark.parametrize("name", [n for n in SHARED_FILES + OWN_FILES if n not in ("bert-wpm", "t5-ugm", "gemma4-bpe")])
+def test_encode_with_special_tokens_equals_llama_tokenize(name: str) -> None:
+    """add_special_tokens = llama_tokenize's add_special, split_special_tokens = not its
+    parse_special, on texts holding control-token text (matched as one id, SPM gives the text
+    after it a space prefix) and user-defined tokens (matched either way)."""
+    pytest.importorskip("tokenizers")
+    tok = tok_of(name)
+    cases = _prompt_expected(name)["tokenize"]
+    assert len(cases) == 56
+    for case in cases:
+        got = tok.encode(case["text"], add_special_tokens=case["add_special"],
+                         split_special_tokens=not case["parse_special"])
+        assert got == case["ids"], case
+    texts = [c["text"] for c in cases if c["add_special"] and c["parse_special"]]
+    assert tok.encode_batch(texts, add_special_tokens=True) == [
+        c["ids"] for c in cases if c["add_special"] and c["parse_special"]]
+    assert tok.with_specials().encode(texts[4], add_special_tokens=True) == tok.encode(texts[4], add_special_tokens=True)
+
+
+@pytest.mark.parametrize("name", SHARED_FILES + OWN_FILES)
+def test_with_specials_decode_equals_llama_detokenize_unparse_special(name: str) -> None:
+    tok = tok_of(name)
+    view = tok.with_specials()
+    expected = _prompt_expected(name)
+    assert view.special_ids == frozenset() and view.with_specials() is view and tok.with_specials() is view
+    assert view.special_tokens == tok.special_tokens
+    for token_id, piece in expected["special_pieces"].items():
+        assert view._pieces[int(token_id)] == bytes.fromhex(piece)  # token_to_piece(special=True)
+    for case in expected["detokenize_specials"]:
+        want = bytes.fromhex(case["bytes"]).decode("utf-8", "replace")
+        assert view.decode(case["ids"]) == want, case["ids"]
+        assert "".join(view.token_pieces(case["ids"])) == want
+    for case in expected["prefixes_specials"]:
+        ids, want = case["ids"], [bytes.fromhex(b).decode("utf-8", "replace") for b in case["bytes"]]
+        state: dict = {}
+        emitted = ""
+        for k, token in enumerate(ids):
+            emitted += view.decode_incremental([token], state)
+            assert state["text"] == want[k + 1]
+            assert want[k + 1].startswith(emitted)
+        assert emitted + view.decode_incremental([], state, final=True) == want[-1]
+
+
+def test_with_specials_view_pickles_as_a_view() -> None:
+    import pickle
+
+    tok = tok_of("ggml-vocab-qwen2")
+    view = tok.with_specials()
+    ids = [151644, *tok.encode("user\nhi"), 151645]
+    back = pickle.loads(pickle.dumps(view))
+    assert back.special_ids == frozenset() and back.decode(ids) == view.decode(ids) == "<|im_start|>user\nhi<|im_end|>"
+
+
+def _gguf_template_reference(name: str, messages: list, **kwargs) -> str:
+    """transformers' renderer (render_jinja_template, what apply_chat_template runs) on the
+    template the gguf package reads, with the special-token variables transformers' GGUF
+    loader gives (bos/eos/unk/pad spelled by the token list at llama.cpp's ids)."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    reader = gguf.GGUFReader(path_of(name))
+    template = reader.fields["tokenizer.chat_template"].contents()
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    roles = _prompt_expected(name)["roles"]
+    variables = {f"{role}_token": tokens[roles[role]] for role in ("bos", "eos", "pad") if roles[role] is not None}
+    rendered, _ = render_jinja_template([messages], chat_template=template, **{**variables, **kwargs})
+    return rendered[0]
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-qwen2", "gpt2-cleanspaces"])
+def test_chat_template_from_the_gguf_renders_as_transformers(name: str) -> None:
+    pytest.importorskip("transformers")
+    tok = tok_of(name)
+    assert tok.chat_template == _prompt_expected(name)["chat_template"]  # what llama_model_chat_template reads
+    assert tok.chat_templates == {"default": tok.chat_template}
+    conversations = [
+        [{"role": "user", "content": "Hello there"}],
+        [{"role": "system", "content": "You transcribe audio."}, {"role": "user", "content": "What is said? 😀"},
+         {"role": "assistant", "content": "Nothing <|im_end|> yet."}, {"role": "user", "content": "Again"}],
+    ]
+    for messages in conversations:
+        for generation in (False, True):
+            want = _gguf_template_reference(name, messages, add_generation_prompt=generation)
+            assert tok.apply_chat_template(messages, add_generation_prompt=generation) == want
+            if tok.supports_encode:
+                # tokenize=True: the rendering encoded with special-token text matched, nothing added
+                ids = tok.apply_chat_template(messages, add_generation_prompt=generation, tokenize=True)
+                assert ids == tok.encode(want)
+                assert tok.with_specials().decode(ids) == want
+
+
+def test_named_chat_templates_are_read_from_their_keys(tmp_path: Path) -> None:
+    source = _ours(path_of("gpt2-cleanspaces"))
+    from oasr_tok.kinds._gguf_reader import read_gguf_metadata as read
+
+    meta = read(path_of("gpt2-cleanspaces"))
+    writer = gguf.GGUFWriter(str(tmp_path / "named.gguf"), arch="llama")
+    for key, value in source.items():
+        if key.startswith("general.architecture"):
+            continue
+        kind, element = meta.types[key]
+        if kind == gguf.GGUFValueType.ARRAY:
+            writer.add_array(key, value)
+        else:
+            writer.add_key_value(key, value, gguf.GGUFValueType(kind))
+    writer.add_string("tokenizer.chat_template.tool_use", "TOOLS {{ tools | length }}")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    tok = build_tokenizer(TokenizerSpec("gguf", {"gguf": str(tmp_path / "named.gguf")}))
+    assert set(tok.chat_templates) == {"default", "tool_use"}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    assert tok.apply_chat_template([{"role": "user", "content": "x"}], tools=tools) == "TOOLS 1"
+    assert tok.apply_chat_template([{"role": "user", "content": "x"}]) == "x"
+
+
+def test_phi3_name_strips_whitespace_after_special_tokens() -> None:
+    """By general.name, llama.cpp gives Phi-3's special tokens RSTRIP (not <unk>, <s>,
+    <|endoftext|>): the whitespace after a matched "<|end|>" or "</s>" is dropped, after
+    "<unk>" it is kept (the expected ids are llama.cpp's)."""
+    tok = tok_of("phi3-rstrip")
+    rstrip = {i for i, a in enumerate(tok.vocab.attrs) if a & 256}
+    assert tok.piece_to_id("<|end|>") in rstrip and tok.piece_to_id("</s>") in rstrip
+    assert not {tok.piece_to_id(t) for t in ("<unk>", "<s>", "<|endoftext|>")} & rstrip
+    case = next(c for c in _prompt_expected("phi3-rstrip")["tokenize"]
+                if c["text"].startswith("<|user|>") and c["parse_special"] and not c["add_special"])
+    assert tok.encode(case["text"]) == case["ids"]
+    assert tok.encode("</s>  \t x") == tok.encode("</s>x")
+    assert tok.encode("<unk>   x") != [tok.piece_to_id("<unk>"), *tok.encode("x")]  # its whitespace is kept
+
+
+def test_phi3_name_without_its_tokens_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp fails to load a Phi-3-named vocabulary that lacks </s>, <unk>, <s> or
+    <|endoftext|> (checked with llama-cpp-python 0.3.36: "unordered_map::at")."""
+    sys.path.insert(0, str(OWN))
+    try:
+        import make_gguf
+    finally:
+        sys.path.remove(str(OWN))
+    monkeypatch.setattr(make_gguf, "OUT", str(tmp_path))
+    make_gguf.make_phi3(name="phi3-no-unk", missing="<unk>")
+    with pytest.raises(MalformedAssetError, match="'<unk>'") as caught:
+        build_tokenizer(TokenizerSpec("gguf", {"gguf": str(tmp_path / "phi3-no-unk.gguf")}))
+    assert "phi3-no-unk.gguf" in str(caught.value)

@@ -384,6 +384,92 @@ def test_mistral_template_given_explicitly_equals_transformers():
         tok.apply_chat_template(messages)
 
 
+CONTINUED = [
+    [{"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi there, I am"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Count"},
+     {"role": "assistant", "content": "One, two,  "}],  # trailing spaces: the template may trim them
+    [{"role": "user", "content": "Describe"},
+     {"role": "assistant", "content": [{"type": "text", "text": "It is"}, {"type": "text", "text": "a cat"}]}],
+    [{"role": "user", "content": "Think"}, {"role": "assistant", "content": "", "reasoning_content": "Let me see"}],
+]
+
+
+@pytest.mark.parametrize("name", ["qwen3", "qwen2-audio-like", "mistral-7b"])
+@pytest.mark.parametrize("field", [True, "content", "reasoning_content"])
+def test_continue_final_message_equals_transformers(name, field):
+    tok, ref = ours(name), reference(name)
+    template = MISTRAL_TEMPLATE if name == "mistral-7b" else None
+    for messages in CONVERSATIONS + CONTINUED:
+        try:
+            expected = ref.apply_chat_template(messages, chat_template=template, continue_final_message=field,
+                                               tokenize=False)
+        except Exception:  # transformers refuses (no such field, template drops the text, fails): so do we
+            with pytest.raises(ChatTemplateError):
+                tok.apply_chat_template(messages, chat_template=template, continue_final_message=field)
+            continue
+        assert tok.apply_chat_template(messages, chat_template=template, continue_final_message=field) == expected
+        ids = ref.apply_chat_template(messages, chat_template=template, continue_final_message=field, tokenize=True,
+                                      return_dict=False)
+        assert tok.apply_chat_template(messages, chat_template=template, continue_final_message=field,
+                                       tokenize=True) == ids
+    with pytest.raises(ChatTemplateError, match="add_generation_prompt"):
+        tok.apply_chat_template(CONTINUED[0], chat_template=template, continue_final_message=True,
+                                add_generation_prompt=True)
+
+
+def test_continue_final_message_really_continues():
+    # The differential test above could pass with both sides empty: pin down one rendering.
+    text = ours("qwen3").apply_chat_template(CONTINUED[0], continue_final_message=True)
+    # the user turn is closed, the assistant's is left open right after its text
+    assert text.endswith("</think>\n\nHi there, I am") and text.count("<|im_end|>") == 1
+
+
+def test_template_variables_are_read_once_per_tokenizer(tmp_path):
+    """apply_chat_template used to re-read tokenizer_config.json (and special_tokens_map.json)
+    on every call; now the variables are built once: a config changed on disk afterwards
+    changes nothing, and the renderings stay transformers' ones."""
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(shared(f"huggingface/qwen3/{name}"), tmp_path / name)
+    tok = oasr_tok.load(str(tmp_path))
+    ref = reference("qwen3")
+    template = "{{ eos_token }}|{{ pad_token }}|{% for m in messages %}{{ m.content }}{% endfor %}"
+    first = tok.apply_chat_template(CONVERSATIONS[0], chat_template=template)
+    assert first == ref.apply_chat_template(CONVERSATIONS[0], chat_template=template, tokenize=False)
+    (tmp_path / "tokenizer_config.json").write_text("{ not json")
+    for _ in range(3):
+        assert tok.apply_chat_template(CONVERSATIONS[0], chat_template=template) == first
+        assert tok.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True) == \
+            ref.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True, tokenize=False)
+
+
+@pytest.mark.parametrize("mode", ["value", "spec"])
+def test_prompt_files_beside_tokenizer_json_survive_pickling(tmp_path, mode):
+    """Regression: pickled by value, a tokenizer lost the files it reads beside tokenizer.json
+    (chat_template.jinja, additional_chat_templates/, generation_config.json,
+    special_tokens_map.json): the receiver fell back to the config's template and stop ids."""
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(shared(f"huggingface/qwen3/{name}"), tmp_path / name)
+    (tmp_path / "chat_template.jinja").write_text("JINJA {{ eos_token }} {{ messages[0].content }}")
+    (tmp_path / "additional_chat_templates").mkdir()
+    (tmp_path / "additional_chat_templates" / "tool_use.jinja").write_text("TOOLS {{ tools | length }}")
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [151645, 151644]}))
+    tok = oasr_tok.load(str(tmp_path))
+    tok.pickle_mode = mode
+    ref = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    messages = [{"role": "user", "content": "hi"}]
+    want = ref.apply_chat_template(messages, tokenize=False)
+    assert tok.apply_chat_template(messages) == want == "JINJA <|im_end|> hi"
+    stops, templates = tok.special_tokens.stop_ids, dict(tok.chat_templates)
+    assert stops == {151643, 151644, 151645} and set(templates) == {"default", "tool_use"}
+    back = pickle.loads(pickle.dumps(tok))
+    if mode == "value":
+        shutil.rmtree(tmp_path)  # the receiver has only what travelled
+    assert back.apply_chat_template(messages) == want
+    assert back.apply_chat_template(messages, tools=TOOLS) == "TOOLS 1"
+    assert back.special_tokens.stop_ids == stops
+    assert back.chat_templates == templates
+
+
 def test_sandbox_and_template_errors():
     tok = ours("qwen3")
     messages = [{"role": "user", "content": "x"}]

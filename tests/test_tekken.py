@@ -167,15 +167,135 @@ def test_out_of_range_and_non_integer_ids_raise_invalid_id_error():
 @pytest.mark.parametrize("name", NAMES)
 def test_encode_equals_mistral_common(name):
     tok, ref = tok_of(name), reference(name)
-    texts = (*MULTISCRIPT, "", " ", "\n\n", "[INST] markup is text [/INST] <s>", "a" * 500)
+    texts = (*MULTISCRIPT, "", " ", "\n\n", "a" * 500)
     for text in texts:
         assert tok.encode(text) == ref.encode(text, bos=False, eos=False), text
+    # mistral-common never matches special-token names: split_special_tokens=True is its encode
+    markup = "[INST] markup is text [/INST] <s>"
+    assert tok.encode(markup, split_special_tokens=True) == ref.encode(markup, bos=False, eos=False)
 
 
 @settings(max_examples=150)
 @given(text=st.text(max_size=60))
 def test_encode_equals_mistral_common_on_any_text(text):
-    assert tok_of("derived").encode(text) == reference("derived").encode(text, bos=False, eos=False)
+    ref = reference("derived")
+    assert tok_of("derived").encode(text, split_special_tokens=True) == ref.encode(text, bos=False, eos=False)
+    assert tok_of("derived").encode(text, add_special_tokens=True, split_special_tokens=True) == \
+        ref.encode(text, bos=True, eos=False)
+
+
+# -- the prompt side (docs/prompts.md) -------------------------------------------------------------
+
+SPECIAL_TEXTS = ("[INST] hello [/INST]", "<s>hi</s> there <unk> and <s>", "a[/INST]b[INST]c", "[AUDIO][AUDIO] x",
+                 "<SPECIAL_40> and [TRANSCRIBE]", "[INST[INST]]", "")
+
+
+def _reference_with_names(name: str, text: str) -> list[int]:
+    """Special-token names in `text` as their ids (longest first), the stretches between
+    encoded by mistral-common, no bos/eos."""
+    ref = reference(name)
+    names = sorted((ref.id_to_piece(i) for i in range(ref.num_special_tokens)), key=len, reverse=True)
+    import re
+
+    out: list[int] = []
+    for part in re.split("(" + "|".join(map(re.escape, names)) + ")", text):
+        if not part:
+            continue
+        if part in names:
+            out.append(ref.get_special_token(part))
+        else:
+            out += ref.encode(part, bos=False, eos=False)
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_special_tokens_are_mistral_commons_roles(name):
+    tok, ref = tok_of(name), reference(name)
+    specials = tok.special_tokens
+    assert (specials.bos_id, specials.eos_id, specials.pad_id, specials.unk_id) == (ref.bos_id, ref.eos_id, ref.pad_id,
+                                                                                     ref.unk_id)
+    assert specials.sep_id is specials.cls_id is specials.mask_id is None
+    assert specials.stop_ids == {ref.eos_id}
+    assert "'</s>'" in specials.source("eos") and specials.source(f"stop:{ref.eos_id}")
+    for token_id in (0, 3, tok.num_special_tokens - 1):
+        assert tok.piece_to_id(ref.id_to_piece(token_id)) == token_id
+    s = tok.num_special_tokens
+    for token_id in range(s + 256, s + 400):  # merged ranks: distinct bytes, so distinct text when valid
+        piece = ref.id_to_piece(token_id)
+        if "\ufffd" not in piece:
+            assert tok.piece_to_id(piece) == token_id
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_encode_matches_special_names_and_adds_bos(name):
+    tok, ref = tok_of(name), reference(name)
+    for text in (*SPECIAL_TEXTS, *MULTISCRIPT):
+        assert tok.encode(text) == _reference_with_names(name, text), text
+        assert tok.encode(text, add_special_tokens=True) == [ref.bos_id, *_reference_with_names(name, text)]
+        assert tok.encode(text, split_special_tokens=True) == ref.encode(text, bos=False, eos=False)
+    assert tok.encode_batch(list(SPECIAL_TEXTS), add_special_tokens=True) == [
+        tok.encode(t, add_special_tokens=True) for t in SPECIAL_TEXTS]
+
+
+def test_encode_and_keep_decode_equal_transformers_mistral_common_backend(tmp_path):
+    """transformers' MistralCommonBackend over the same tekken.json: its tok(text).input_ids
+    (bos, no eos) and decode(skip_special_tokens=False / True)."""
+    transformers = pytest.importorskip("transformers")
+    import shutil
+
+    shutil.copy(path_of("tekken_240911.json"), tmp_path / "tekken.json")
+    hf = transformers.MistralCommonBackend.from_pretrained(str(tmp_path))
+    tok = tok_of("tekken_240911.json")
+    for text in MULTISCRIPT:
+        assert tok.encode(text, add_special_tokens=True, split_special_tokens=True) == hf(text).input_ids
+    rng = random.Random("transformers keep")
+    for _ in range(200):
+        ids = adversarial(tok, rng, rng.randrange(1, 30))
+        assert tok.with_specials().decode(ids) == hf.decode(ids, skip_special_tokens=False), ids
+        assert tok.decode(ids) == hf.decode(ids, skip_special_tokens=True), ids
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_with_specials_equals_mistral_common_keep(name):
+    tok, ref = tok_of(name), reference(name)
+    view = tok.with_specials()
+    assert view.special_ids == frozenset() and view.with_specials() is view and tok.with_specials() is view
+    assert view.special_tokens == tok.special_tokens
+    rng = random.Random(f"keep {name}")
+    for _ in range(800):
+        ids = adversarial(tok, rng, rng.randrange(0, 40))
+        expected = ref.decode(ids, SpecialTokenPolicy.KEEP)
+        assert view.decode(ids) == expected, ids
+        assert "".join(view.token_pieces(ids)) == expected, ids
+        state: dict = {}
+        streamed = "".join(view.decode_incremental([i], state) for i in ids)
+        assert streamed + view.decode_incremental([], state, final=True) == expected
+    s = tok.num_special_tokens
+    split = [s + 0xE4, s + 0xB8, tok.bos_id, s + 0xAD]  # a special name still cuts the byte run
+    assert view.decode(split) == ref.decode(split, SpecialTokenPolicy.KEEP) == "\ufffd<s>\ufffd"
+    assert view.encode("[INST]x", add_special_tokens=True) == tok.encode("[INST]x", add_special_tokens=True)
+
+
+def test_with_specials_view_pickles_as_a_view():
+    import pickle
+
+    view = tok_of("derived").with_specials()
+    ids = [1, 3, *tok_of("derived").encode("hi"), 4, 2]
+    back = pickle.loads(pickle.dumps(view))
+    assert back.special_ids == frozenset() and back.decode(ids) == view.decode(ids) == "<s>[INST]hi[/INST]</s>"
+
+
+def test_chat_template_given_explicitly_uses_the_tekken_specials():
+    tok = tok_of("derived")
+    assert tok.chat_template is None
+    template = ("{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]"
+                "{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}")
+    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    text = tok.apply_chat_template(messages, chat_template=template)
+    assert text == "<s>[INST]Hi[/INST]Hello!</s>"
+    ids = tok.apply_chat_template(messages, chat_template=template, tokenize=True)
+    ref = reference("derived")
+    assert ids == [1, 3, *ref.encode("Hi", bos=False, eos=False), 4, *ref.encode("Hello!", bos=False, eos=False), 2]
 
 
 def test_decoding_needs_no_tiktoken():

@@ -42,8 +42,9 @@ from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, StreamStateError, stream_closed_error
 from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
+from ..specials import SpecialTokens, SpecialTokensBuilder
 from ._bytelevel import CHAR_TO_BYTE
-from ._common import existing_file, reject_unknown_options
+from ._common import checked_text, existing_file, reject_unknown_options
 from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata, vocabulary_only_gguf
 
 __all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
@@ -56,6 +57,8 @@ ATTR_NORMAL = 1 << 2
 ATTR_CONTROL = 1 << 3
 ATTR_USER_DEFINED = 1 << 4
 ATTR_BYTE = 1 << 5
+ATTR_LSTRIP = 1 << 7  # matched in text: whitespace before it is dropped
+ATTR_RSTRIP = 1 << 8  # matched in text: whitespace after it is dropped
 
 # llama_token_type (the values stored in tokenizer.ggml.token_type) -> attribute
 _TYPE_TO_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL, 4: ATTR_USER_DEFINED,
@@ -352,6 +355,7 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         eog.discard(s_id)
         attrs[s_id] = ATTR_NORMAL
 
+    _strip_attributes_by_name(meta, pre, texts, token_to_id, attrs)
     template = meta.values.get(K_TEMPLATE)
     return GGUFVocab(
         path=path, model=model, vocab_type=vocab_type, pre=pre, texts=texts, attrs=attrs, ids=ids,
@@ -360,6 +364,36 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         clean_spaces=clean_spaces, escape_whitespaces=escape_whitespaces,
         chat_template=template if isinstance(template, str) else None, meta=meta,
     )
+
+
+def _strip_attributes_by_name(meta: GGUFMetadata, pre: str, texts: list[str], token_to_id: dict[str, int],
+                              attrs: list[int]) -> None:
+    """llama.cpp's "set attributes by model/tokenizer/architecture name": jina-v2 and
+    nomic-bert-moe / jina-bert-v3 give <mask> LSTRIP, modern-bert gives [MASK] LSTRIP, a
+    general.name containing phi-3 / phi3 gives every control, user-defined and unknown token
+    RSTRIP (and </s>), except <unk>, <s> and <|endoftext|>; for those llama.cpp looks each of
+    the four up and fails to load a file that lacks one."""
+    name = meta.values.get("general.name")
+    name = name.lower() if isinstance(name, str) else ""
+    arch = meta.values.get("general.architecture")
+    arch = arch if isinstance(arch, str) else ""
+    if any(p in pre for p in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or any(
+            a in arch for a in ("nomic-bert-moe", "jina-bert-v3")):
+        if "<mask>" in token_to_id:
+            attrs[token_to_id["<mask>"]] |= ATTR_LSTRIP
+    elif "phi-3" in name or "phi3" in name:
+        for i, attr in enumerate(attrs):
+            if attr & (ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN):
+                attrs[i] |= ATTR_RSTRIP
+        for text, value in (("</s>", True), ("<unk>", False), ("<s>", False), ("<|endoftext|>", False)):
+            if text not in token_to_id:
+                raise _fail(meta.path, f"general.name {name!r} asks for llama.cpp's Phi-3 token rules, but the "
+                                       f"vocabulary has no {text!r} token (llama.cpp fails to load it)")
+            i = token_to_id[text]
+            attrs[i] = attrs[i] | ATTR_RSTRIP if value else attrs[i] & ~ATTR_RSTRIP
+    elif "modern-bert" in name:
+        if "[MASK]" in token_to_id:
+            attrs[token_to_id["[MASK]"]] |= ATTR_LSTRIP
 
 
 # -- token_to_piece ---------------------------------------------------------------------------
@@ -476,8 +510,19 @@ def _bpe_decode_all(texts: list[str], where: str) -> list[bytes]:
     return out
 
 
-def token_pieces_bytes(vocab: GGUFVocab) -> list[bytes]:
-    """What token_to_piece(id, special=False) renders for every id (b"" for special ids)."""
+def token_pieces_bytes(vocab: GGUFVocab, special: bool = False) -> list[bytes]:
+    """What token_to_piece(id, special) renders for every id: with special=False b"" for
+    control and unknown ids; with special=True (unparse_special) their own text."""
+    pieces = _plain_pieces_bytes(vocab)
+    if special:
+        texts = vocab.texts
+        for i, attr in enumerate(vocab.attrs):
+            if attr & (ATTR_UNKNOWN | ATTR_CONTROL):
+                pieces[i] = texts[i].encode("utf-8", "surrogateescape")
+    return pieces
+
+
+def _plain_pieces_bytes(vocab: GGUFVocab) -> list[bytes]:
     path = vocab.path
     unescape = vocab.vocab_type != "BPE" or vocab.escape_whitespaces
     attrs = vocab.attrs
@@ -622,6 +667,7 @@ def clean_flush(held: Held) -> str:
 # -- the tokenizer ----------------------------------------------------------------------------
 
 _OPTIONS: list[str] = []
+_C_SPACE = " \t\n\v\f\r"
 _STARTED = "_gguf_started"
 _CLEAN = "_gguf_clean"
 _RAW = "_gguf_raw"
@@ -630,14 +676,17 @@ _RAW = "_gguf_raw"
 class GGUFTokenizer(Tokenizer):
     """The tokenizer inside a GGUF file, exact to llama.cpp's llama_detokenize."""
 
-    def __init__(self, vocab: GGUFVocab) -> None:
+    def __init__(self, vocab: GGUFVocab, keep_specials: bool = False) -> None:
         self.vocab = vocab
-        self._pieces = token_pieces_bytes(vocab)
-        self._special = special_ids_of(vocab)
+        # keep_specials: the with_specials() view, llama_detokenize with unparse_special on.
+        self._pieces = token_pieces_bytes(vocab, special=keep_specials)
+        self._special = frozenset() if keep_specials else special_ids_of(vocab)
         self._size = len(self._pieces)
+        # Ids that render nothing (the special ids; in the view, unused and undefined ones).
         skip = bytearray(self._size)
-        for i in self._special:
-            skip[i] = FLAG_SKIP
+        for i, piece in enumerate(self._pieces):
+            if not piece:
+                skip[i] = FLAG_SKIP
         flags = self._skip = bytes(skip)
         # The leading-space rule is llama.cpp's "first id of the call" rule. The table's
         # one_space lead rule strips the first character output instead; the two differ only
@@ -769,9 +818,25 @@ class GGUFTokenizer(Tokenizer):
 
         return encode_refusal(self.vocab) is None
 
-    def encode(self, text: str) -> list[int]:
-        if not isinstance(text, str):
-            raise TypeError(f"encode() takes a str, got {type(text).__name__}")
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """llama.cpp's `llama_tokenize(text, add_special, parse_special)` with add_special =
+        add_special_tokens (None: False) and parse_special = not split_special_tokens: the text
+        is cut at the spelling of every control, unknown and user-defined token (longest token
+        first, each over the whole text, as tokenizer_st_partition does; with
+        split_special_tokens only the user-defined ones), each stretch between is encoded on
+        its own, and add_special_tokens adds bos / eos (WordPiece: bos and sep) as the file's
+        add_bos_token / add_eos_token say."""
+        text = checked_text(text, "gguf")
+        encoder = self._plain_encoder()
+        ids: list[int] = []
+        for part in self._partition(text, not split_special_tokens):
+            if isinstance(part, int):
+                ids.append(part)
+            else:
+                ids.extend(encoder(part))
+        return self._add_specials(ids) if add_special_tokens else ids
+
+    def _plain_encoder(self) -> Any:
         if self._encoder is None:
             from ._gguf_encode import build_encoder, encode_refusal
 
@@ -779,19 +844,116 @@ class GGUFTokenizer(Tokenizer):
             if refusal is not None:
                 raise EncodeError(refusal)
             self._encoder = build_encoder(self.vocab)
-        ids: list[int] = self._encoder(text)
-        return ids
+        return self._encoder
+
+    def _partition(self, text: str, parse_special: bool) -> list[str | int]:
+        """tokenizer_st_partition: for each special token, longest text first (ties by id), every
+        occurrence in every stretch not yet matched becomes that token."""
+        key = "_oasr_partition_control" if parse_special else "_oasr_partition_user"
+        order = self.__dict__.get(key)
+        if order is None:
+            wanted = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN if parse_special else ATTR_USER_DEFINED
+            attrs, texts = self.vocab.attrs, self.vocab.texts
+            found = [i for i, a in enumerate(attrs) if a & wanted
+                     and (parse_special or not a & (ATTR_CONTROL | ATTR_UNKNOWN))]
+            order = [(texts[i], i) for i in sorted(found, key=lambda i: -len(texts[i].encode("utf-8", "surrogateescape")))]
+            self.__dict__[key] = order
+        attrs = self.vocab.attrs
+        parts: list[str | int] = [text] if text else []
+        for token_text, token_id in order:
+            if not any(type(p) is str and token_text in p for p in parts):
+                continue
+            lstrip, rstrip = attrs[token_id] & ATTR_LSTRIP, attrs[token_id] & ATTR_RSTRIP
+            cut: list[str | int] = []
+            for part in parts:
+                if type(part) is not str or token_text not in part:
+                    cut.append(part)
+                    continue
+                stretches = part.split(token_text)
+                for k, stretch in enumerate(stretches):
+                    if k:
+                        cut.append(token_id)
+                        if rstrip:  # the whitespace right after the token (C isspace: ASCII only)
+                            stretch = stretch.lstrip(_C_SPACE)
+                    if lstrip and k < len(stretches) - 1:
+                        stretch = stretch.rstrip(_C_SPACE)
+                    if stretch:
+                        cut.append(stretch)
+            parts = cut
+        return parts
+
+    def _add_specials(self, ids: list[int]) -> list[int]:
+        # tokenize_impl's add_special: SPM, UGM and BPE add bos / eos as add_bos / add_eos say;
+        # WordPiece always adds bos in front and sep at the end.
+        v = self.vocab
+        if v.vocab_type == "WPM":
+            head, tail = v.ids["bos"], v.ids["sep"]
+        else:
+            head = v.ids["bos"] if v.add_bos else None
+            tail = v.ids["eos"] if v.add_eos else None
+        return [*([head] if head is not None else []), *ids, *([tail] if tail is not None else [])]
+
+    # -- the prompt side (docs/prompts.md) ---------------------------------------------------
+
+    def _special_tokens(self) -> SpecialTokens:
+        """The roles llama.cpp reports (llama_vocab_bos/eos/unk/pad/sep/cls/mask: a GGUF key, or
+        llama.cpp's default for the vocabulary type) and its end-of-generation set as stop ids."""
+        v = self.vocab
+        builder = SpecialTokensBuilder(self._size)
+        keys = dict(_SPECIAL_KEYS[:8])
+        for role, ours in (("bos", "bos"), ("eos", "eos"), ("unk", "unk"), ("pad", "pad"), ("sep", "sep"),
+                           ("mask", "mask"), ("cls", "bos")):
+            token_id = v.ids[ours]
+            key = keys[ours]
+            if role == "cls":
+                why = "llama.cpp's cls is its bos (llama_vocab_cls)"
+            elif key in v.meta.values and token_id == v.meta.values[key]:
+                why = f"GGUF key {key}"
+            elif token_id is None:
+                why = f"none in this GGUF ({key} absent or out of range)"
+            else:
+                why = f"llama.cpp's default for a {v.model!r} vocabulary ({key} absent)"
+            if token_id is not None:
+                why += f" ({v.texts[token_id]!r})"
+            builder.set(role, token_id, why)
+        for token_id in sorted(v.eog_ids):
+            why = "llama.cpp's end-of-generation set"
+            for role in ("eos", "eot", "eom"):
+                if v.ids[role] == token_id:
+                    why = f"llama.cpp's end-of-generation set: its {role} token"
+                    break
+            builder.stop(token_id, f"{why} ({v.texts[token_id]!r})")
+        builder.add_bos = v.add_bos or v.vocab_type == "WPM"
+        builder.add_eos = v.add_eos
+        return builder.build()
+
+    def _vocabulary(self) -> dict[str, int]:
+        # llama.cpp refuses duplicate token strings, so every text names one id.
+        return dict(zip(self.vocab.texts, range(self._size)))
+
+    def _keep_specials(self) -> Tokenizer:
+        return GGUFWithSpecials(self)
+
+    def _chat_templates(self) -> dict[str, str]:
+        """`tokenizer.chat_template` as "default" and `tokenizer.chat_template.<name>` by name,
+        the keys llama_model_chat_template(model, name) reads."""
+        templates: dict[str, str] = {}
+        values = self.vocab.meta.values
+        if self.vocab.chat_template is not None:
+            templates["default"] = self.vocab.chat_template
+        prefix = K_TEMPLATE + "."
+        for key in sorted(k for k in values if k.startswith(prefix)):
+            value = values[key]
+            if isinstance(value, str):
+                templates[key[len(prefix):]] = value
+        return templates
 
     # -- metadata ----------------------------------------------------------------------------
 
     @property
-    def chat_template(self) -> str | None:
-        """tokenizer.chat_template, as the file carries it (None when absent)."""
-        return self.vocab.chat_template
-
-    @property
     def stop_ids(self) -> frozenset[int]:
-        """The end-of-generation ids llama.cpp derives (special_eog_ids)."""
+        """The end-of-generation ids llama.cpp derives (special_eog_ids); the same set as
+        special_tokens.stop_ids."""
         return self.vocab.eog_ids
 
     def describe_details(self) -> dict[str, Any]:
@@ -822,3 +984,19 @@ def _vocabulary_for_value(path: str) -> tuple[bytes, str]:
 
 
 register_value_reader(".gguf", _vocabulary_for_value)
+class GGUFWithSpecials(GGUFTokenizer):
+    """`GGUFTokenizer.with_specials()`: llama_detokenize(ids, remove_special=False,
+    unparse_special=True): control and unknown tokens render their own text ("<s>",
+    "<|im_end|>"), then the same leading-space and clean_spaces rules run over the whole text.
+    Unused and undefined ids still render nothing. special_ids is empty; encode is the parent's."""
+
+    def __init__(self, parent: GGUFTokenizer) -> None:
+        super().__init__(parent.vocab, keep_specials=True)
+        self._parent = parent
+
+    @property
+    def supports_encode(self) -> bool:  # type: ignore[override]
+        return self._parent.supports_encode
+
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

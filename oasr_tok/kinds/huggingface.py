@@ -51,6 +51,13 @@ __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
 
 _OPTIONS = ["add_special_tokens"]
 
+#: The prompt side's optional files, by spec role, and the name each has beside tokenizer.json
+#: (transformers' layout), where they are looked for when the spec does not name them.
+PROMPT_FILES = {"special_tokens_map": "special_tokens_map.json", "generation_config": "generation_config.json",
+                "chat_template": "chat_template.jinja", "chat_template_json": "chat_template.json"}
+#: Role prefix of a named extra template (additional_chat_templates/<name>.jinja beside tokenizer.json).
+EXTRA_TEMPLATE_ROLE = "chat_template:"
+
 
 def load_backend(path: str) -> Any:
     """A `tokenizers.Tokenizer` from a tokenizer.json; typed errors naming the file."""
@@ -244,6 +251,11 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             _llama_encode_rule(backend, config)
         tokenizer = cls(backend, where=path, add_special_tokens=add_special, config=config)
         tokenizer.spec = spec
+        found = tokenizer._prompt_files()
+        if any(role not in spec.files for role in found):
+            # Pickled by value, the files found beside tokenizer.json travel too (the receiver
+            # has only the spec's files), so its special tokens and templates stay the same.
+            tokenizer.__dict__["_oasr_value_spec"] = TokenizerSpec(spec.kind, {**spec.files, **found}, spec.options)
         return tokenizer
 
     def id_to_piece(self, token_id: int) -> str:
@@ -299,10 +311,33 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
     # -- the prompt side (docs/prompts.md) ---------------------------------------------------
 
     def _config(self) -> dict[str, Any]:
-        if self._config_path is None:
-            return {}
-        config = read_json(self._config_path, "tokenizer_config.json")
-        return config if isinstance(config, dict) else {}
+        # Read once: the prompt side asks for it several times (roles, variables, templates).
+        cached = self.__dict__.get("_oasr_config")
+        if cached is None:
+            config = read_json(self._config_path, "tokenizer_config.json") if self._config_path is not None else {}
+            cached = config if isinstance(config, dict) else {}
+            self.__dict__["_oasr_config"] = cached
+        return cached
+
+    def _prompt_files(self) -> dict[str, str]:
+        """role -> path of the prompt side's optional files: the spec's when it names the role,
+        else the file of that name beside tokenizer.json (read once)."""
+        cached = self.__dict__.get("_oasr_prompt_files")
+        if cached is None:
+            named = dict(self.spec.files) if self.spec is not None else {}
+            cached = {}
+            for role, name in PROMPT_FILES.items():
+                path = named.get(role) or self._beside(name)
+                if path is not None:
+                    cached[role] = path
+            extra = {role: path for role, path in named.items() if role.startswith(EXTRA_TEMPLATE_ROLE)}
+            folder = os.path.join(os.path.dirname(os.path.abspath(self._where)), "additional_chat_templates")
+            if not extra and os.path.isdir(folder):
+                extra = {EXTRA_TEMPLATE_ROLE + name[: -len(".jinja")]: os.path.join(folder, name)
+                         for name in sorted(os.listdir(folder)) if name.endswith(".jinja")}
+            cached.update(extra)
+            self.__dict__["_oasr_prompt_files"] = cached
+        return cached
 
     def _beside(self, name: str) -> str | None:
         path = os.path.join(os.path.dirname(os.path.abspath(self._where)), name)
@@ -313,7 +348,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         declare them; None for a role declared absent. Empty without a config."""
         declared: dict[str, str | None] = {}
         sources = [(self._config(), "tokenizer_config.json")]
-        special_map = self._beside("special_tokens_map.json")
+        special_map = self._prompt_files().get("special_tokens_map")
         if special_map is not None and self._config_path is not None:
             data = read_json(special_map, "special_tokens_map.json")
             sources.insert(0, (data if isinstance(data, dict) else {}, "special_tokens_map.json"))
@@ -339,7 +374,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
                 where = f"tokenizer_config.json {role}_token {text!r}" if role in declared else (
                     "not declared in tokenizer_config.json")
                 builder.set(role, token_id, where)
-        generation = self._beside("generation_config.json")
+        generation = self._prompt_files().get("generation_config")
         if generation is not None:
             data = read_json(generation, "generation_config.json")
             eos = data.get("eos_token_id") if isinstance(data, dict) else None
@@ -368,14 +403,13 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         beside tokenizer.json win over tokenizer_config.json's `chat_template` (a string or a
         list of {"name", "template"}); chat_template.json (processors) comes last."""
         templates: dict[str, str] = {}
-        jinja = self._beside("chat_template.jinja")
+        files = self._prompt_files()
+        jinja = files.get("chat_template")
         if jinja is not None:
             templates["default"] = read_text(jinja, "chat_template.jinja")
-        extra = os.path.join(os.path.dirname(os.path.abspath(self._where)), "additional_chat_templates")
-        if os.path.isdir(extra):
-            for name in sorted(os.listdir(extra)):
-                if name.endswith(".jinja"):
-                    templates[name[: -len(".jinja")]] = read_text(os.path.join(extra, name), "chat template")
+        for role, path in files.items():
+            if role.startswith(EXTRA_TEMPLATE_ROLE):
+                templates[role[len(EXTRA_TEMPLATE_ROLE):]] = read_text(path, "chat template")
         if templates:
             return templates
         value = self._config().get("chat_template")
@@ -391,7 +425,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
                     )
                 templates[entry["name"]] = entry["template"]
             return templates
-        processor = self._beside("chat_template.json")
+        processor = files.get("chat_template_json")
         if processor is not None:
             data = read_json(processor, "chat_template.json")
             if isinstance(data, dict) and isinstance(data.get("chat_template"), str):

@@ -39,9 +39,14 @@ from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
+from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ._common import base64_token, checked_text, read_json, reject_unknown_options
 
-__all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer", "read_tekken"]
+__all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer",
+           "TekkenWithSpecials", "read_tekken"]
+
+#: The names mistral-common's Tekkenizer gives its roles (bos_id, eos_id, pad_id, unk_id).
+_ROLE_NAMES = {"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}
 
 #: The special tokens mistral-common gives a tekken file that lists none (its
 #: `Tekkenizer.DEPRECATED_SPECIAL_TOKENS`, ranks 0 ... 19, all control tokens).
@@ -350,13 +355,48 @@ class TekkenTokenizer(TableMethods, Tokenizer):
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def encode(self, text: str) -> list[int]:
-        """mistral-common's `encode(text, bos=False, eos=False)`: tiktoken's BPE over the
-        file's pattern and ranks, shifted past the special ids. Special token names written
-        in the text are ordinary text (mistral-common never matches them)."""
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        """tiktoken's BPE over the file's pattern and ranks, shifted past the special ids.
+
+        A special token's name written in the text ("[INST]", "<s>") is that one id, as
+        transformers matches special-token text; with split_special_tokens=True it is ordinary
+        text, which is exactly mistral-common's `encode(text, bos=False, eos=False)` (it never
+        matches names). add_special_tokens=True puts bos in front and no eos: mistral-common's
+        `encode(text, bos=True, eos=False)`, what transformers' MistralCommonBackend does
+        outside fine-tuning mode."""
         text = checked_text(text, "tekken")
+        ids = self.encode_with_special_text(text, self._encode_plain, split_special_tokens)
+        return self.add_bos_eos(ids) if add_special_tokens else ids
+
+    def _encode_plain(self, text: str) -> list[int]:
         shift = self._num_special
         return [rank + shift for rank in self._tiktoken().encode(text)]
+
+    # -- the prompt side (docs/prompts.md) ---------------------------------------------------
+
+    def _special_tokens(self) -> SpecialTokens:
+        """bos <s>, eos </s>, pad <pad>, unk <unk> by name, as mistral-common's Tekkenizer finds
+        them; eos is the one stop id (mistral-common knows no other end-of-turn token)."""
+        builder = SpecialTokensBuilder(self._vocab_size)
+        where = "the tekken.json special token" if self._file.listed_specials else (
+            "mistral-common's built-in special token")
+        for role in ROLES:
+            name = _ROLE_NAMES.get(role)
+            token_id = self._named(name) if name is not None else None
+            builder.set(role, token_id, f"{where} {name!r}" if token_id is not None else "tekken has none")
+        builder.add_bos = True
+        return builder.build()
+
+    def _vocabulary(self) -> dict[str, int]:
+        # Special names first (they win a spelling an ordinary token's bytes also have).
+        table: dict[str, int] = {}
+        for token_id in range(self._vocab_size - 1, self._num_special - 1, -1):
+            table[self._bytes[token_id].decode("utf-8", "replace")] = token_id
+        table.update(self._special_by_name)
+        return table
+
+    def _keep_specials(self) -> Tokenizer:
+        return TekkenWithSpecials(self)
 
     def _tiktoken(self) -> Any:
         with self._encoding_lock:
@@ -376,3 +416,52 @@ class TekkenTokenizer(TableMethods, Tokenizer):
                 except ValueError as exc:  # tiktoken's own refusal (a pattern it cannot compile)
                     raise MalformedAssetError(f"{self._path}: tiktoken cannot use it: {exc}", path=self._path) from None
             return self._encoding
+
+
+class TekkenWithSpecials(TableMethods, Tokenizer):
+    """`TekkenTokenizer.with_specials()`: `Tekkenizer.decode(ids, SpecialTokenPolicy.KEEP)`:
+    each special id renders its name ("<s>", "[INST]", "<SPECIAL_42>"), each run of ordinary
+    ids between them is decoded on its own. A name is valid UTF-8 that starts with a lead byte,
+    so decoding the bytes joined equals decoding each run apart (an incomplete character
+    before a name is cut off by it either way); an empty name keeps the run break explicitly.
+    special_ids is empty; encode is the parent's."""
+
+    supports_encode = True
+
+    def __init__(self, parent: TekkenTokenizer) -> None:
+        self._parent = parent
+        names = parent.special_token_names
+        self._bytes = [name.encode("utf-8") for name in names] + parent._bytes[len(names):]
+        flags = bytes(0 if name else FLAG_SKIP | FLAG_BREAK for name in names) + bytes(len(self._bytes) - len(names))
+        self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
+
+    @property
+    def vocab_size(self) -> int:
+        return self._parent.vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return frozenset()
+
+    def decode(self, ids: Sequence[int]) -> str:
+        ids = self.check_ids(ids)
+        pieces, num_special = self._bytes, self._parent.num_special_tokens
+        texts: list[str] = []
+        run: list[bytes] = []
+        for token_id in ids:
+            if token_id < num_special:
+                if run:
+                    texts.append(b"".join(run).decode("utf-8", "replace"))
+                    run = []
+                texts.append(pieces[token_id].decode("utf-8"))
+            else:
+                run.append(pieces[token_id])
+        if run:
+            texts.append(b"".join(run).decode("utf-8", "replace"))
+        return "".join(texts)
+
+    def id_to_piece(self, token_id: int) -> str:
+        return self._parent.id_to_piece(token_id)
+
+    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+        return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

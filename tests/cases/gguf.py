@@ -1,6 +1,7 @@
 """gguf cases: the two shared llama.cpp vocabularies (llama-spm: SPM with byte tokens;
 qwen2: byte-level BPE with user-defined fillers) and the project's own small GGUFs (bert WPM,
-gemma4 BPE with escaped whitespace and byte tokens, gpt2 with clean_spaces on, t5 UGM).
+gemma4 BPE with escaped whitespace and byte tokens, gpt2 with clean_spaces on, t5 UGM, and the
+gpt2 one under a Phi-3 name, whose special tokens strip the whitespace after them in encode).
 
 Realistic streams are llama.cpp's golden ids (`*.gguf.out`) where they exist; interesting ids
 are the ones with a rule of their own: byte tokens, specials (BOS first keeps the space),
@@ -14,7 +15,7 @@ from cases import MULTISCRIPT, KindCase
 from paths import own, shared
 
 SHARED = ("ggml-vocab-llama-spm", "ggml-vocab-qwen2")
-OWN = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm")
+OWN = ("bert-wpm", "gemma4-bpe", "gpt2-cleanspaces", "t5-ugm", "phi3-rstrip")
 CLEANUP = {b"?", b"!", b".", b",", b"'", b"s", b"m", b"re", b"ve", b"e", b"r", b"v", b"t", b"d", b" ", b" '", b"'s"}
 
 

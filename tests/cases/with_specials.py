@@ -3,12 +3,16 @@
 The view's own special_ids is empty, so the parent's special ids are fed in as interesting."""
 from __future__ import annotations
 
-from cases import KindCase, funasr_char, huggingface, sentencepiece, symbol_table, whisper
+from cases import KindCase, funasr_char, gguf, huggingface, sentencepiece, symbol_table, tekken, whisper
 
 _PICKED = {
     "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine", "huggingface/wordpiece-bert",
     "huggingface/metaspace-first",
     "whisper/faster-whisper-base",
+    # gguf: SPM with add_space_prefix, byte-level BPE with fillers, clean_spaces over special text
+    "gguf/ggml-vocab-llama-spm", "gguf/ggml-vocab-qwen2", "gguf/gpt2-cleanspaces", "gguf/gemma4-bpe",
+    # tekken: names that cut byte runs, in both layouts
+    "tekken/tekken_240911", "tekken/derived",
 }
 
 
@@ -35,6 +39,8 @@ CASES = [
     for c in (
         _picked(huggingface.CASES)
         + _picked(whisper.CASES, 1)
+        + _picked(gguf.CASES)
+        + _picked(tekken.CASES)
         + sentencepiece.CASES
         + symbol_table.CASES[:2]
         + funasr_char.CASES[:1]
