@@ -7,7 +7,7 @@ import numpy
 import numpy.typing
 from typing_extensions import disjoint_base
 
-from ._stream import PieceTable
+from ._piece_table import PieceTable
 from ._wordtypes import Words
 from .words import Times
 
