@@ -21,7 +21,7 @@ from paths import PACKAGE_PARENT, subprocess_env
 
 pytest.importorskip("mypy", reason="mypy is not installed (it comes with the test and lint extras)")
 
-PROGRAMS = Path(__file__).resolve().parent / "typing"
+PROGRAMS = Path(__file__).resolve().parent / "typing_programs"
 PACKAGE = PACKAGE_PARENT / "oasr_tok"
 
 # Cython's own names in every compiled module, not part of any module's API.
