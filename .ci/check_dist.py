@@ -23,11 +23,19 @@ def main(folder: str) -> int:
         for needed in ("oasr_tok/py.typed", "oasr_tok/__init__.py", "oasr_tok/data/demo/demo.json"):
             if needed not in names:
                 problems.append(f"{wheel.name} lacks {needed}")
-        if not any(n.startswith("oasr_tok/_") and n.endswith((".so", ".pyd")) for n in names):
+        compiled = [n for n in names if n.startswith("oasr_tok/_") and n.endswith((".so", ".pyd"))]
+        if not compiled:
             problems.append(f"{wheel.name} has no compiled module")
+        # A type checker sees a compiled module through its stub only: every one needs its .pyi.
+        for module in compiled:
+            stub = module.split(".", 1)[0] + ".pyi"
+            if stub not in names:
+                problems.append(f"{wheel.name} ships {module} without its stub {stub}")
     for sdist in sdists:
         names = [n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n]
         problems += [f"{sdist.name} ships generated {n}" for n in names if n.endswith((".c", ".so"))]
+        problems += [f"{sdist.name} ships {n} without its stub {n[:-4]}.pyi" for n in names
+                     if n.startswith("oasr_tok/_") and n.endswith(".pyx") and n[:-4] + ".pyi" not in names]
         for needed in ("setup.py", "pyproject.toml", "LICENSE", "tests/conftest.py", "oasr_tok/_piece_table.pyx",
                        "fixtures/make_fixtures.py"):
             if needed not in names:

@@ -18,7 +18,6 @@ CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighb
 """
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
-from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
@@ -193,7 +192,7 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     Multiply `starts` / `ends` by that factor, before or after `word_timings`."""
     import operator
 
-    cdef Py_ssize_t blank, limit, n, i, m = 0, value, prev = -1, run_start = 0
+    cdef Py_ssize_t blank, limit, n, i, m = 0, value, prev = -1
     cdef Py_buffer view
     cdef char code
     cdef const char* base
@@ -272,7 +271,8 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     try:
         lst = list(frame_ids)
     except TypeError:
-        raise NonIntegerIdError(f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}") from None
+        raise NonIntegerIdError(
+            f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}") from None
     n = PyList_GET_SIZE(lst)
     tok = <int64_t*>PyMem_Malloc(max(n, 1) * 3 * sizeof(int64_t))
     if tok == NULL:

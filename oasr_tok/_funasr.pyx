@@ -92,13 +92,14 @@ cdef class Track:
     cdef public bint started  # something visible was emitted (the leading strip is over)
     # Attribution only (None otherwise, so the streaming path pays one test per element):
     cdef _Owners own          # who printed each element of pend
-    cdef public Py_ssize_t at # position (in the caller's ids) of the token being stepped
+    cdef public Py_ssize_t at  # position (in the caller's ids) of the token being stepped
 
     def __init__(self, tuple data=None, bint owned=False):
         self.own = _Owners() if owned else None
         self.at = -1
         if data is None:
-            self.word, self.blank, self.digit, self.c1, self.c2, self.ws, self.started = "", False, False, 0, 0, "", False
+            self.word, self.blank, self.digit, self.ws, self.started = "", False, False, "", False
+            self.c1 = self.c2 = 0
             self.pend = []
         else:
             if not _frozen_track(data):

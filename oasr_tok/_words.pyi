@@ -1,7 +1,9 @@
+# Types of the compiled word grouping (oasr_tok/_words.pyx); tests/test_typing.py checks these
+# against the built module with mypy's stubtest.
 from collections.abc import Sequence
-from typing import Any
 
 from ._wordtypes import Words
+from .words import Times
 
 def char_class(ch: str) -> int: ...
-def group_words(pieces: Sequence[str], starts: Any, ends: Any = ...) -> Words: ...
+def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> Words: ...

@@ -16,7 +16,7 @@ import abc
 import os
 import time
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, overload
 
 from ._ids import batch_rows, check_ids
 from ._textbuf import check_owner, commit_text, table_tag
@@ -34,7 +34,7 @@ from .specials import SpecialTokens, SpecialTokensBuilder, split_on_special_text
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
-    from .words import Word, Words
+    from .words import Times, Word, Words
 
 __all__ = ["Tokenizer"]
 
@@ -319,6 +319,31 @@ class Tokenizer(abc.ABC):
         state["_closed"] = bool(final)
         return delta
 
+    # Without `times` a pair, with them a triple: the overloads tell a type checker which.
+    @overload
+    def decode_hypothesis(
+        self,
+        hypothesis_ids: Sequence[int],
+        state: dict[str, Any],
+        final: bool = False,
+        agreement: int = 2,
+        times: None = None,
+    ) -> tuple[str, str]: ...
+    @overload
+    def decode_hypothesis(
+        self,
+        hypothesis_ids: Sequence[int],
+        state: dict[str, Any],
+        final: bool = False,
+        agreement: int = 2,
+        *,
+        times: Sequence[float],
+    ) -> tuple[str, str, list[Word]]: ...
+    @overload
+    def decode_hypothesis(
+        self, hypothesis_ids: Sequence[int], state: dict[str, Any], final: bool, agreement: int, times: Sequence[float]
+    ) -> tuple[str, str, list[Word]]: ...
+    @overload
     def decode_hypothesis(
         self,
         hypothesis_ids: Sequence[int],
@@ -326,7 +351,15 @@ class Tokenizer(abc.ABC):
         final: bool = False,
         agreement: int = 2,
         times: Sequence[float] | None = None,
-    ) -> "tuple[str, str] | tuple[str, str, list[Word]]":
+    ) -> tuple[str, str] | tuple[str, str, list[Word]]: ...
+    def decode_hypothesis(
+        self,
+        hypothesis_ids: Sequence[int],
+        state: dict[str, Any],
+        final: bool = False,
+        agreement: int = 2,
+        times: Sequence[float] | None = None,
+    ) -> tuple[str, str] | tuple[str, str, list[Word]]:
         """Stream a hypothesis that the recogniser may rewrite: give its whole current best
         hypothesis each call; get `(committed_delta, partial)`. Committed text is never
         retracted and grows by whole words once the last `agreement` hypotheses agree on their
@@ -381,7 +414,7 @@ class Tokenizer(abc.ABC):
         trailing run of that id (see docs/decoding.md § Id inputs)."""
         return [self.decode(ids) for ids in batch_rows(batch, lengths, pad_id)]
 
-    def word_timings(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> "Words":
+    def word_timings(self, ids: Sequence[int], starts: Times, ends: Times | None = None) -> Words:
         """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""
         from .words import group_words
 
@@ -393,7 +426,7 @@ class Tokenizer(abc.ABC):
     #: system); "spec": only the spec's paths (a shared file system). docs/scale.md.
     pickle_mode: str = "value"
 
-    def __reduce__(self):  # type: ignore[override]
+    def __reduce__(self) -> tuple[Any, ...]:
         parent = self.__dict__.get("_oasr_specials_of")
         if parent is not None:  # a with_specials() view: rebuilt as the view of its tokenizer
             return (_specials_view_of, (parent,))

@@ -20,9 +20,12 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .errors import TokenizerError, short_repr
+
+if TYPE_CHECKING:
+    from .base import Tokenizer
 
 __all__ = ["main"]
 
@@ -38,7 +41,7 @@ class _Failure(Exception):
         self.code, self.kind = code, kind
 
 
-def _load(path: str):
+def _load(path: str) -> Tokenizer:
     from .checkpoint import load
 
     try:
@@ -396,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if demo_args is not None:
         args.demo_args = demo_args
     try:
-        return args.run(args, sys.stdout)
+        run: Callable[[argparse.Namespace, IO[str]], int] = args.run
+        return run(args, sys.stdout)
     except _Failure as failure:
         if args.json:
             sys.stderr.write(json.dumps({"error": failure.kind, "message": str(failure)}, ensure_ascii=False) + "\n")

@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import IO, Any, Sequence
 
 from .errors import BackendNotInstalledError, UnknownKindError
 from .registry import build_tokenizer
@@ -36,7 +36,8 @@ INSTALL_HINTS = {
 def load_manifest() -> list[dict[str, Any]]:
     """The demo's hypotheses (oasr_tok/data/demo/demo.json)."""
     with open(DATA / "demo.json", encoding="utf-8") as handle:
-        return json.load(handle)["entries"]
+        entries: list[dict[str, Any]] = json.load(handle)["entries"]
+    return entries
 
 
 def _chunks(ids: list[int], size: int) -> list[list[int]]:
@@ -141,7 +142,7 @@ def _time(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def _print_record(record: dict[str, Any], out) -> None:
+def _print_record(record: dict[str, Any], out: IO[str]) -> None:
     write = lambda line="": out.write(line + "\n")  # noqa: E731
     write(f"== {record['kind']} · {record['title']}")
     write(f"   file     {', '.join(record['files'].values())}")

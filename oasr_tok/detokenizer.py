@@ -38,6 +38,7 @@ class Detokenizer:
             spec = TokenizerSpec("symbol_table", {"units": os.fspath(unit_table)}, options)
             self.tokenizer = SymbolTableTokenizer.from_spec(spec)
         else:
+            assert sentencepiece_model is not None  # exactly one of the three was given
             self.tokenizer = SymbolTableTokenizer.from_sentencepiece_model(os.fspath(sentencepiece_model), options)
 
     def decode(self, ids: Sequence[int]) -> str:

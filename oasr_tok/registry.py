@@ -92,7 +92,8 @@ def _builtin_factory(kind: str) -> Factory:
                 f"({exc}); install it with: pip install 'oasr_tok[{extra}]'"
             ) from exc
     module = importlib.import_module(module_name)
-    return getattr(module, class_name).from_spec
+    factory: Factory = getattr(module, class_name).from_spec
+    return factory
 
 
 def get_factory(kind: str) -> Factory:

@@ -262,13 +262,13 @@ def _decode_hypothesis(
             else:
                 pieces.append(rest)
         delta = "".join(pieces)[h.skip:]
-        words = None
+        final_words = None
         if times is not None:
             starts = [p[2] for p in h.pending] + tail_times
             index = [p[1] for p in h.pending] + list(range(n, n + len(tail)))
             if rest and not (ptexts or deltas):
                 starts, index = [0], [max(n - 1, 0)]
-            words = _words_after(pieces, starts, index, h.skip, len("".join(pieces)))
+            final_words = _words_after(pieces, starts, index, h.skip, len("".join(pieces)))
         _append(state, "committed", delta)
         h.n = n + len(tail)
         h.window = (h.window + tail_ids)[-WINDOW:]
@@ -276,7 +276,7 @@ def _decode_hypothesis(
         state[_STATE_KEY] = h.freeze()
         state["committed_tokens"] = h.n
         state["revision"] = revision
-        return (delta, "") if words is None else (delta, "", words)
+        return (delta, "") if final_words is None else (delta, "", final_words)
     # -- agreement ----------------------------------------------------------------------------
     if agreement == 1:
         agreed = len(tail)

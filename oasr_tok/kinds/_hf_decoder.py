@@ -46,11 +46,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import UnsupportedDecoderError
 from ._bytelevel import token_bytes
+
+if TYPE_CHECKING:
+    from .._ctc import CTCStream
 
 
 __all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte",
@@ -176,23 +179,33 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             old, new = pattern["String"], step.get("content", "")
             if old == "":
                 raise refuse(step, "an empty Replace pattern")
-            plan.steps.append(lambda t, first, old=old, new=new: t.replace(old, new))
+
+            def replace(t: str, first: bool, old: str = old, new: str = new) -> str:
+                return t.replace(old, new)
+
+            plan.steps.append(replace)
         elif kind == "Strip":
             content, start, stop = step.get("content", " "), int(step.get("start", 0)), int(step.get("stop", 0))
             if stop:
                 # strip.rs indexes from the end without a bound check: an empty token (or one
                 # made only of `content`, shorter than start + stop) makes the runtime panic.
                 raise refuse(step, "a per-token Strip from the end panics in the runtime on short tokens")
-            plan.steps.append(lambda t, first, c=content, a=start, b=stop: _strip(t, c, a, b))
+
+            def strip(t: str, first: bool, c: str = content, a: int = start, b: int = stop) -> str:
+                return _strip(t, c, a, b)
+
+            plan.steps.append(strip)
         elif kind == "Metaspace":
             replacement = step.get("replacement", "\u2581")
             scheme = step.get("prepend_scheme")
             if scheme is None:  # older files: add_prefix_space
                 scheme = "always" if step.get("add_prefix_space", True) else "never"
             drop_first = scheme != "never"
-            plan.steps.append(
-                lambda t, first, r=replacement, d=drop_first: t.replace(r, "") if (first and d) else t.replace(r, " ")
-            )
+
+            def metaspace(t: str, first: bool, r: str = replacement, d: bool = drop_first) -> str:
+                return t.replace(r, "") if (first and d) else t.replace(r, " ")
+
+            plan.steps.append(metaspace)
             plan.first_dependent = plan.first_dependent or drop_first
         elif kind == "WordPiece":
             prefix, cleanup = step.get("prefix", "##"), bool(step.get("cleanup", True))
@@ -209,8 +222,15 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             if len(chain) != 1:
                 raise refuse(step, "BPEDecoder is supported only on its own")
             suffix = step.get("suffix", "</w>")
-            plan.steps.append(lambda t, first, x=suffix: t.replace(x, " "))
-            plan.last = lambda t, first, x=suffix: t.replace(x, "")
+
+            def suffix_to_space(t: str, first: bool, x: str = suffix) -> str:
+                return t.replace(x, " ")
+
+            def suffix_dropped(t: str, first: bool, x: str = suffix) -> str:
+                return t.replace(x, "")
+
+            plan.steps.append(suffix_to_space)
+            plan.last = suffix_dropped
         elif kind == "ByteFallback":
             plan.byte_fallback = True
         elif kind == "Fuse":
@@ -263,7 +283,9 @@ def _strip(token: str, content: str, start: int, stop: int) -> str:
     return token[lo:hi]
 
 
-def stream_for(tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json") -> Any:
+def stream_for(
+    tokens: Sequence[str | None], plan: DecoderPlan, where: str = "tokenizer.json"
+) -> PieceTable | CTCStream:
     """The compiled renderer for token strings indexed by id: a PieceTable, wrapped in a
     CTCStream when the plan has a neighbour rule (CTC's repeat collapse, BPEDecoder's last token)."""
     table = table_from_tokens(tokens, plan, where)

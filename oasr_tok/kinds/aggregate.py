@@ -238,4 +238,6 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         end = end_frame if end_frame is not None else start_frame
         start_s = None if start_frame is None else start_frame * scale
         end_s = None if end is None else end * scale
-        return Word(text[open_word[0]:end_char], start_s, end_s, open_word[1], open_word[2])
+        # A hypothesis without any timestamp token leaves its words untimed (None), outside
+        # Word's declared float times.
+        return Word(text[open_word[0]:end_char], start_s, end_s, open_word[1], open_word[2])  # type: ignore[arg-type]

@@ -175,7 +175,7 @@ def _json_tokens(path: str, text: str) -> list[str]:
 # (settle releases what no later token can change, rest renders what ending now would add).
 
 
-def _thaw(frozen: tuple | None) -> tuple:
+def _thaw(frozen: tuple | None) -> tuple[int, _Track, _Track | None, str, str]:
     """(branch, main Track, open-branch Track or None, main text, open-branch text) from the
     plain data kept in state["_funasr"]; StreamStateError if it is not such data."""
     if frozen is None:

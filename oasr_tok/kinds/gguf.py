@@ -328,6 +328,7 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
             if found:
                 ids[role] = found[0]
                 force_control(found[0])
+    token_id: int | None  # the loops below reuse it for lookups that may miss
     for token_id in [i for i, a in enumerate(attrs) if a & ATTR_CONTROL]:
         if "unused" in texts[token_id]:
             attrs[token_id] |= ATTR_UNUSED

@@ -80,7 +80,7 @@ def load_backend(path: str) -> Any:
         ) from None
 
 
-def _read_config(path: str) -> dict[str, dict]:
+def _read_config(path: str) -> dict[int, dict[str, Any]]:
     """The added_tokens_decoder of a tokenizer_config.json, checked: {id: entry}."""
     config = read_json(path, "tokenizer_config.json")
     if not isinstance(config, dict):
@@ -90,12 +90,12 @@ def _read_config(path: str) -> dict[str, dict]:
         declared = {}
     if not isinstance(declared, dict):
         raise MalformedAssetError(f"{path}: added_tokens_decoder must map ids to tokens", path=path)
-    entries: dict[int, dict] = {}
+    entries: dict[int, dict[str, Any]] = {}
     for key, entry in declared.items():
         # An id key is decimal digits, as transformers writes it ("151643"); int() would also
         # take "-1", "+5", " 7" and "1_000".
         token_id = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
-        if json_id(token_id) is None:
+        if token_id is None or json_id(token_id) is None:
             raise MalformedAssetError(
                 f"{path}: added_tokens_decoder key {short_repr(key)} is not a token id", path=path
             )
@@ -138,7 +138,7 @@ def merge_tokenizer_config(backend: Any, path: str) -> list[tuple[int, int, str]
             run_special = special
         run.append(token)
     flush()
-    moved = []
+    moved: list[tuple[int, int, str]] = []
     for declared, entry in missing:
         actual = backend.token_to_id(entry["content"])
         if actual != declared:
@@ -219,7 +219,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         if vocab:
             highest = max(vocab.values())
             check_id_span(highest, len(vocab), where, f"token {short_repr(backend.id_to_token(highest))}")
-        size = max(backend.get_vocab_size(with_added_tokens=True), max(vocab.values(), default=-1) + 1)
+        size: int = max(backend.get_vocab_size(with_added_tokens=True), max(vocab.values(), default=-1) + 1)
         # The runtime skips a special token by its text (any id spelling it), and drops ids
         # with no token at all. The with_specials() view keeps the specials (holes stay dropped).
         special_text = set() if keep_specials else {
@@ -277,13 +277,15 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         return self._special
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self._backend.decode(self.check_ids(ids), skip_special_tokens=not self._keep)
+        text: str = self._backend.decode(self.check_ids(ids), skip_special_tokens=not self._keep)
+        return text
 
     def decode_batch(
         self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
     ) -> list[str]:
         checked = [self.check_ids(ids) for ids in batch_rows(batch, lengths, pad_id)]
-        return self._backend.decode_batch(checked, skip_special_tokens=not self._keep)
+        texts: list[str] = self._backend.decode_batch(checked, skip_special_tokens=not self._keep)
+        return texts
 
     def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
         """The runtime's encode: added tokens written in `text` are matched as their ids (as
@@ -294,7 +296,8 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         if add_special_tokens is None:
             add_special_tokens = self._add_special_tokens
         backend = self._splitting_backend() if split_special_tokens else self._backend
-        return backend.encode(text, add_special_tokens=bool(add_special_tokens)).ids
+        ids: list[int] = backend.encode(text, add_special_tokens=bool(add_special_tokens)).ids
+        return ids
 
     def _splitting_backend(self) -> Any:
         # A second runtime with encode_special_tokens on: the flag is shared state on a

@@ -31,7 +31,7 @@ SentencePiece for the surfaces.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from .._ids import check_ids
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
@@ -89,7 +89,7 @@ def piece_strings(processor: Any, path: str) -> list[str]:
 # -- reading two facts the Python API does not expose ------------------------------------------
 
 
-def _fields(message: bytes):
+def _fields(message: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """(field number, wire type, value) of a serialized protobuf message; value is an int
     or, for length-delimited fields, the bytes. Raises ValueError on a truncated message."""
     pos, end = 0, len(message)
@@ -132,7 +132,7 @@ def _has_denormalizer(serialized: bytes) -> bool:
     """Whether ModelProto.denormalizer_spec (field 5) has a non-empty precompiled_charsmap
     (field 2): the condition under which SentencePiece rewrites its decoded text as a whole."""
     for number, wire, value in _fields(serialized):
-        if number == 5 and wire == 2:
+        if number == 5 and wire == 2 and isinstance(value, bytes):  # wire type 2 is always bytes
             for inner, inner_wire, charsmap in _fields(value):
                 if inner == 2 and inner_wire == 2 and charsmap:
                     return True
@@ -223,6 +223,7 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
     """A SentencePiece model (.model). Options: `special_ids` (default [0, 1, 2])."""
 
     supports_encode = True
+    _table: PieceTable
 
     def __init__(self, path: str, special_ids: Sequence[int] | None = None) -> None:
         self._sp = load_processor(path)
@@ -271,10 +272,12 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
 
     def id_to_piece(self, token_id: int) -> str:
         """The model's own spelling of `token_id` ("▁the", "<0xE4>", "<unk>")."""
-        return self._sp.id_to_piece(self.check_ids([token_id])[0])
+        piece: str = self._sp.id_to_piece(self.check_ids([token_id])[0])
+        return piece
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self._sp.decode(check_ids(ids, len(self._skip), self._skip))
+        text: str = self._sp.decode(check_ids(ids, len(self._skip), self._skip))
+        return text
 
     def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
         """SentencePiece's encode of `text`. The spelling of a special id in the text ("<s>")
@@ -325,10 +328,10 @@ def _surfaces(serialized: bytes) -> list[str]:
     """The surface (field 3) of every piece (field 2) of a serialized SentencePieceText."""
     out = []
     for number, wire, piece in _fields(serialized):
-        if number == 2 and wire == 2:
+        if number == 2 and wire == 2 and isinstance(piece, bytes):  # wire type 2 is always bytes
             surface = b""
             for inner, inner_wire, value in _fields(piece):
-                if inner == 3 and inner_wire == 2:
+                if inner == 3 and inner_wire == 2 and isinstance(value, bytes):
                     surface = value
             out.append(surface.decode("utf-8"))
     return out

@@ -13,7 +13,7 @@ Python statement of the same rules and the oracle the compiled paths are tested 
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 from .._ids import check_ids
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
@@ -74,7 +74,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
 
     supports_encode = False
 
-    def __init__(self, pieces: Sequence[str], special_ids: Sequence[int] | None = None) -> None:
+    def __init__(self, pieces: Sequence[str], special_ids: Collection[int] | None = None) -> None:
         self._symbols = list(pieces)
         size = len(self._symbols)
         self._special = special_ids_option(

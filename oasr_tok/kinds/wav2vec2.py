@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._ctc import CTCStream, delimited_words
@@ -55,7 +55,7 @@ _DEFAULTS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad
 _CONTEXT_LOWER = "\u03a3"
 
 
-def _no_duplicates(path: str):
+def _no_duplicates(path: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
@@ -122,7 +122,8 @@ def _token_text(value: Any, path: str, key: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return value["content"]
+        content: str = value["content"]
+        return content
     if isinstance(value, str):
         return value
     raise MalformedAssetError(f"{path}: {key} must be a token string (or an object with 'content'), got {value!r}", path=path)
@@ -177,12 +178,12 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
     def __init__(self, vocab: Mapping[str, int], settings: Mapping[str, Any], where: str = "vocab.json") -> None:
         self.settings = dict(settings)
         size = max(vocab.values()) + 1
-        tokens: list[str | None] = [None] * size
+        by_id: list[str | None] = [None] * size
         for piece, token_id in vocab.items():
-            tokens[token_id] = piece
+            by_id[token_id] = piece
         unk = settings["unk_token"]
         # transformers turns an id the table lacks into the unk token, which is special.
-        tokens = [unk if t is None else t for t in tokens]
+        tokens: list[str] = [unk if t is None else t for t in by_id]
         delimiter = settings["word_delimiter_token"]
         special_text = {t for t in (*(settings[k] for k in _SPECIAL_KEYS), *settings["additional_special_tokens"])
                         if t is not None} - {delimiter}

@@ -119,9 +119,26 @@ class WhisperLayout:
     __slots__ = ("eot", "sot", "languages", "translate", "transcribe", "sot_lm", "sot_prev", "no_speech",
                  "no_timestamps", "tokens", "special_below_eot", "max_id")
 
-    def __init__(self, **fields: Any) -> None:
-        for name in self.__slots__:
-            setattr(self, name, fields[name])
+    eot: int
+    sot: int
+    languages: dict[str, int]  # language code -> its token id, in the file's order
+    translate: int
+    transcribe: int
+    sot_lm: int
+    sot_prev: int
+    no_speech: int
+    no_timestamps: int
+    tokens: dict[int, str]  # id -> its token string, as the tokenizer.json spells it
+    special_below_eot: frozenset[int]
+    max_id: int
+
+    def __init__(self, *, eot: int, sot: int, languages: dict[str, int], translate: int, transcribe: int,
+                 sot_lm: int, sot_prev: int, no_speech: int, no_timestamps: int, tokens: dict[int, str],
+                 special_below_eot: frozenset[int], max_id: int) -> None:
+        self.eot, self.sot, self.languages = eot, sot, languages
+        self.translate, self.transcribe, self.sot_lm, self.sot_prev = translate, transcribe, sot_lm, sot_prev
+        self.no_speech, self.no_timestamps = no_speech, no_timestamps
+        self.tokens, self.special_below_eot, self.max_id = tokens, special_below_eot, max_id
 
     @property
     def timestamp_begin(self) -> int:

@@ -60,7 +60,7 @@ class WordPieceTokenizer(HuggingFaceTokenizer):
     """A WordPiece vocab.txt run by the `tokenizers` BertWordPieceTokenizer."""
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> WordPieceTokenizer:  # type: ignore[override]
+    def from_spec(cls, spec: TokenizerSpec) -> WordPieceTokenizer:
         from tokenizers import BertWordPieceTokenizer
 
         reject_unknown_options(spec.options, _OPTIONS, "wordpiece")

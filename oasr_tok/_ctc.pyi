@@ -1,0 +1,45 @@
+# Types of the compiled CTC module (oasr_tok/_ctc.pyx); tests/test_typing.py checks these
+# against the built module with mypy's stubtest.
+from collections.abc import Sequence
+from typing import Any, overload
+
+import numpy
+import numpy.typing
+from typing_extensions import disjoint_base
+
+from ._piece_table import PieceTable
+from ._wordtypes import Words
+from .words import Times
+
+__all__ = ["collapse_ctc", "CTCStream"]
+
+_Int64Array = numpy.typing.NDArray[numpy.int64]
+
+# Lists in, lists out; a NumPy array in, three int64 arrays out (no Python int per token).
+@overload
+def collapse_ctc(
+    frame_ids: Sequence[int], blank_id: int, *, vocab_size: int | None = None
+) -> tuple[list[int], list[int], list[int]]: ...
+@overload
+def collapse_ctc(
+    frame_ids: numpy.ndarray[Any, Any], blank_id: int, *, vocab_size: int | None = None
+) -> tuple[_Int64Array, _Int64Array, _Int64Array]: ...
+def delimited_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> Words: ...
+
+@disjoint_base
+class CTCStream:
+    @property
+    def table(self) -> PieceTable: ...
+    @property
+    def vocab_size(self) -> int: ...
+    def __init__(
+        self,
+        table: PieceTable,
+        classes: Sequence[int] | None = None,
+        *,
+        strip: bool = False,
+        last_pieces: list[str | None] | None = None,
+    ) -> None: ...
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str: ...
+    def token_pieces(self, ids: Sequence[int]) -> list[str]: ...
+    def render(self, ids: Sequence[int]) -> str: ...

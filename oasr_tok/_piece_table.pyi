@@ -1,0 +1,53 @@
+# Types of the compiled streaming engine (oasr_tok/_piece_table.pyx); tests/test_typing.py checks
+# these against the built module with mypy's stubtest.
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias, type_check_only
+
+from typing_extensions import disjoint_base
+
+FLAG_SKIP: int
+FLAG_BYTE: int
+FLAG_KEEP_FIRST: int
+FLAG_BREAK: int
+
+# One rendering per id: str pieces (mode "text") or bytes (mode "bytes"); an id flagged
+# FLAG_SKIP or FLAG_BYTE may hold None. The engine takes a list, no other sequence.
+_Pieces: TypeAlias = list[str] | list[bytes] | list[str | None] | list[bytes | None]
+
+@type_check_only
+class _Engine(Protocol):
+    # What TableMethods streams through: a PieceTable, a CTCStream, or a kind's own engine.
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = ...) -> str: ...
+    def token_pieces(self, ids: Sequence[int]) -> list[str]: ...
+
+@disjoint_base
+class PieceTable:
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def prompt_open(self) -> int: ...
+    @property
+    def prompt_close(self) -> int: ...
+    @property
+    def tag(self) -> int: ...
+    def __init__(
+        self,
+        pieces: _Pieces,
+        *,
+        first_pieces: _Pieces | None = None,
+        flags: bytes | None = None,
+        byte_values: bytes | None = None,
+        mode: str = "text",
+        byte_rule: str = "replace",
+        lead: str = "none",
+        prompt: tuple[int, int] | None = None,
+    ) -> None: ...
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str: ...
+    def token_pieces(self, ids: Sequence[int]) -> list[str]: ...
+    def render(self, ids: Sequence[int]) -> str: ...
+
+@disjoint_base
+class TableMethods:
+    _table: _Engine
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str: ...
+    def token_pieces(self, ids: Sequence[int]) -> list[str]: ...
