@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 POSITIONS = [100, 1_000, 10_000, 50_000, 100_000]
 SIZES = [1_000, 100_000, 1_000_000]
 STREAM_PEERS = ["DecodeStream", "vLLM window", "re-decode prefix", "sentencepiece partial"]
-ISSUE3 = ["sentencepiece/mistral-v1", "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine"]
+BYTE_LEVEL_STREAMS = ["sentencepiece/mistral-v1", "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine"]
 ARRAY_IMPLS = ["oasr_tok[np.int64]", "oasr_tok[np.int32]"]
 ARRAY_OPS = ["decode", "token_pieces", "word_timings"]
 #: Kinds whose decode is compared with SentencePiece's decode of the same ids.
@@ -111,17 +111,17 @@ def environment(run: Run) -> list[str]:
 def targets(run: Run) -> list[str]:
     rows = []
 
-    def add(issue: str, what: str, measured: str, ok: bool | None) -> None:
-        rows.append(f"| {issue} | {what} | {measured} | {_check(ok)} |")
+    def add(area: str, what: str, measured: str, ok: bool | None) -> None:
+        rows.append(f"| {area} | {what} | {measured} | {_check(ok)} |")
 
     st = "symbol_table/icefall-bpe500"
     ours, lc = run.tput(st, "token_pieces", "oasr_tok", 1_000_000), run.tput(st, "token_pieces", "list comprehension", 1_000_000)
-    add("2", "token_pieces, 1,000,000 ids, vs list comprehension over the pre-rendered table (≥ 4× faster)",
+    add("token pieces", "token_pieces, 1,000,000 ids, vs list comprehension over the pre-rendered table (≥ 4× faster)",
         f"{lc / ours:.2f}× faster" if ours and lc else "—", None if not (ours and lc) else lc / ours >= 4)
     a, b = run.stream(st, "oasr_tok", 100), run.stream(st, "oasr_tok", 100_000)
-    add("2", "symbol_table decode_incremental per token, 100,000 / 100 (≤ 1.2)",
+    add("streaming", "symbol_table decode_incremental per token, 100,000 / 100 (≤ 1.2)",
         f"{b / a:.2f}" if a and b else "—", None if not (a and b) else b / a <= 1.2)
-    for case in ISSUE3:
+    for case in BYTE_LEVEL_STREAMS:
         worst, have = 0.0, True
         for n in POSITIONS[:4]:
             o, p = run.stream(case, "oasr_tok", n), run.stream(case, "DecodeStream", n)
@@ -129,19 +129,19 @@ def targets(run: Run) -> list[str]:
                 have = False
                 break
             worst = max(worst, o / p)
-        add("3", f"{case}: decode_incremental / DecodeStream.step, worst of 100…50,000 (≤ 0.5×)",
+        add("streaming", f"{case}: decode_incremental / DecodeStream.step, worst of 100…50,000 (≤ 0.5×)",
             f"{worst:.2f}×" if have else "—", None if not have else worst <= 0.5)
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 10_000)
-        add("3", f"{case}: growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
+        add("streaming", f"{case}: growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
             None if not (a and b) else b / a <= 1.2)
     for case in ("whisper/faster-whisper-base", "funasr_char/paraformer-zh"):
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 10_000)
-        add("4", f"{case}: decode_incremental growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
+        add("streaming", f"{case}: decode_incremental growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
             None if not (a and b) else b / a <= 1.2)
     for case in ("tekken/tekken_240911", "whisper/multilingual.tiktoken"):
-        issue = "17" if case.startswith("tekken") else "19"
+        area = "streaming"
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 100_000)
-        add(issue, f"{case}: decode_incremental growth 100,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
+        add(area, f"{case}: decode_incremental growth 100,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
             None if not (a and b) else b / a <= 1.2)
         worst, have = 0.0, True
         for n in POSITIONS:
@@ -150,34 +150,34 @@ def targets(run: Run) -> list[str]:
                 have = False
                 break
             worst = max(worst, o / q)
-        add(issue, f"{case}: decode_incremental / the huggingface kind's on Qwen3, worst of 100…100,000 (≤ 1.2×)",
+        add(area, f"{case}: decode_incremental / the huggingface kind's on Qwen3, worst of 100…100,000 (≤ 1.2×)",
             f"{worst:.2f}×" if have else "—", None if not have else worst <= 1.2)
     for case in run.cases("throughput"):
         a, b = run.tput(case, "word_timings", "oasr_tok", 1_000), run.tput(case, "word_timings", "oasr_tok", 1_000_000)
         if a and b:
-            add("5", f"{case}: word_timings per token, 1,000,000 / 1,000 (≤ 1.2)", f"{b / a:.2f}", b / a <= 1.2)
+            add("word timings", f"{case}: word_timings per token, 1,000,000 / 1,000 (≤ 1.2)", f"{b / a:.2f}", b / a <= 1.2)
     a, b = run.tput("(machine control)", "allocate records", "plain Python", 1_000), \
         run.tput("(machine control)", "allocate records", "plain Python", 1_000_000)
     if a and b:
-        add("5", "control, not a target: plain Python creating as many small records, per item 1,000,000 / 1,000 "
+        add("control", "control, not a target: plain Python creating as many small records, per item 1,000,000 / 1,000 "
             "(how this machine's allocator alone scales)", f"{b / a:.2f}", None)
     for case in run.cases("throughput"):
         for n in (100_000, 1_000):
             o, r = run.tput(case, "group_words", "oasr_tok", n), run.tput(case, "group_words", "words_reference", n)
             if o and r:
-                add("5", f"{case}: compiled word grouping vs words_reference.py at {n:,} tokens (≥ 10× faster)",
+                add("word timings", f"{case}: compiled word grouping vs words_reference.py at {n:,} tokens (≥ 10× faster)",
                     f"{r / o:.1f}× faster", r / o >= 10)
                 break
     case = "whisper/faster-whisper-base"
     ratios = [(o / p) for n in POSITIONS
               if (o := run.stream(case, "oasr_tok", n)) and (p := run.stream(case, "DecodeStream", n))]
-    add("13", f"{case}: decode_incremental / DecodeStream.step, worst of 100…100,000 (≤ 0.5×)",
+    add("streaming", f"{case}: decode_incremental / DecodeStream.step, worst of 100…100,000 (≤ 0.5×)",
         f"{max(ratios):.2f}×" if len(ratios) == len(POSITIONS) else "—",
         None if len(ratios) != len(POSITIONS) else max(ratios) <= 0.5)
     for case in SP_DECODE:
         ratios = [(o / p) for n in SIZES if (o := run.tput(case, "decode", "oasr_tok", n))
                   and (p := run.tput(case, "decode", "sentencepiece.decode", n))]
-        add("13", f"{case}: decode / sentencepiece.decode on the same ids, worst of 1,000…1,000,000 (≤ 1.0×)",
+        add("decode", f"{case}: decode / sentencepiece.decode on the same ids, worst of 1,000…1,000,000 (≤ 1.0×)",
             f"{max(ratios):.2f}×" if len(ratios) == len(SIZES) else "—",
             None if len(ratios) != len(SIZES) else max(ratios) <= 1.0)
     worst, where = 0.0, ""
@@ -189,11 +189,11 @@ def targets(run: Run) -> list[str]:
                     if a and lst and a / lst > worst:
                         worst, where = a / lst, f"{case} {op} {impl.removeprefix('oasr_tok')} n={n:,}"
     if where:
-        add("13", "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
+        add("array inputs", "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
             "worst of every case and size (≤ 1.0×)", f"{worst:.2f}× ({where})", worst <= 1.0)
     if run.wall is not None:
-        add("6", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
-    return ["## Targets", "", "| issue | target | measured | |", "|---|---|---|---|", *rows, ""]
+        add("suite", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
+    return ["## Targets", "", "| area | target | measured | |", "|---|---|---|---|", *rows, ""]
 
 
 def streaming(run: Run) -> list[str]:

@@ -1,4 +1,4 @@
-"""Streaming cost per token for the ASR-format kinds of issue 19 — wav2vec2 (CTC characters),
+"""Streaming cost per token for the ASR-format kinds — wav2vec2 (CTC characters),
 aggregate (Canary-style, from a .nemo archive), and the huggingface kind's CTC and BPEDecoder
 decoders — at stream positions 100 / 10,000 / 100,000: constant cost means flat rows. Each
 round forks a stream prepared to position N (copy.deepcopy, outside the timing), then feeds

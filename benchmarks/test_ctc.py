@@ -1,5 +1,5 @@
 """collapse_ctc on 1,000,000 CTC frames, against the plain Python loop a user would write
-(issue 19 §5: the target is ≥ 20× the loop). Frames look like a CTC recogniser's argmax: about
+(the target: ≥ 20× the plain Python loop). Frames look like a CTC recogniser's argmax: about
 two thirds blank, tokens of a 500-piece vocabulary held for 1-3 frames. The loop runs on a
 list; oasr_tok on the same list and on the NumPy int64 array it came from."""
 from __future__ import annotations

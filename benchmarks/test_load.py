@@ -1,4 +1,4 @@
-"""Load time of each kind from its files (issue 6), and of the qwen2-audio-like checkpoint
+"""Load time of each kind from its files and of the qwen2-audio-like checkpoint
 with its 3,288-token tokenizer_config merge, against transformers' AutoTokenizer loading the
 same directory. transformers is installed only in the tox bench env (it imports without a
 GPU framework); elsewhere its side is skipped with that reason.
@@ -29,7 +29,7 @@ PARAMS = [pytest.param(c.label, "oasr_tok", id=f"{c.label}|oasr_tok") for c in C
     pytest.param(c.label, "AutoTokenizer", id=f"{c.label}|AutoTokenizer", marks=pytest.mark.peer)
     for c in CASES if _auto_dir(c)
 ] + [
-    # issue 17: our GGUF reader + table build on Qwen2's vocabulary, beside the `tokenizers`
+    # our GGUF reader + table build on Qwen2's vocabulary, beside the `tokenizers`
     # runtime reading Qwen3's tokenizer.json (the same vocabulary) from its file
     pytest.param(c.label, "tokenizers.from_file qwen3", id=f"{c.label}|tokenizers.from_file qwen3",
                  marks=pytest.mark.peer)

@@ -1,4 +1,4 @@
-"""Memory of stream states (issue 6): the peak of 10,000 concurrent streams, and what one
+"""Memory of stream states: the peak of 10,000 concurrent streams, and what one
 state holds after 50,000 tokens besides its text (it must not grow with the ids).
 
 Measured with tracemalloc, which sees every Python object allocation, the resizable text

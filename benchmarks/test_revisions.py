@@ -1,4 +1,4 @@
-"""decode_hypothesis cost per call with 100 ... 100,000 tokens already committed (issue 16),
+"""decode_hypothesis cost per call with 100 ... 100,000 tokens already committed,
 beside one decode_incremental call of the same uncommitted tail.
 
 Methodology. One recogniser script per case: call t sees the ids up to 3t, the last REWRITE of

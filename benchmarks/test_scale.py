@@ -1,4 +1,4 @@
-"""Transcripts per second for 100,000 n-best hypotheses (issue 18): through the Ray Data recipe
+"""Transcripts per second for 100,000 n-best hypotheses: through the Ray Data recipe
 of docs/scale.md on a local Ray with every CPU of the machine, against the same work in one
 process (decode_batch). Reported, not a target: on a 2-core machine Ray's scheduling and
 serialisation dominate. Ray's start-up is outside the timing; the dataset is built untimed.

@@ -1,5 +1,5 @@
 """decode_incremental cost per token at transcript positions 100 ... 100,000, fed one token
-at a time, side by side with the peers on the same ids (issues 2, 3, 4, 6).
+at a time, side by side with the peers on the same ids.
 
 Methodology. A stream is prepared to position N once; each round forks it with
 copy.deepcopy and feeds ids[N] outside the timing: the fork shares state["text"] with the

@@ -2,7 +2,7 @@
 word_timings (on lists, and on NumPy int64 / int32 arrays), and the compiled word grouping
 alone, against the peers on the same ids:
 `tokenizers` decode, SentencePiece decode, a list comprehension over the pre-rendered
-symbol table (issue 2), and the plain Python word grouping in words_reference.py (issue 5).
+symbol table, and the plain Python word grouping in tests/words_reference.py.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ PARAMS = [
 @lru_cache(maxsize=None)
 def _rendered_table(units_path: str) -> list[str]:
     """The symbol table pre-rendered the obvious way (`▁` -> space), read independently of
-    oasr_tok: the list comprehension issue 2 compares token_pieces with."""
+    oasr_tok: the list comprehension token_pieces is compared with."""
     table: dict[int, str] = {}
     for line in Path(units_path).read_text(encoding="utf-8").splitlines():
         fields = line.rsplit(None, 1)
