@@ -66,15 +66,16 @@ def load_backend(path: str) -> Any:
     text = read_text(path, "tokenizer.json")
     try:
         return Backend.from_str(text)
-    except Exception:  # the runtime raises a bare Exception for bad content
+    except Exception as runtime_error:  # the runtime raises a bare Exception for bad content
         line = None
+        reason: Exception = runtime_error
         try:
             json.loads(text)
         except json.JSONDecodeError as bad:
             line = bad.lineno
-            exc = bad  # the JSON error says more than serde's
+            reason = bad  # the JSON error says more than serde's
         raise MalformedAssetError(
-            f"{path}{':' + str(line) if line else ''}: not a tokenizer.json the tokenizers runtime can load: {exc}",
+            f"{path}{':' + str(line) if line else ''}: not a tokenizer.json the tokenizers runtime can load: {reason}",
             path=path,
             line=line,
         ) from None
