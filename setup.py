@@ -1,5 +1,6 @@
 """Build the compiled hot paths. There is no pure-Python fallback: a build that cannot
 compile the extensions fails, loudly."""
+
 from pathlib import Path
 
 from Cython.Build import cythonize

@@ -2,6 +2,7 @@
 compiled modules, stubs, py.typed, the demo data; no generated C, no Cython sources), and the
 sdist carries what building and testing need (the .pyx sources, tests, the project's fixtures)
 and no generated C."""
+
 from __future__ import annotations
 
 import sys
@@ -34,10 +35,19 @@ def main(folder: str) -> int:
     for sdist in sdists:
         names = [n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n]
         problems += [f"{sdist.name} ships generated {n}" for n in names if n.endswith((".c", ".so"))]
-        problems += [f"{sdist.name} ships {n} without its stub {n[:-4]}.pyi" for n in names
-                     if n.startswith("oasr_tok/_") and n.endswith(".pyx") and n[:-4] + ".pyi" not in names]
-        for needed in ("setup.py", "pyproject.toml", "LICENSE", "tests/conftest.py", "oasr_tok/_piece_table.pyx",
-                       "fixtures/make_fixtures.py"):
+        problems += [
+            f"{sdist.name} ships {n} without its stub {n[:-4]}.pyi"
+            for n in names
+            if n.startswith("oasr_tok/_") and n.endswith(".pyx") and n[:-4] + ".pyi" not in names
+        ]
+        for needed in (
+            "setup.py",
+            "pyproject.toml",
+            "LICENSE",
+            "tests/conftest.py",
+            "oasr_tok/_piece_table.pyx",
+            "fixtures/make_fixtures.py",
+        ):
             if needed not in names:
                 problems.append(f"{sdist.name} lacks {needed}")
     for problem in problems:

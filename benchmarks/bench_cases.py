@@ -5,6 +5,7 @@ A kind whose module has not landed yet (or a backend that is not installed) rais
 `Unavailable`, which the tests turn into a skip with that reason, so the suite runs with
 whatever kinds exist and the report names the ones that are missing.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,39 +58,88 @@ MISTRAL_MODEL = "sentencepiece/mistral-v1.model"
 
 CASES: list[Case] = [
     # The icefall table shares its ids with the icefall SentencePiece model, piece for piece.
-    Case("symbol_table/icefall-bpe500", "symbol_table",
-         {"units": "symbol_table/icefall-librispeech-bpe500.tokens.txt"},
-         "en_upper", ("sentencepiece", ICEFALL_MODEL), sp_peer=ICEFALL_MODEL),
+    Case(
+        "symbol_table/icefall-bpe500",
+        "symbol_table",
+        {"units": "symbol_table/icefall-librispeech-bpe500.tokens.txt"},
+        "en_upper",
+        ("sentencepiece", ICEFALL_MODEL),
+        sp_peer=ICEFALL_MODEL,
+    ),
     # mistral-v1.model and the Mistral-7B tokenizer.json have the same vocabulary.
-    Case("sentencepiece/mistral-v1", "sentencepiece", {"model": MISTRAL_MODEL},
-         "multi", ("sentencepiece", MISTRAL_MODEL), hf_peer=MISTRAL_JSON, sp_peer=MISTRAL_MODEL),
-    Case("huggingface/qwen3", "huggingface",
-         {"tokenizer": QWEN3, "tokenizer_config": "huggingface/qwen3/tokenizer_config.json"},
-         "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
-    Case("huggingface/mistral-7b", "huggingface",
-         {"tokenizer": MISTRAL_JSON, "tokenizer_config": "huggingface/mistral-7b/tokenizer_config.json"},
-         "multi", ("tokenizers", MISTRAL_JSON), hf_peer=MISTRAL_JSON),
-    Case("huggingface/moonshine", "huggingface", {"tokenizer": MOONSHINE},
-         "multi", ("tokenizers", MOONSHINE), hf_peer=MOONSHINE),
-    Case("whisper/faster-whisper-base", "whisper", {"tokenizer": WHISPER},
-         "multi", ("tokenizers", WHISPER), hf_peer=WHISPER),
-    Case("funasr_char/paraformer-zh", "funasr_char",
-         {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"},
-         "zh_en", ("self", None)),
+    Case(
+        "sentencepiece/mistral-v1",
+        "sentencepiece",
+        {"model": MISTRAL_MODEL},
+        "multi",
+        ("sentencepiece", MISTRAL_MODEL),
+        hf_peer=MISTRAL_JSON,
+        sp_peer=MISTRAL_MODEL,
+    ),
+    Case(
+        "huggingface/qwen3",
+        "huggingface",
+        {"tokenizer": QWEN3, "tokenizer_config": "huggingface/qwen3/tokenizer_config.json"},
+        "multi",
+        ("tokenizers", QWEN3),
+        hf_peer=QWEN3,
+    ),
+    Case(
+        "huggingface/mistral-7b",
+        "huggingface",
+        {"tokenizer": MISTRAL_JSON, "tokenizer_config": "huggingface/mistral-7b/tokenizer_config.json"},
+        "multi",
+        ("tokenizers", MISTRAL_JSON),
+        hf_peer=MISTRAL_JSON,
+    ),
+    Case(
+        "huggingface/moonshine",
+        "huggingface",
+        {"tokenizer": MOONSHINE},
+        "multi",
+        ("tokenizers", MOONSHINE),
+        hf_peer=MOONSHINE,
+    ),
+    Case(
+        "whisper/faster-whisper-base",
+        "whisper",
+        {"tokenizer": WHISPER},
+        "multi",
+        ("tokenizers", WHISPER),
+        hf_peer=WHISPER,
+    ),
+    Case(
+        "funasr_char/paraformer-zh",
+        "funasr_char",
+        {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"},
+        "zh_en",
+        ("self", None),
+    ),
     # llama.cpp's Qwen2 vocabulary in a GGUF: the ids Qwen3's tokenizer.json encodes are the
     # same tokens (the base vocabulary is shared), so it streams side by side with huggingface/qwen3.
-    Case("gguf/qwen2", "gguf", {"gguf": "gguf/ggml-vocab-qwen2.gguf"},
-         "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
+    Case("gguf/qwen2", "gguf", {"gguf": "gguf/ggml-vocab-qwen2.gguf"}, "multi", ("tokenizers", QWEN3), hf_peer=QWEN3),
     # Mistral's tekken.json ships in mistral-common's data/ folder, not in ../shared/fixtures.
-    Case("tekken/tekken_240911", "tekken", {"tekken": "mistral-common:tekken_240911.json"},
-         "multi", ("encode", None)),
-    Case("whisper/multilingual.tiktoken", "whisper", {"tiktoken": "whisper-tiktoken/multilingual.tiktoken"},
-         "multi", ("encode", None), options={"num_languages": 99}),
+    Case("tekken/tekken_240911", "tekken", {"tekken": "mistral-common:tekken_240911.json"}, "multi", ("encode", None)),
+    Case(
+        "whisper/multilingual.tiktoken",
+        "whisper",
+        {"tiktoken": "whisper-tiktoken/multilingual.tiktoken"},
+        "multi",
+        ("encode", None),
+        options={"num_languages": 99},
+    ),
     # Loaded only: the 3,288-token tokenizer_config merge is what is being timed.
-    Case("huggingface/qwen2-audio-like", "huggingface",
-         {"tokenizer": "huggingface/qwen2-audio-like/tokenizer.json",
-          "tokenizer_config": "huggingface/qwen2-audio-like/tokenizer_config.json"},
-         "multi", ("tokenizers", "huggingface/qwen2-audio-like/tokenizer.json"), load_only=True),
+    Case(
+        "huggingface/qwen2-audio-like",
+        "huggingface",
+        {
+            "tokenizer": "huggingface/qwen2-audio-like/tokenizer.json",
+            "tokenizer_config": "huggingface/qwen2-audio-like/tokenizer_config.json",
+        },
+        "multi",
+        ("tokenizers", "huggingface/qwen2-audio-like/tokenizer.json"),
+        load_only=True,
+    ),
 ]
 
 STREAM_CASES = [c for c in CASES if not c.load_only]
@@ -108,8 +158,9 @@ def _located(rel: str) -> str:
 
 
 def spec_of(case: Case) -> oasr_tok.TokenizerSpec:
-    return oasr_tok.TokenizerSpec(case.kind, {role: _located(rel) for role, rel in case.files.items()},
-                                  dict(case.options))
+    return oasr_tok.TokenizerSpec(
+        case.kind, {role: _located(rel) for role, rel in case.files.items()}, dict(case.options)
+    )
 
 
 def build(case: Case) -> oasr_tok.Tokenizer:

@@ -5,6 +5,7 @@ Chinese with English words) with its own encoder, or with the SentencePiece mode
 shares its ids, and repeating that passage to the length a benchmark needs. The passages
 read like meeting transcripts, since that is what long-transcript streaming serves.
 """
+
 from __future__ import annotations
 
 ENGLISH = (
@@ -34,4 +35,3 @@ PASSAGES = {
     "multi": (ENGLISH, CHINESE, MIXED),
     "zh_en": (CHINESE, MIXED),
 }
-

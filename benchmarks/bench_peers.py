@@ -6,7 +6,9 @@ text it lets out. How each reaches transcript position N before the timed tokens
 the methodology (see README.md): the constant-state peers are re-streamed, the stateless
 re-decoders just get the prefix.
 """
+
 from __future__ import annotations
+
 
 class DecodeStreamPeer:
     """`tokenizers.decoders.DecodeStream.step`, the runtime's own streaming decoder."""
@@ -29,9 +31,14 @@ class DecodeStreamPeer:
 def _is_cjk(cp: int) -> bool:
     # The ranges transformers' TextStreamer._is_chinese_char tests.
     return (
-        0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-        or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-        or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
     )
 
 
@@ -52,13 +59,13 @@ class RedecodePrefixPeer:
     def _emit(self) -> str:
         text = self.runtime.decode(self.cache, skip_special_tokens=True)
         if text.endswith("\n"):
-            out = text[self.print_len:]
+            out = text[self.print_len :]
             self.cache, self.print_len = [], 0
         elif text and _is_cjk(ord(text[-1])):
-            out = text[self.print_len:]
+            out = text[self.print_len :]
             self.print_len += len(out)
         else:
-            out = text[self.print_len:text.rfind(" ") + 1]
+            out = text[self.print_len : text.rfind(" ") + 1]
             self.print_len += len(out)
         return out
 
@@ -89,13 +96,13 @@ class VllmWindowPeer:
     def step(self, token_id: int) -> str:
         new_tokens = [] if token_id in self.special else [self.to_token(token_id) or ""]
         output_tokens = self.tokens + new_tokens
-        prefix_text = self.decode_tokens(output_tokens[self.prefix_offset:self.read_offset])
-        new_text = self.decode_tokens(output_tokens[self.prefix_offset:])
+        prefix_text = self.decode_tokens(output_tokens[self.prefix_offset : self.read_offset])
+        new_text = self.decode_tokens(output_tokens[self.prefix_offset :])
         self.tokens.extend(new_tokens)
         if len(new_text) <= len(prefix_text) or new_text.endswith("\ufffd"):
             return ""
         self.prefix_offset, self.read_offset = self.read_offset, len(output_tokens)
-        return new_text[len(prefix_text):]
+        return new_text[len(prefix_text) :]
 
 
 class SentencePiecePartialPeer:
@@ -112,7 +119,7 @@ class SentencePiecePartialPeer:
     def step(self, token_id: int) -> str:
         self.cache.append(token_id)
         text = self.decode(self.cache)
-        out = text[self.printed:]
+        out = text[self.printed :]
         self.printed = len(text)
         return out
 

@@ -8,6 +8,7 @@
 * `timed()` sizes the rounds of each benchmark from one probe so the whole suite stays within
   its time budget, and records what the report needs in `benchmark.extra_info`.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,10 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -36,7 +38,9 @@ MIN_ROUNDS, MAX_ROUNDS = 3, 200
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "peer: a peer library's side of a comparison (not ours: left out of the baseline)")
+    config.addinivalue_line(
+        "markers", "peer: a peer library's side of a comparison (not ours: left out of the baseline)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -89,7 +93,12 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
         git = dict(cwd=HERE, capture_output=True, text=True)
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], **git).stdout.strip()
         # The run measures the working tree: say so when it differs from the commit.
-        if commit and subprocess.run(["git", "status", "--porcelain", "--", "../oasr_tok", "../setup.py"], **git).stdout.strip():
+        if (
+            commit
+            and subprocess.run(
+                ["git", "status", "--porcelain", "--", "../oasr_tok", "../setup.py"], **git
+            ).stdout.strip()
+        ):
             commit += " + uncommitted changes to oasr_tok"
     except OSError:
         commit = ""
@@ -101,7 +110,10 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
         "implementation": platform.python_implementation(),
         "oasr_tok": f"{oasr_tok.__version__} ({commit})" if commit else oasr_tok.__version__,
         "oasr_tok_path": str(Path(oasr_tok.__file__).parent),
-        "libraries": {d: _version(d) for d in ("tokenizers", "sentencepiece", "transformers", "numpy", "Cython", "pytest-benchmark")},
+        "libraries": {
+            d: _version(d)
+            for d in ("tokenizers", "sentencepiece", "transformers", "numpy", "Cython", "pytest-benchmark")
+        },
         "slowdown": SLOWDOWN,
     }
 

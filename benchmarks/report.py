@@ -10,6 +10,7 @@ Every figure is a median over rounds. Per-token figures divide a round by the to
 covered (extra_info["per"]). A ratio "× peer" is ours divided by the peer's: below 1 means
 oasr_tok is faster. Growth is the per-token cost at a long position over that at 100.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,12 @@ HERE = Path(__file__).resolve().parent
 POSITIONS = [100, 1_000, 10_000, 50_000, 100_000]
 SIZES = [1_000, 100_000, 1_000_000]
 STREAM_PEERS = ["DecodeStream", "vLLM window", "re-decode prefix", "sentencepiece partial"]
-BYTE_LEVEL_STREAMS = ["sentencepiece/mistral-v1", "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine"]
+BYTE_LEVEL_STREAMS = [
+    "sentencepiece/mistral-v1",
+    "huggingface/qwen3",
+    "huggingface/mistral-7b",
+    "huggingface/moonshine",
+]
 ARRAY_IMPLS = ["oasr_tok[np.int64]", "oasr_tok[np.int32]"]
 ARRAY_OPS = ["decode", "token_pieces", "word_timings"]
 #: Kinds whose decode is compared with SentencePiece's decode of the same ids.
@@ -103,8 +109,10 @@ def environment(run: Run) -> list[str]:
         + (f"**{run.wall:.0f} s**" if run.wall is not None else "not measured (report run on its own)"),
     ]
     if env.get("slowdown", 1) != 1:
-        lines.append(f"- **OASR_BENCH_SLOWDOWN={env['slowdown']}: every timed call did its work {env['slowdown']} times** "
-                     "(figures below are divided back by it)")
+        lines.append(
+            f"- **OASR_BENCH_SLOWDOWN={env['slowdown']}: every timed call did its work {env['slowdown']} times** "
+            "(figures below are divided back by it)"
+        )
     return lines + [""]
 
 
@@ -115,12 +123,23 @@ def targets(run: Run) -> list[str]:
         rows.append(f"| {area} | {what} | {measured} | {_check(ok)} |")
 
     st = "symbol_table/icefall-bpe500"
-    ours, lc = run.tput(st, "token_pieces", "oasr_tok", 1_000_000), run.tput(st, "token_pieces", "list comprehension", 1_000_000)
-    add("token pieces", "token_pieces, 1,000,000 ids, vs list comprehension over the pre-rendered table (≥ 4× faster)",
-        f"{lc / ours:.2f}× faster" if ours and lc else "—", None if not (ours and lc) else lc / ours >= 4)
+    ours, lc = (
+        run.tput(st, "token_pieces", "oasr_tok", 1_000_000),
+        run.tput(st, "token_pieces", "list comprehension", 1_000_000),
+    )
+    add(
+        "token pieces",
+        "token_pieces, 1,000,000 ids, vs list comprehension over the pre-rendered table (≥ 4× faster)",
+        f"{lc / ours:.2f}× faster" if ours and lc else "—",
+        None if not (ours and lc) else lc / ours >= 4,
+    )
     a, b = run.stream(st, "oasr_tok", 100), run.stream(st, "oasr_tok", 100_000)
-    add("streaming", "symbol_table decode_incremental per token, 100,000 / 100 (≤ 1.2)",
-        f"{b / a:.2f}" if a and b else "—", None if not (a and b) else b / a <= 1.2)
+    add(
+        "streaming",
+        "symbol_table decode_incremental per token, 100,000 / 100 (≤ 1.2)",
+        f"{b / a:.2f}" if a and b else "—",
+        None if not (a and b) else b / a <= 1.2,
+    )
     for case in BYTE_LEVEL_STREAMS:
         worst, have = 0.0, True
         for n in POSITIONS[:4]:
@@ -129,20 +148,36 @@ def targets(run: Run) -> list[str]:
                 have = False
                 break
             worst = max(worst, o / p)
-        add("streaming", f"{case}: decode_incremental / DecodeStream.step, worst of 100…50,000 (≤ 0.5×)",
-            f"{worst:.2f}×" if have else "—", None if not have else worst <= 0.5)
+        add(
+            "streaming",
+            f"{case}: decode_incremental / DecodeStream.step, worst of 100…50,000 (≤ 0.5×)",
+            f"{worst:.2f}×" if have else "—",
+            None if not have else worst <= 0.5,
+        )
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 10_000)
-        add("streaming", f"{case}: growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
-            None if not (a and b) else b / a <= 1.2)
+        add(
+            "streaming",
+            f"{case}: growth 10,000 / 100 (≤ 1.2)",
+            f"{b / a:.2f}" if a and b else "—",
+            None if not (a and b) else b / a <= 1.2,
+        )
     for case in ("whisper/faster-whisper-base", "funasr_char/paraformer-zh"):
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 10_000)
-        add("streaming", f"{case}: decode_incremental growth 10,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
-            None if not (a and b) else b / a <= 1.2)
+        add(
+            "streaming",
+            f"{case}: decode_incremental growth 10,000 / 100 (≤ 1.2)",
+            f"{b / a:.2f}" if a and b else "—",
+            None if not (a and b) else b / a <= 1.2,
+        )
     for case in ("tekken/tekken_240911", "whisper/multilingual.tiktoken"):
         area = "streaming"
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 100_000)
-        add(area, f"{case}: decode_incremental growth 100,000 / 100 (≤ 1.2)", f"{b / a:.2f}" if a and b else "—",
-            None if not (a and b) else b / a <= 1.2)
+        add(
+            area,
+            f"{case}: decode_incremental growth 100,000 / 100 (≤ 1.2)",
+            f"{b / a:.2f}" if a and b else "—",
+            None if not (a and b) else b / a <= 1.2,
+        )
         worst, have = 0.0, True
         for n in POSITIONS:
             o, q = run.stream(case, "oasr_tok", n), run.stream("huggingface/qwen3", "oasr_tok", n)
@@ -150,36 +185,69 @@ def targets(run: Run) -> list[str]:
                 have = False
                 break
             worst = max(worst, o / q)
-        add(area, f"{case}: decode_incremental / the huggingface kind's on Qwen3, worst of 100…100,000 (≤ 1.2×)",
-            f"{worst:.2f}×" if have else "—", None if not have else worst <= 1.2)
+        add(
+            area,
+            f"{case}: decode_incremental / the huggingface kind's on Qwen3, worst of 100…100,000 (≤ 1.2×)",
+            f"{worst:.2f}×" if have else "—",
+            None if not have else worst <= 1.2,
+        )
     for case in run.cases("throughput"):
         a, b = run.tput(case, "word_timings", "oasr_tok", 1_000), run.tput(case, "word_timings", "oasr_tok", 1_000_000)
         if a and b:
-            add("word timings", f"{case}: word_timings per token, 1,000,000 / 1,000 (≤ 1.2)", f"{b / a:.2f}", b / a <= 1.2)
-    a, b = run.tput("(machine control)", "allocate records", "plain Python", 1_000), \
-        run.tput("(machine control)", "allocate records", "plain Python", 1_000_000)
+            add(
+                "word timings",
+                f"{case}: word_timings per token, 1,000,000 / 1,000 (≤ 1.2)",
+                f"{b / a:.2f}",
+                b / a <= 1.2,
+            )
+    a, b = (
+        run.tput("(machine control)", "allocate records", "plain Python", 1_000),
+        run.tput("(machine control)", "allocate records", "plain Python", 1_000_000),
+    )
     if a and b:
-        add("control", "control, not a target: plain Python creating as many small records, per item 1,000,000 / 1,000 "
-            "(how this machine's allocator alone scales)", f"{b / a:.2f}", None)
+        add(
+            "control",
+            "control, not a target: plain Python creating as many small records, per item 1,000,000 / 1,000 "
+            "(how this machine's allocator alone scales)",
+            f"{b / a:.2f}",
+            None,
+        )
     for case in run.cases("throughput"):
         for n in (100_000, 1_000):
             o, r = run.tput(case, "group_words", "oasr_tok", n), run.tput(case, "group_words", "words_reference", n)
             if o and r:
-                add("word timings", f"{case}: compiled word grouping vs words_reference.py at {n:,} tokens (≥ 10× faster)",
-                    f"{r / o:.1f}× faster", r / o >= 10)
+                add(
+                    "word timings",
+                    f"{case}: compiled word grouping vs words_reference.py at {n:,} tokens (≥ 10× faster)",
+                    f"{r / o:.1f}× faster",
+                    r / o >= 10,
+                )
                 break
     case = "whisper/faster-whisper-base"
-    ratios = [(o / p) for n in POSITIONS
-              if (o := run.stream(case, "oasr_tok", n)) and (p := run.stream(case, "DecodeStream", n))]
-    add("streaming", f"{case}: decode_incremental / DecodeStream.step, worst of 100…100,000 (≤ 0.5×)",
+    ratios = [
+        (o / p)
+        for n in POSITIONS
+        if (o := run.stream(case, "oasr_tok", n)) and (p := run.stream(case, "DecodeStream", n))
+    ]
+    add(
+        "streaming",
+        f"{case}: decode_incremental / DecodeStream.step, worst of 100…100,000 (≤ 0.5×)",
         f"{max(ratios):.2f}×" if len(ratios) == len(POSITIONS) else "—",
-        None if len(ratios) != len(POSITIONS) else max(ratios) <= 0.5)
+        None if len(ratios) != len(POSITIONS) else max(ratios) <= 0.5,
+    )
     for case in SP_DECODE:
-        ratios = [(o / p) for n in SIZES if (o := run.tput(case, "decode", "oasr_tok", n))
-                  and (p := run.tput(case, "decode", "sentencepiece.decode", n))]
-        add("decode", f"{case}: decode / sentencepiece.decode on the same ids, worst of 1,000…1,000,000 (≤ 1.0×)",
+        ratios = [
+            (o / p)
+            for n in SIZES
+            if (o := run.tput(case, "decode", "oasr_tok", n))
+            and (p := run.tput(case, "decode", "sentencepiece.decode", n))
+        ]
+        add(
+            "decode",
+            f"{case}: decode / sentencepiece.decode on the same ids, worst of 1,000…1,000,000 (≤ 1.0×)",
             f"{max(ratios):.2f}×" if len(ratios) == len(SIZES) else "—",
-            None if len(ratios) != len(SIZES) else max(ratios) <= 1.0)
+            None if len(ratios) != len(SIZES) else max(ratios) <= 1.0,
+        )
     worst, where = 0.0, ""
     for case in run.cases("throughput"):
         for op in ARRAY_OPS:
@@ -189,8 +257,13 @@ def targets(run: Run) -> list[str]:
                     if a and lst and a / lst > worst:
                         worst, where = a / lst, f"{case} {op} {impl.removeprefix('oasr_tok')} n={n:,}"
     if where:
-        add("array inputs", "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
-            "worst of every case and size (≤ 1.0×)", f"{worst:.2f}× ({where})", worst <= 1.0)
+        add(
+            "array inputs",
+            "NumPy int64 / int32 ids (and float64 times) vs lists, decode / token_pieces / word_timings, "
+            "worst of every case and size (≤ 1.0×)",
+            f"{worst:.2f}× ({where})",
+            worst <= 1.0,
+        )
     if run.wall is not None:
         add("suite", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
     return ["## Targets", "", "| area | target | measured | |", "|---|---|---|---|", *rows, ""]
@@ -198,10 +271,12 @@ def targets(run: Run) -> list[str]:
 
 def streaming(run: Run) -> list[str]:
     cases = run.cases("stream")
-    out = ["## decode_incremental: cost per token (µs) by transcript position",
-           "",
-           "Fed one id per call. `× X` is oasr_tok's cost over peer X's on the same ids (below 1: faster).",
-           ""]
+    out = [
+        "## decode_incremental: cost per token (µs) by transcript position",
+        "",
+        "Fed one id per call. `× X` is oasr_tok's cost over peer X's on the same ids (below 1: faster).",
+        "",
+    ]
     peers = [p for p in STREAM_PEERS if any(run.stream(c, p, n) for c in cases for n in POSITIONS)]
     head = "| tokenizer | position | oasr_tok | " + " | ".join(f"{p} | × {p}" for p in peers) + " |"
     out += [head, "|" + "---|" * (3 + 2 * len(peers))]
@@ -215,9 +290,13 @@ def streaming(run: Run) -> list[str]:
             if ours is None and not any(run.stream(case, p, n) for p in peers):
                 continue
             out.append(f"| {case} | {n:,} | {_us(ours)} | " + " | ".join(cells) + " |")
-    out += ["", "### Growth of the per-token cost with transcript length", "",
-            "| tokenizer | implementation | 100 | 1,000 | 10,000 | 50,000 | 100,000 | growth 10,000/100 | growth 100,000/100 |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "### Growth of the per-token cost with transcript length",
+        "",
+        "| tokenizer | implementation | 100 | 1,000 | 10,000 | 50,000 | 100,000 | growth 10,000/100 | growth 100,000/100 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for case in cases:
         for impl in ["oasr_tok", *peers]:
             vals = [run.stream(case, impl, n) for n in POSITIONS]
@@ -230,15 +309,22 @@ def streaming(run: Run) -> list[str]:
 
 
 def throughput(run: Run) -> list[str]:
-    out = ["## Whole transcripts: decode, token_pieces, word timings",
-           "",
-           "Median time per call (ms) and per token (ns). For the peers, `ours/peer` below 1 means oasr_tok is faster.",
-           "`group_words` is the compiled grouping alone over precomputed pieces; `word_timings` includes token_pieces.",
-           "",
-           "| tokenizer | operation | tokens | oasr_tok ms | ns/token | peer | peer ms | ours/peer |",
-           "|---|---|---|---|---|---|---|---|"]
-    peer_of = {"decode": ["tokenizers.decode", "sentencepiece.decode"], "token_pieces": ["list comprehension"],
-               "group_words": ["words_reference"], "word_timings": [], "allocate records": []}
+    out = [
+        "## Whole transcripts: decode, token_pieces, word timings",
+        "",
+        "Median time per call (ms) and per token (ns). For the peers, `ours/peer` below 1 means oasr_tok is faster.",
+        "`group_words` is the compiled grouping alone over precomputed pieces; `word_timings` includes token_pieces.",
+        "",
+        "| tokenizer | operation | tokens | oasr_tok ms | ns/token | peer | peer ms | ours/peer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    peer_of = {
+        "decode": ["tokenizers.decode", "sentencepiece.decode"],
+        "token_pieces": ["list comprehension"],
+        "group_words": ["words_reference"],
+        "word_timings": [],
+        "allocate records": [],
+    }
     for case in run.cases("throughput"):
         for op in ("decode", "token_pieces", "word_timings", "group_words", "allocate records"):
             for n in SIZES:
@@ -249,7 +335,9 @@ def throughput(run: Run) -> list[str]:
                     continue
                 for p, t in peers:
                     per_token = f"{ours / n * 1e9:.1f}" if ours is not None else "—"
-                    out.append(f"| {case} | {op} | {n:,} | {_ms(ours)} | {per_token} | {p or '—'} | {_ms(t)} | {_ratio(ours, t)} |")
+                    out.append(
+                        f"| {case} | {op} | {n:,} | {_ms(ours)} | {per_token} | {p or '—'} | {_ms(t)} | {_ratio(ours, t)} |"
+                    )
     return out + [""]
 
 
@@ -265,14 +353,22 @@ def arrays(run: Run) -> list[str]:
                 cells = []
                 for t in got:
                     cells += [f"{t * 1e9:.1f}" if t else "—", _ratio(t, lst)]
-                rows.append(f"| {case} | {op} | {n:,} | {f'{lst * 1e9:.1f}' if lst else '—'} | " + " | ".join(cells) + " |")
+                rows.append(
+                    f"| {case} | {op} | {n:,} | {f'{lst * 1e9:.1f}' if lst else '—'} | " + " | ".join(cells) + " |"
+                )
     if not rows:
         return []
-    return ["## NumPy arrays beside lists", "",
-            "ns per token; the same ids as a `list[int]`, a NumPy int64 and an int32 array (word_timings: start "
-            "times as a list / a float64 array). `× list` below 1: the array is faster.", "",
-            "| tokenizer | operation | tokens | list | np.int64 | × list | np.int32 | × list |",
-            "|---|---|---|---|---|---|---|---|", *rows, ""]
+    return [
+        "## NumPy arrays beside lists",
+        "",
+        "ns per token; the same ids as a `list[int]`, a NumPy int64 and an int32 array (word_timings: start "
+        "times as a list / a float64 array). `× list` below 1: the array is faster.",
+        "",
+        "| tokenizer | operation | tokens | list | np.int64 | × list | np.int32 | × list |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def draw_plots(run: Run, folder: Path) -> list[str]:
@@ -308,7 +404,7 @@ def draw_plots(run: Run, folder: Path) -> list[str]:
             ax.set_ylabel("µs per streamed token")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        for ax in list(axes.flat)[len(cases):]:
+        for ax in list(axes.flat)[len(cases) :]:
             ax.axis("off")
         fig.suptitle("decode_incremental: cost per token against transcript length (log-log; flat = constant cost)")
         fig.tight_layout()
@@ -318,9 +414,17 @@ def draw_plots(run: Run, folder: Path) -> list[str]:
     cases = [c for c in run.cases("throughput") if c != "(machine control)"]
     if cases:
         n = SIZES[-1]
-        bars = [("decode", "oasr_tok"), ("decode", "oasr_tok[np.int64]"), ("decode", "tokenizers.decode"),
-                ("decode", "sentencepiece.decode"), ("token_pieces", "oasr_tok"), ("token_pieces", "oasr_tok[np.int64]"),
-                ("token_pieces", "list comprehension"), ("word_timings", "oasr_tok"), ("word_timings", "oasr_tok[np.int64]")]
+        bars = [
+            ("decode", "oasr_tok"),
+            ("decode", "oasr_tok[np.int64]"),
+            ("decode", "tokenizers.decode"),
+            ("decode", "sentencepiece.decode"),
+            ("token_pieces", "oasr_tok"),
+            ("token_pieces", "oasr_tok[np.int64]"),
+            ("token_pieces", "list comprehension"),
+            ("word_timings", "oasr_tok"),
+            ("word_timings", "oasr_tok[np.int64]"),
+        ]
         fig, ax = plt.subplots(figsize=(12, 0.55 * len(cases) * 4 + 1.5))
         labels, values, colours = [], [], []
         palette = {"decode": "tab:blue", "token_pieces": "tab:green", "word_timings": "tab:purple"}
@@ -348,17 +452,21 @@ def memory(run: Run) -> list[str]:
     rows = [v for k, v in run.raw.items() if k[0] == "memory"]
     if not rows:
         return []
-    out = ["## Memory of stream states (tracemalloc)", "",
-           "10,000 concurrent streams fed 64 ids each, one id per call; and one stream fed 50,000 ids. "
-           "`state − text` is what the state dict holds besides its text (the dict, its keys and values).",
-           "",
-           "| tokenizer | peak, 10,000 streams | per stream | of which text | feed time per token | state − text after 1,000 ids | after 50,000 ids | text after 50,000 |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "## Memory of stream states (tracemalloc)",
+        "",
+        "10,000 concurrent streams fed 64 ids each, one id per call; and one stream fed 50,000 ids. "
+        "`state − text` is what the state dict holds besides its text (the dict, its keys and values).",
+        "",
+        "| tokenizer | peak, 10,000 streams | per stream | of which text | feed time per token | state − text after 1,000 ids | after 50,000 ids | text after 50,000 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         out.append(
             f"| {r['case']} | {r['peak_bytes'] / 2**20:.1f} MiB | {r['peak_bytes'] / r['streams']:,.0f} B | "
             f"{r['text_bytes'] / 2**20:.1f} MiB | {r['median'] / (r['streams'] * r['tokens_per_stream']) * 1e9:.0f} ns | "
-            f"{r['state_minus_text_1k']:,} B | {r['state_minus_text_50k']:,} B | {r['text_chars_50k']:,} chars |")
+            f"{r['state_minus_text_1k']:,} B | {r['state_minus_text_50k']:,} B | {r['text_chars_50k']:,} chars |"
+        )
     return out + [""]
 
 
@@ -369,9 +477,16 @@ def load(run: Run) -> list[str]:
             rows[k[1]][k[3]] = v["median"]
     if not rows:
         return []
-    out = ["## Load time from the files", "", "| tokenizer | oasr_tok ms | AutoTokenizer ms | ours/AutoTokenizer |", "|---|---|---|---|"]
+    out = [
+        "## Load time from the files",
+        "",
+        "| tokenizer | oasr_tok ms | AutoTokenizer ms | ours/AutoTokenizer |",
+        "|---|---|---|---|",
+    ]
     for case, r in rows.items():
-        out.append(f"| {case} | {_ms(r.get('oasr_tok'))} | {_ms(r.get('AutoTokenizer'))} | {_ratio(r.get('oasr_tok'), r.get('AutoTokenizer'))} |")
+        out.append(
+            f"| {case} | {_ms(r.get('oasr_tok'))} | {_ms(r.get('AutoTokenizer'))} | {_ratio(r.get('oasr_tok'), r.get('AutoTokenizer'))} |"
+        )
     return out + [""]
 
 
@@ -389,10 +504,14 @@ def not_run(run: Run) -> list[str]:
 
 
 def render(run: Run, plots: Path | None = None) -> str:
-    parts = ["# oasr_tok benchmark results", "",
-             "Generated by `benchmarks/report.py` from one run of `benchmarks/run.py` (`make bench` or `tox -e bench`; "
-             "see [README.md](README.md) for the method). "
-             "Medians; per-token figures are a round's median divided by the tokens it fed.", ""]
+    parts = [
+        "# oasr_tok benchmark results",
+        "",
+        "Generated by `benchmarks/report.py` from one run of `benchmarks/run.py` (`make bench` or `tox -e bench`; "
+        "see [README.md](README.md) for the method). "
+        "Medians; per-token figures are a round's median divided by the tokens it fed.",
+        "",
+    ]
     for section in (environment, targets, streaming, throughput, arrays, memory, load, not_run):
         parts += section(run)
     if plots is not None:

@@ -11,6 +11,7 @@ pytest runs from inside benchmarks/, so `import oasr_tok` finds the installed pa
 whatever PYTHONPATH names (make bench sets it to the source tree, built in place), never a
 source tree without its compiled extensions by accident.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,15 +38,37 @@ def main() -> int:
     args = parser.parse_args()
 
     RESULTS.mkdir(exist_ok=True)
-    cmd = [sys.executable, "-m", "pytest", ".", "--benchmark-enable", "-p", "no:cacheprovider",
-           "--benchmark-columns=min,median,iqr,rounds", "--benchmark-sort=name", "-q", "-rs"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        ".",
+        "--benchmark-enable",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-columns=min,median,iqr,rounds",
+        "--benchmark-sort=name",
+        "-q",
+        "-rs",
+    ]
     storage = f"file://{BASELINE}"
     if args.save_baseline:
-        cmd += ["-m", "not peer", f"--benchmark-storage={storage}", "--benchmark-save=baseline",
-                f"--benchmark-json={RESULTS / 'baseline-run.json'}"]
+        cmd += [
+            "-m",
+            "not peer",
+            f"--benchmark-storage={storage}",
+            "--benchmark-save=baseline",
+            f"--benchmark-json={RESULTS / 'baseline-run.json'}",
+        ]
     elif args.compare:
-        cmd += ["-m", "not peer", f"--benchmark-storage={storage}", "--benchmark-compare",
-                f"--benchmark-compare-fail={COMPARE_FAIL}", f"--benchmark-json={RESULTS / 'compare-run.json'}"]
+        cmd += [
+            "-m",
+            "not peer",
+            f"--benchmark-storage={storage}",
+            "--benchmark-compare",
+            f"--benchmark-compare-fail={COMPARE_FAIL}",
+            f"--benchmark-json={RESULTS / 'compare-run.json'}",
+        ]
     else:
         cmd += [f"--benchmark-json={RESULTS / 'latest.json'}"]
     cmd += args.pytest_args
@@ -61,7 +84,9 @@ def main() -> int:
     if full and latest.exists():
         # A subset (pytest args given) is reported beside, never over, the full table.
         out = RESULTS / "partial.md" if args.pytest_args else HERE / "RESULTS.md"
-        subprocess.check_call([sys.executable, str(HERE / "report.py"), str(latest), "--wall", f"{wall:.1f}", "--out", str(out)])
+        subprocess.check_call(
+            [sys.executable, str(HERE / "report.py"), str(latest), "--wall", f"{wall:.1f}", "--out", str(out)]
+        )
     return code
 
 

@@ -3,6 +3,7 @@ aggregate (Canary-style, from a .nemo archive), and the huggingface kind's CTC a
 decoders — at stream positions 100 / 10,000 / 100,000: constant cost means flat rows. Each
 round forks a stream prepared to position N (copy.deepcopy, outside the timing), then feeds
 the next 1,000 ids one call each. Fixtures: the project's own (fixtures/make_asr_formats.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -41,7 +42,9 @@ def _canary():
 
 
 def _hf(name: str):
-    tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec("huggingface", {"tokenizer": str(OWN / "huggingface" / name / "tokenizer.json")}))
+    tok = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec("huggingface", {"tokenizer": str(OWN / "huggingface" / name / "tokenizer.json")})
+    )
     rng = random.Random(5)
     if name == "ctc-base-960h":
         ids = []
@@ -52,8 +55,12 @@ def _hf(name: str):
     return tok, tok.encode(text)
 
 
-CASES = {"wav2vec2/base-960h": _wav2vec2, "aggregate/canary.nemo": _canary,
-         "huggingface/ctc-base-960h": lambda: _hf("ctc-base-960h"), "huggingface/bpe-suffix": lambda: _hf("bpe-suffix")}
+CASES = {
+    "wav2vec2/base-960h": _wav2vec2,
+    "aggregate/canary.nemo": _canary,
+    "huggingface/ctc-base-960h": lambda: _hf("ctc-base-960h"),
+    "huggingface/bpe-suffix": lambda: _hf("bpe-suffix"),
+}
 _BUILT: dict = {}
 
 
@@ -70,11 +77,16 @@ def test_stream_per_token(benchmark, label: str, position: int) -> None:
     assert len(ids) >= position + STEP
     base: dict = {}
     tok.decode_incremental(ids[:position], base)
-    singles = [[i] for i in ids[position:position + STEP]]
+    singles = [[i] for i in ids[position : position + STEP]]
 
     def run(state):
         for chunk in singles:
             tok.decode_incremental(chunk, state)
 
-    timed(benchmark, run, lambda: copy.deepcopy(base), per=STEP,
-          info={"suite": "asr_stream", "case": label, "op": "decode_incremental", "impl": "oasr_tok", "n": position})
+    timed(
+        benchmark,
+        run,
+        lambda: copy.deepcopy(base),
+        per=STEP,
+        info={"suite": "asr_stream", "case": label, "op": "decode_incremental", "impl": "oasr_tok", "n": position},
+    )

@@ -2,6 +2,7 @@
 (the target: ≥ 20× the plain Python loop). Frames look like a CTC recogniser's argmax: about
 two thirds blank, tokens of a 500-piece vocabulary held for 1-3 frames. The loop runs on a
 list; oasr_tok on the same list and on the NumPy int64 array it came from."""
+
 from __future__ import annotations
 
 import random
@@ -60,5 +61,9 @@ def test_collapse_ctc(benchmark, impl: str) -> None:
     expected = python_loop(LIST, BLANK)
     assert collapse_ctc(LIST, BLANK) == expected
     assert [a.tolist() for a in collapse_ctc(ARRAY, BLANK)] == list(expected)
-    timed(benchmark, lambda _: run(), per=FRAMES,
-          info={"suite": "ctc", "case": "collapse_ctc/1M frames", "op": "collapse_ctc", "impl": impl, "n": FRAMES})
+    timed(
+        benchmark,
+        lambda _: run(),
+        per=FRAMES,
+        info={"suite": "ctc", "case": "collapse_ctc/1M frames", "op": "collapse_ctc", "impl": impl, "n": FRAMES},
+    )

@@ -3,6 +3,7 @@ with its 3,288-token tokenizer_config merge, against transformers' AutoTokenizer
 same directory. transformers is installed only in the tox bench env (it imports without a
 GPU framework); elsewhere its side is skipped with that reason.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,16 +26,23 @@ def _auto_dir(case) -> str | None:
     return str(Path(shared(case.files["tokenizer"])).parent)
 
 
-PARAMS = [pytest.param(c.label, "oasr_tok", id=f"{c.label}|oasr_tok") for c in CASES] + [
-    pytest.param(c.label, "AutoTokenizer", id=f"{c.label}|AutoTokenizer", marks=pytest.mark.peer)
-    for c in CASES if _auto_dir(c)
-] + [
-    # our GGUF reader + table build on Qwen2's vocabulary, beside the `tokenizers`
-    # runtime reading Qwen3's tokenizer.json (the same vocabulary) from its file
-    pytest.param(c.label, "tokenizers.from_file qwen3", id=f"{c.label}|tokenizers.from_file qwen3",
-                 marks=pytest.mark.peer)
-    for c in CASES if c.kind == "gguf"
-]
+PARAMS = (
+    [pytest.param(c.label, "oasr_tok", id=f"{c.label}|oasr_tok") for c in CASES]
+    + [
+        pytest.param(c.label, "AutoTokenizer", id=f"{c.label}|AutoTokenizer", marks=pytest.mark.peer)
+        for c in CASES
+        if _auto_dir(c)
+    ]
+    + [
+        # our GGUF reader + table build on Qwen2's vocabulary, beside the `tokenizers`
+        # runtime reading Qwen3's tokenizer.json (the same vocabulary) from its file
+        pytest.param(
+            c.label, "tokenizers.from_file qwen3", id=f"{c.label}|tokenizers.from_file qwen3", marks=pytest.mark.peer
+        )
+        for c in CASES
+        if c.kind == "gguf"
+    ]
+)
 
 
 @pytest.mark.parametrize("label,impl", PARAMS)
@@ -67,5 +75,6 @@ def test_load(benchmark, label: str, impl: str) -> None:
 
         def load(_):
             AutoTokenizer.from_pretrained(directory)
+
     benchmark.group = f"load {label}"
     timed(benchmark, load, per=1, info={"suite": "load", "case": label, "kind": case.kind, "impl": impl, "n": 1})

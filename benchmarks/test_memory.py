@@ -4,14 +4,14 @@ state holds after 50,000 tokens besides its text (it must not grow with the ids)
 Measured with tracemalloc, which sees every Python object allocation, the resizable text
 buffer included. The time to feed the 10,000 streams is the benchmark's own figure.
 """
+
 from __future__ import annotations
 
 import sys
 import tracemalloc
 
 import pytest
-
-from bench_cases import STREAM_CASES, BY_LABEL, Unavailable, hypothesis, period, tokenizer
+from bench_cases import BY_LABEL, STREAM_CASES, Unavailable, hypothesis, period, tokenizer
 from conftest import timed
 
 STREAMS = 10_000
@@ -57,7 +57,7 @@ def test_stream_memory(benchmark, label: str) -> None:
         pytest.skip(str(exc))
     ids = hypothesis(label, p + TOKENS_PER_STREAM)
     # Each stream starts at another point of the passage, as concurrent speakers would.
-    chunks = [[[i] for i in ids[s % p:s % p + TOKENS_PER_STREAM]] for s in range(0, STREAMS * 7, 7)]
+    chunks = [[[i] for i in ids[s % p : s % p + TOKENS_PER_STREAM]] for s in range(0, STREAMS * 7, 7)]
     dec = tok.decode_incremental
 
     tracemalloc.start()
@@ -79,10 +79,25 @@ def test_stream_memory(benchmark, label: str) -> None:
     at_50k = state_minus_text(long_state)
 
     benchmark.group = "memory: 10,000 concurrent streams"
-    timed(benchmark, lambda _: _feed_streams(dec, chunks), per=STREAMS * TOKENS_PER_STREAM, min_rounds=3,
-          info={"suite": "memory", "case": label, "kind": case.kind, "impl": "oasr_tok", "n": STREAMS,
-                "streams": STREAMS, "tokens_per_stream": TOKENS_PER_STREAM,
-                "peak_bytes": peak - before, "retained_bytes": current - before, "text_bytes": texts,
-                "state_minus_text_1k": at_1k, "state_minus_text_50k": at_50k,
-                "text_chars_50k": len(long_state.get("text", "")),
-                "state_keys_50k": sorted(k for k in long_state)})
+    timed(
+        benchmark,
+        lambda _: _feed_streams(dec, chunks),
+        per=STREAMS * TOKENS_PER_STREAM,
+        min_rounds=3,
+        info={
+            "suite": "memory",
+            "case": label,
+            "kind": case.kind,
+            "impl": "oasr_tok",
+            "n": STREAMS,
+            "streams": STREAMS,
+            "tokens_per_stream": TOKENS_PER_STREAM,
+            "peak_bytes": peak - before,
+            "retained_bytes": current - before,
+            "text_bytes": texts,
+            "state_minus_text_1k": at_1k,
+            "state_minus_text_50k": at_50k,
+            "text_chars_50k": len(long_state.get("text", "")),
+            "state_keys_50k": sorted(k for k in long_state),
+        },
+    )

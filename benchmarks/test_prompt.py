@@ -9,13 +9,13 @@ apply_chat_template from the GGUF's own template, encode with special-token text
 bos added, against mistral-common's encode(bos=True) for tekken, and their with_specials()
 views streaming one id per call against the plain tokenizer.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
-
 from bench_cases import shared
 from conftest import timed
 
@@ -62,16 +62,20 @@ def test_prompt(benchmark, op: str, impl: str) -> None:
         tok = _ours()
         calls = {
             "apply_chat_template": lambda _: tok.apply_chat_template(MESSAGES, add_generation_prompt=True),
-            "apply_chat_template+tokenize": lambda _: tok.apply_chat_template(MESSAGES, add_generation_prompt=True,
-                                                                             tokenize=True),
+            "apply_chat_template+tokenize": lambda _: tok.apply_chat_template(
+                MESSAGES, add_generation_prompt=True, tokenize=True
+            ),
             "encode+specials": lambda _: tok.encode(TEXT, add_special_tokens=True),
         }
     else:
         ref = _theirs()
         calls = {
-            "apply_chat_template": lambda _: ref.apply_chat_template(MESSAGES, add_generation_prompt=True, tokenize=False),
-            "apply_chat_template+tokenize": lambda _: ref.apply_chat_template(MESSAGES, add_generation_prompt=True,
-                                                                             tokenize=True, return_dict=False),
+            "apply_chat_template": lambda _: ref.apply_chat_template(
+                MESSAGES, add_generation_prompt=True, tokenize=False
+            ),
+            "apply_chat_template+tokenize": lambda _: ref.apply_chat_template(
+                MESSAGES, add_generation_prompt=True, tokenize=True, return_dict=False
+            ),
             "encode+specials": lambda _: ref(TEXT).input_ids,
         }
     run = calls[op]
@@ -95,8 +99,12 @@ def test_stream_with_specials(benchmark, view: str) -> None:
             step(one, state)
 
     benchmark.group = "prompt qwen3 stream, one id per call"
-    timed(benchmark, run, per=len(ids), info={"suite": "prompt", "case": "qwen3", "op": "stream",
-                                              "impl": f"oasr_tok {view}", "n": len(ids)})
+    timed(
+        benchmark,
+        run,
+        per=len(ids),
+        info={"suite": "prompt", "case": "qwen3", "op": "stream", "impl": f"oasr_tok {view}", "n": len(ids)},
+    )
 
 
 def _gguf():
@@ -126,8 +134,13 @@ KIND_PARAMS = [
     pytest.param("gguf", "apply_chat_template", "oasr_tok", id="gguf|apply_chat_template|oasr_tok"),
     pytest.param("gguf", "encode+specials", "oasr_tok", id="gguf|encode+specials|oasr_tok"),
     pytest.param("tekken", "encode+specials", "oasr_tok", id="tekken|encode+specials|oasr_tok"),
-    pytest.param("tekken", "encode+specials", "mistral-common", id="tekken|encode+specials|mistral-common",
-                 marks=pytest.mark.peer),
+    pytest.param(
+        "tekken",
+        "encode+specials",
+        "mistral-common",
+        id="tekken|encode+specials|mistral-common",
+        marks=pytest.mark.peer,
+    ),
 ]
 
 
@@ -142,8 +155,9 @@ def test_prompt_kinds(benchmark, kind: str, op: str, impl: str) -> None:
     elif impl == "oasr_tok":
         tok = _tekken()
         # split_special_tokens=True: the same work as mistral-common, which never matches names
-        calls = {"encode+specials": lambda _: tok.encode(TEKKEN_TEXT, add_special_tokens=True,
-                                                         split_special_tokens=True)}
+        calls = {
+            "encode+specials": lambda _: tok.encode(TEKKEN_TEXT, add_special_tokens=True, split_special_tokens=True)
+        }
     else:
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
@@ -172,5 +186,9 @@ def test_stream_kinds_with_specials(benchmark, kind: str, view: str) -> None:
             step(one, state)
 
     benchmark.group = f"prompt {kind} stream, one id per call"
-    timed(benchmark, run, per=len(ids), info={"suite": "prompt", "case": kind, "op": "stream",
-                                              "impl": f"oasr_tok {view}", "n": len(ids)})
+    timed(
+        benchmark,
+        run,
+        per=len(ids),
+        info={"suite": "prompt", "case": kind, "op": "stream", "impl": f"oasr_tok {view}", "n": len(ids)},
+    )

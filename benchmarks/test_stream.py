@@ -10,12 +10,12 @@ repeated passage (capped at 512), so every position is timed over the same conte
 reach position N their own way (DecodeStream is streamed there; the re-decoders are handed
 the prefix) and are timed over the same K ids; the Θ(N)-per-token re-decoders get K = 16.
 """
+
 from __future__ import annotations
 
 import copy
 
 import pytest
-
 from bench_cases import STREAM_CASES, Unavailable, hf_runtime, hypothesis, period, sp_runtime, tokenizer
 from bench_peers import DecodeStreamPeer, RedecodePrefixPeer, SentencePiecePartialPeer, VllmWindowPeer, hf_special_ids
 from conftest import probe_seconds, timed
@@ -37,8 +37,9 @@ def _impls(case) -> list[tuple[str, list[int]]]:
 
 
 PARAMS = [
-    pytest.param(case.label, impl, n, id=f"{case.label}|{impl}|{n}",
-                 marks=[pytest.mark.peer] if impl != "oasr_tok" else [])
+    pytest.param(
+        case.label, impl, n, id=f"{case.label}|{impl}|{n}", marks=[pytest.mark.peer] if impl != "oasr_tok" else []
+    )
     for case in STREAM_CASES
     for impl, positions in _impls(case)
     for n in positions
@@ -50,7 +51,7 @@ def _our_stream(label: str, ids: list[int], n: int, k: int):
     decode_incremental = tok.decode_incremental
     proto: dict = {}
     decode_incremental(ids[:n], proto)
-    singles = [[i] for i in ids[n + 1:n + 1 + k]]
+    singles = [[i] for i in ids[n + 1 : n + 1 + k]]
 
     def make():
         state = copy.deepcopy(proto)
@@ -69,12 +70,13 @@ def _peer_stream(case, impl: str, ids: list[int], n: int, k: int):
         processor = sp_runtime(case.sp_peer)
 
         def make():
-            return SentencePiecePartialPeer(processor, ids[:n + 1])
+            return SentencePiecePartialPeer(processor, ids[: n + 1])
     else:
         runtime = hf_runtime(case.hf_peer)
         if impl == "DecodeStream":
+
             def make():
-                return DecodeStreamPeer(runtime, ids[:n + 1])
+                return DecodeStreamPeer(runtime, ids[: n + 1])
         elif impl == "vLLM window":
             special = hf_special_ids(runtime)
 
@@ -83,9 +85,11 @@ def _peer_stream(case, impl: str, ids: list[int], n: int, k: int):
                 peer.step(ids[n])
                 return peer
         else:
+
             def make():
-                return RedecodePrefixPeer(runtime, ids[:n + 1])
-    chunk = ids[n + 1:n + 1 + k]
+                return RedecodePrefixPeer(runtime, ids[: n + 1])
+
+    chunk = ids[n + 1 : n + 1 + k]
 
     if impl == "DecodeStream":
         # The native step straight from the loop, as ours is called: no wrapper frame.
@@ -127,5 +131,4 @@ def test_decode_incremental(benchmark, label: str, impl: str, n: int) -> None:
     else:
         make, run = _peer_stream(case, impl, ids, n, k)
     benchmark.group = f"stream {label} @{n}"
-    timed(benchmark, run, make, per=k,
-          info={"suite": "stream", "case": label, "kind": case.kind, "impl": impl, "n": n})
+    timed(benchmark, run, make, per=k, info={"suite": "stream", "case": label, "kind": case.kind, "impl": impl, "n": n})

@@ -4,15 +4,25 @@ alone, against the peers on the same ids:
 `tokenizers` decode, SentencePiece decode, a list comprehension over the pre-rendered
 symbol table, and the plain Python word grouping in tests/words_reference.py.
 """
+
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
-
-from bench_cases import STREAM_CASES, BY_LABEL, Unavailable, hf_runtime, hypothesis, period, shared, sp_runtime, tokenizer
+from bench_cases import (
+    BY_LABEL,
+    STREAM_CASES,
+    Unavailable,
+    hf_runtime,
+    hypothesis,
+    period,
+    shared,
+    sp_runtime,
+    tokenizer,
+)
 from conftest import probe_seconds, timed
 
 SIZES = [1_000, 100_000, 1_000_000]
@@ -30,8 +40,12 @@ ARRAY_INPUTS = {"oasr_tok[np.int64]": "int64", "oasr_tok[np.int32]": "int32"}
 
 
 def _ops(case) -> list[tuple[str, str]]:
-    ops = [("decode", "oasr_tok"), ("token_pieces", "oasr_tok"), ("word_timings", "oasr_tok"),
-           ("group_words", "oasr_tok")]
+    ops = [
+        ("decode", "oasr_tok"),
+        ("token_pieces", "oasr_tok"),
+        ("word_timings", "oasr_tok"),
+        ("group_words", "oasr_tok"),
+    ]
     ops += [(op, impl) for impl in ARRAY_INPUTS for op in ("decode", "token_pieces", "word_timings")]
     if case.hf_peer:
         ops.append(("decode", "tokenizers.decode"))
@@ -50,15 +64,21 @@ REFERENCE_CASES = ("symbol_table/icefall-bpe500", "huggingface/qwen3")
 REFERENCE_SIZES = [1_000, 100_000]
 
 PARAMS = [
-    pytest.param(case.label, op, impl, n, id=f"{case.label}|{op}|{impl}|{n}",
-                 marks=[pytest.mark.peer] if impl != "oasr_tok" else [])
+    pytest.param(
+        case.label,
+        op,
+        impl,
+        n,
+        id=f"{case.label}|{op}|{impl}|{n}",
+        marks=[pytest.mark.peer] if impl != "oasr_tok" else [],
+    )
     for case in STREAM_CASES
     for op, impl in _ops(case)
     for n in (REFERENCE_SIZES if impl == "words_reference" else SIZES)
 ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rendered_table(units_path: str) -> list[str]:
     """The symbol table pre-rendered the obvious way (`▁` -> space), read independently of
     oasr_tok: the list comprehension token_pieces is compared with."""
@@ -72,7 +92,7 @@ def _rendered_table(units_path: str) -> list[str]:
     return [table[i] for i in range(len(table))]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _starts(n: int) -> list[float]:
     return [0.04 * k for k in range(n)]  # 40 ms frames, as a CTC recogniser reports them
 
@@ -104,13 +124,13 @@ def _call(label: str, op: str, impl: str):
     case = BY_LABEL[label]
     if impl == "tokenizers.decode":
         runtime = hf_runtime(case.hf_peer)
-        return lambda ids: (lambda: runtime.decode(ids, skip_special_tokens=True))
+        return lambda ids: lambda: runtime.decode(ids, skip_special_tokens=True)
     if impl == "sentencepiece.decode":
         processor = sp_runtime(case.sp_peer)
-        return lambda ids: (lambda: processor.decode(ids))
+        return lambda ids: lambda: processor.decode(ids)
     if impl == "list comprehension":
         table = _rendered_table(shared(case.files["units"]))
-        return lambda ids: (lambda: [table[i] for i in ids])
+        return lambda ids: lambda: [table[i] for i in ids]
     if op == "group_words":
         group = _reference_grouping() if impl == "words_reference" else _compiled_grouping()
         tok = tokenizer(label)
@@ -118,6 +138,7 @@ def _call(label: str, op: str, impl: str):
         def call(ids):
             pieces, starts = tok.token_pieces(ids), _starts(len(ids))
             return lambda: group(pieces, starts)
+
         return call
     tok = tokenizer(label)
     if impl in ARRAY_INPUTS:
@@ -130,20 +151,22 @@ def _call(label: str, op: str, impl: str):
             def timings(ids):
                 array, starts = np.array(ids, dtype=dtype), np.array(_starts(len(ids)))
                 return lambda: tok.word_timings(array, starts)
+
             return timings
         method = getattr(tok, op)
 
         def on_array(ids):
             array = np.array(ids, dtype=dtype)
             return lambda: method(array)
+
         return on_array
     if op == "decode":
-        return lambda ids: (lambda: tok.decode(ids))
+        return lambda ids: lambda: tok.decode(ids)
     if op == "token_pieces":
-        return lambda ids: (lambda: tok.token_pieces(ids))
+        return lambda ids: lambda: tok.token_pieces(ids)
     if op == "word_timings":
         _compiled_grouping()
-        return lambda ids: (lambda: tok.word_timings(ids, _starts(len(ids))))
+        return lambda ids: lambda: tok.word_timings(ids, _starts(len(ids)))
     raise AssertionError(op)
 
 
@@ -158,11 +181,12 @@ def _too_slow(label: str, op: str, impl: str, n: int, call) -> str | None:
         t1 = probe_seconds(call(hypothesis(label, n // 100)))
         t2 = probe_seconds(call(hypothesis(label, n // 10)))
         exponent = max(1.0, math.log10(max(t2, 1e-9) / max(t1, 1e-9)))
-        projected = t2 * 10 ** exponent
+        projected = t2 * 10**exponent
         _projection[key] = (
             f"not run: projected {projected:.0f} s per call at {n:,} ids "
             f"({t1 * 1e3:.1f} ms at {n // 100:,}, {t2 * 1e3:.1f} ms at {n // 10:,}; growth exponent {exponent:.2f})"
-            if projected > MAX_CALL_SECONDS else ""
+            if projected > MAX_CALL_SECONDS
+            else ""
         )
     return _projection[key] or None
 
@@ -181,8 +205,12 @@ def test_throughput(benchmark, label: str, op: str, impl: str, n: int) -> None:
             pytest.skip(reason)
     fn = call(hypothesis(label, n))
     benchmark.group = f"{op} {label} n={n}"
-    timed(benchmark, lambda _: fn(), per=n,
-          info={"suite": "throughput", "case": label, "kind": case.kind, "op": op, "impl": impl, "n": n})
+    timed(
+        benchmark,
+        lambda _: fn(),
+        per=n,
+        info={"suite": "throughput", "case": label, "kind": case.kind, "op": op, "impl": impl, "n": n},
+    )
 
 
 CONTROL_TEXT = "hello world " * 100_000
@@ -191,7 +219,7 @@ CONTROL_TEXT = "hello world " * 100_000
 def _allocate_records(n: int) -> list:
     # As many small records, each holding a fresh substring, as word_timings makes words.
     text = CONTROL_TEXT
-    return [(text[i % 1000:i % 1000 + 5], 0.5, 0.75, i, i) for i in range(n)]
+    return [(text[i % 1000 : i % 1000 + 5], 0.5, 0.75, i, i) for i in range(n)]
 
 
 @pytest.mark.peer  # not ours: kept out of the baseline
@@ -202,6 +230,16 @@ def test_allocation_control(benchmark, n: int) -> None:
     is several times that at 1,000 for plain Python too; the report puts word_timings' growth
     beside this one."""
     benchmark.group = f"allocation control n={n}"
-    timed(benchmark, lambda _: _allocate_records(n), per=n,
-          info={"suite": "throughput", "case": "(machine control)", "kind": "-", "op": "allocate records",
-                "impl": "plain Python", "n": n})
+    timed(
+        benchmark,
+        lambda _: _allocate_records(n),
+        per=n,
+        info={
+            "suite": "throughput",
+            "case": "(machine control)",
+            "kind": "-",
+            "op": "allocate records",
+            "impl": "plain Python",
+            "n": n,
+        },
+    )

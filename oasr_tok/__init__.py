@@ -1,7 +1,10 @@
 """oasr_tok: token ids back into text — whole, streamed, per token and as timed words — for
 every tokenizer kind behind one contract (docs/architecture.md)."""
+
 from ._ctc import collapse_ctc
 from .base import Tokenizer
+from .checkpoint import load, resolve
+from .description import Description, describe
 from .detokenizer import Detokenizer
 from .errors import (
     AssetError,
@@ -28,10 +31,8 @@ from .errors import (
 )
 from .nemo import NeMoTokenizer
 from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
-from .checkpoint import load, resolve
-from .description import Description, describe
-from .spec import TokenizerSpec
 from .segments import Segment
+from .spec import TokenizerSpec
 from .specials import SpecialTokens
 from .words import Word, Words
 

@@ -1,4 +1,5 @@
 """`python -m oasr_tok`: the oasr-tok command line."""
+
 from .cli import main
 
 raise SystemExit(main())

@@ -12,6 +12,7 @@ with the file name), pickling to another process and ``tokenizer_spec.json``, an
 ever written next to the archive. A path is a member reference only when the whole string is
 not an existing file and the part before the last ``::`` is one.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,17 @@ from collections.abc import Iterator
 
 from .errors import AssetNotFoundError, MalformedAssetError
 
-__all__ = ["MEMBER_SEPARATOR", "member_ref", "split_member", "read_member", "member_names", "is_archive_ref",
-           "nemo_config", "nemo_labels_table", "LABELS_SELECTOR"]
+__all__ = [
+    "MEMBER_SEPARATOR",
+    "member_ref",
+    "split_member",
+    "read_member",
+    "member_names",
+    "is_archive_ref",
+    "nemo_config",
+    "nemo_labels_table",
+    "LABELS_SELECTOR",
+]
 
 #: A member name ending in this selects a NeMo character model's labels out of its config,
 #: as a `piece id` table (``model.nemo::model_config.yaml#labels``).
@@ -60,8 +70,9 @@ def _open(archive: str) -> tarfile.TarFile:
         # "r:*" reads plain and gzip tars alike; in plain ones tarfile seeks over member data.
         return tarfile.open(archive, "r:*")
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise MalformedAssetError(f"{archive}: not a readable tar archive (a .nemo file is one): {exc}",
-                                  path=archive) from None
+        raise MalformedAssetError(
+            f"{archive}: not a readable tar archive (a .nemo file is one): {exc}", path=archive
+        ) from None
 
 
 def _members(archive: str, handle: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
@@ -98,16 +109,20 @@ def read_member(path: str, what: str, limit: int = 256 << 20) -> bytes:
             if info.size > limit:
                 raise MalformedAssetError(
                     f"{archive}: member {wanted!r} ({what}) claims {info.size} bytes, more than a tokenizer file "
-                    f"can be ({limit}); refusing to read it", path=path)
+                    f"can be ({limit}); refusing to read it",
+                    path=path,
+                )
             stream = handle.extractfile(info)
             try:
                 data = stream.read() if stream is not None else b""
             except (tarfile.TarError, EOFError, OSError) as exc:
-                raise MalformedAssetError(f"{archive}: member {wanted!r} ({what}) is truncated: {exc}",
-                                          path=path) from None
+                raise MalformedAssetError(
+                    f"{archive}: member {wanted!r} ({what}) is truncated: {exc}", path=path
+                ) from None
             if len(data) != info.size:
                 raise MalformedAssetError(
-                    f"{archive}: member {wanted!r} ({what}) is truncated ({len(data)} of {info.size} bytes)", path=path)
+                    f"{archive}: member {wanted!r} ({what}) is truncated ({len(data)} of {info.size} bytes)", path=path
+                )
             return data
     raise AssetNotFoundError(f"{archive}: no member {wanted!r} ({what}) in the archive", path=path)
 
@@ -121,7 +136,8 @@ def nemo_config(archive: str, member: str = "model_config.yaml") -> dict:
 
         raise BackendNotInstalledError(
             f"reading {archive} needs PyYAML for its model_config.yaml ({exc}); install it with: "
-            "pip install 'oasr_tok[nemo]'") from exc
+            "pip install 'oasr_tok[nemo]'"
+        ) from exc
     raw = read_member(member_ref(archive, member), "NeMo model config")
     try:
         config = yaml.safe_load(raw.decode("utf-8"))
@@ -143,13 +159,15 @@ def nemo_labels_table(archive: str, member: str = "model_config.yaml") -> str:
     if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x for x in labels):
         raise MalformedAssetError(
             f"{archive}: member {member!r} has no character labels (labels / decoder.vocabulary must list strings)",
-            path=archive)
+            path=archive,
+        )
     if len(set(labels)) != len(labels):
         twice = next(x for x in labels if labels.count(x) > 1)
         raise MalformedAssetError(f"{archive}: member {member!r}: the label {twice!r} is given twice", path=archive)
     if any(x.strip() != x and x != " " or (" " in x and x != " ") for x in labels):
-        raise MalformedAssetError(f"{archive}: member {member!r}: labels other than ' ' may not contain spaces",
-                                  path=archive)
+        raise MalformedAssetError(
+            f"{archive}: member {member!r}: labels other than ' ' may not contain spaces", path=archive
+        )
     lines = [str(i) if x == " " else f"{x} {i}" for i, x in enumerate(labels)]
     lines.append(f"<blk> {len(labels)}")
     return "\n".join(lines) + "\n"

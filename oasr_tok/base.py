@@ -10,13 +10,15 @@ Three promises, for every kind and every input (see docs/decoding.md):
 The defaults here re-render the whole prefix (Θ(n²) in tokens); kinds override them for speed,
 never for behaviour.
 """
+
 from __future__ import annotations
 
 import abc
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from ._ids import batch_rows, check_ids
 from ._textbuf import check_owner, commit_text, table_tag
@@ -44,7 +46,7 @@ class Tokenizer(abc.ABC):
     where `supports_encode` is true, text into ids."""
 
     #: The spec this tokenizer was built from (set by build_tokenizer / from_spec).
-    spec: "TokenizerSpec | None" = None
+    spec: TokenizerSpec | None = None
     #: Whether encode() works. Test this, never hasattr(tok, "encode").
     supports_encode: bool = False
 
@@ -62,7 +64,9 @@ class Tokenizer(abc.ABC):
     def decode(self, ids: Sequence[int]) -> str:
         """The transcript of `ids`."""
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """Ids for `text` (prompts, hotwords). Special-token text in `text` ("<|im_start|>")
         becomes its one id unless `split_special_tokens`; `add_special_tokens=True` adds
         bos/eos as the checkpoint says (None: the kind's default, False unless its spec says
@@ -157,7 +161,7 @@ class Tokenizer(abc.ABC):
             raise UnknownPieceError(f"piece {piece!r} is not in the {kind} vocabulary")
         return token_id
 
-    def with_specials(self) -> "Tokenizer":
+    def with_specials(self) -> Tokenizer:
         """A view of this tokenizer that renders special tokens as their text instead of
         dropping them (its special_ids is empty; the three contracts hold on it). Cached: the
         same view every call; a view's own with_specials() is itself."""
@@ -173,7 +177,7 @@ class Tokenizer(abc.ABC):
             self.__dict__["_oasr_specials_view"] = view
         return view
 
-    def _keep_specials(self) -> "Tokenizer":
+    def _keep_specials(self) -> Tokenizer:
         kind = self.spec.kind if self.spec is not None else type(self).__name__
         raise KeepSpecialsNotSupportedError(f"the {kind} tokenizer cannot render its special tokens as text")
 
@@ -223,8 +227,13 @@ class Tokenizer(abc.ABC):
         from .chat import apply_chat_template
 
         return apply_chat_template(  # type: ignore[no-any-return]
-            self, messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize, tools=tools,
-            chat_template=chat_template, **kwargs,
+            self,
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=tokenize,
+            tools=tools,
+            chat_template=chat_template,
+            **kwargs,
         )
 
     def encode_with_special_text(
@@ -291,9 +300,14 @@ class Tokenizer(abc.ABC):
         old_ids = state.get("ids", [])
         old_text = state.get("text", "")
         tail = state.get("_tail", 0)
-        if (type(closed) is not bool or type(old_ids) is not list or type(old_text) is not str
-                or type(tail) is not int or not 0 <= tail <= len(old_text)
-                or ("_tok" in state and "ids" not in state)):
+        if (
+            type(closed) is not bool
+            or type(old_ids) is not list
+            or type(old_text) is not str
+            or type(tail) is not int
+            or not 0 <= tail <= len(old_text)
+            or ("_tok" in state and "ids" not in state)
+        ):
             raise StreamStateError(f"this stream state is not a {type(self).__name__} stream state; start from {{}}")
         old_ids = self.check_ids(old_ids)
         # The default keeps every id (it is the quadratic reference, not the fast path), so the

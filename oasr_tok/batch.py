@@ -3,6 +3,7 @@ token id lists in, transcripts, token pieces and timed words out. docs/scale.md 
 
 It imports no engine: a batch is a mapping of column name to a sequence (a list, a NumPy object
 array of arrays as Ray Data's "numpy" format gives it, or a pandas Series)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -21,8 +22,9 @@ class Transcriber:
     "last_token"}``). The tokenizer is pickled with the Transcriber, by value unless its
     pickle_mode says "spec", and each worker process builds it once."""
 
-    def __init__(self, tok: Tokenizer, ids: str = "ids", pieces: bool = False, words: bool = False,
-                 starts: str = "starts") -> None:
+    def __init__(
+        self, tok: Tokenizer, ids: str = "ids", pieces: bool = False, words: bool = False, starts: str = "starts"
+    ) -> None:
         self.tok = tok
         self.ids, self.starts = ids, starts
         self.pieces, self.words = pieces, words
@@ -35,6 +37,8 @@ class Transcriber:
         if self.pieces:
             out["pieces"] = [self.tok.token_pieces(ids) for ids in rows]
         if self.words:
-            out["words"] = [[w.to_dict() for w in self.tok.word_timings(ids, starts)]
-                            for ids, starts in zip(rows, batch[self.starts])]
+            out["words"] = [
+                [w.to_dict() for w in self.tok.word_timings(ids, starts)]
+                for ids, starts in zip(rows, batch[self.starts])
+            ]
         return out

@@ -15,6 +15,7 @@ NeMo style: a dict {"roles": {role: "… {_content_} … {_eos_}"}, "prefix": "�
 and the message content are encoded as plain text, each `{_name_}` is the special token of
 that role (eos, bos, …) as an id.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -73,8 +74,9 @@ def _environment() -> Any:
     def raise_exception(message: str) -> None:
         raise jinja2.exceptions.TemplateError(message)
 
-    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
-               sort_keys: bool = False) -> str:
+    def tojson(
+        x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+    ) -> str:
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     def strftime_now(format: str) -> str:
@@ -180,7 +182,7 @@ def _conversations(messages: Any) -> tuple[list[list[dict]], bool]:
         raise ChatMessageError("messages is empty: a chat template needs at least one message")
     batched = isinstance(messages[0], (list, tuple))
     out = []
-    for chat in (messages if batched else [messages]):
+    for chat in messages if batched else [messages]:
         if not isinstance(chat, (list, tuple)):
             raise ChatMessageError(f"a batch of conversations must hold lists of messages, got {type(chat).__name__}")
         normal = []
@@ -234,7 +236,9 @@ def _tag_final_message(chat: list[dict], field: str, source: str) -> str:
         for name in fields:
             chat[-1][name] = chat[-1][name] + _CONTINUE_TAG
     if not isinstance(final, str):
-        raise ChatMessageError(f"continue_final_message: the text to continue must be a str, got {type(final).__name__}")
+        raise ChatMessageError(
+            f"continue_final_message: the text to continue must be a str, got {type(final).__name__}"
+        )
     return final
 
 
@@ -248,25 +252,35 @@ def _cut_at_tag(rendered: str, final: str) -> str:
             "template changes or drops part of it"
         )
     at = rendered.rindex(marker)
-    if rendered[at:at + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
+    if rendered[at : at + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
         return rendered[:at]
     return rendered[:at].rstrip()
 
 
-def render_jinja(source: str, messages: Any, *, add_generation_prompt: bool = False,
-                 tools: Sequence[Mapping[str, Any]] | None = None, variables: Mapping[str, Any] | None = None,
-                 continue_final_message: bool | str = False, **kwargs: Any) -> str | list[str]:
+def render_jinja(
+    source: str,
+    messages: Any,
+    *,
+    add_generation_prompt: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    variables: Mapping[str, Any] | None = None,
+    continue_final_message: bool | str = False,
+    **kwargs: Any,
+) -> str | list[str]:
     """`source` rendered for `messages` (a list of messages, or a list of such lists: then a
     list of strings) as transformers renders it. `variables` (the special tokens) come first,
     `kwargs` override them. continue_final_message (True: "content", or the field's name)
     leaves the final message open: the rendering stops where its text ends."""
     jinja2 = _jinja()
     if continue_final_message and add_generation_prompt:
-        raise ChatTemplateError("continue_final_message and add_generation_prompt cannot both be set: one continues "
-                                "the final message, the other starts a new assistant message")
+        raise ChatTemplateError(
+            "continue_final_message and add_generation_prompt cannot both be set: one continues "
+            "the final message, the other starts a new assistant message"
+        )
     if not isinstance(continue_final_message, (bool, str)):
-        raise ChatTemplateError(f"continue_final_message must be a bool or a field name, "
-                                f"got {type(continue_final_message).__name__}")
+        raise ChatTemplateError(
+            f"continue_final_message must be a bool or a field name, got {type(continue_final_message).__name__}"
+        )
     template = _compiled(source)
     conversations, batched = _conversations(messages)
     if tools is not None:
@@ -291,14 +305,17 @@ def render_jinja(source: str, messages: Any, *, add_generation_prompt: bool = Fa
         chat = _alias_reasoning(_plain(chat))
         final = _tag_final_message(chat, field, source) if continue_final_message else None
         try:
-            text = template.render(messages=chat, tools=tools, documents=documents,
-                                   add_generation_prompt=add_generation_prompt, **names)
+            text = template.render(
+                messages=chat, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt, **names
+            )
         except jinja2.exceptions.SecurityError as exc:
             raise ChatTemplateError(f"the chat template tried something the sandbox forbids: {exc}") from None
         except jinja2.exceptions.TemplateError as exc:
             raise ChatTemplateError(f"the chat template raised an error: {exc}") from None
         except Exception as exc:  # a template operation failing on these inputs (e.g. '+' on a list)
-            raise ChatTemplateError(f"the chat template failed on these messages: {type(exc).__name__}: {exc}") from None
+            raise ChatTemplateError(
+                f"the chat template failed on these messages: {type(exc).__name__}: {exc}"
+            ) from None
         rendered.append(text if final is None else _cut_at_tag(text, final))
     return rendered if batched else rendered[0]
 
@@ -326,8 +343,14 @@ def _nemo_parts(template: str, message: Mapping[str, Any] | None) -> list[tuple[
     return out
 
 
-def render_nemo_style(tok: Tokenizer, messages: Any, template: Mapping[str, Any], *, tokenize: bool = True,
-                      add_generation_prompt: bool = False) -> str | list[int]:
+def render_nemo_style(
+    tok: Tokenizer,
+    messages: Any,
+    template: Mapping[str, Any],
+    *,
+    tokenize: bool = True,
+    add_generation_prompt: bool = False,
+) -> str | list[int]:
     """A NeMo ChatTemplateMixin template rendered for `messages`: literal text and content
     encoded as plain text (no special-token matching), `{_eos_}` & co. as their ids, turns
     buffered between special tokens as NeMo's tokenize_with_chat_template does. tokenize=False
@@ -346,7 +369,9 @@ def render_nemo_style(tok: Tokenizer, messages: Any, template: Mapping[str, Any]
         if not isinstance(role, str) or role not in roles:
             raise ChatMessageError(f"message {position} has role {role!r}; this template has roles {sorted(roles)}")
         if not isinstance(content, str):
-            raise ChatMessageError(f"message {position}: NeMo-style templates take string content, got {type(content).__name__}")
+            raise ChatMessageError(
+                f"message {position}: NeMo-style templates take string content, got {type(content).__name__}"
+            )
         turns += _nemo_parts(_template_string(roles[role], f"roles[{role!r}]"), message)
     if add_generation_prompt:
         if "generation_prompt" not in template:
@@ -394,9 +419,16 @@ def _template_variables(tok: Tokenizer) -> Mapping[str, Any]:
     return variables
 
 
-def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt: bool = False, tokenize: bool = False,
-                        tools: Sequence[Mapping[str, Any]] | None = None,
-                        chat_template: str | Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+def apply_chat_template(
+    tok: Tokenizer,
+    messages: Any,
+    *,
+    add_generation_prompt: bool = False,
+    tokenize: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    chat_template: str | Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
     """Tokenizer.apply_chat_template (see there)."""
     continue_final_message = kwargs.pop("continue_final_message", False)
     templates = tok.chat_templates
@@ -406,14 +438,18 @@ def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt:
     elif isinstance(chat_template, str):
         source = templates.get(chat_template, chat_template)
     elif chat_template is not None:
-        raise ChatTemplateError(f"chat_template must be a template name, a template or a NeMo-style dict, got {type(chat_template).__name__}")
+        raise ChatTemplateError(
+            f"chat_template must be a template name, a template or a NeMo-style dict, got {type(chat_template).__name__}"
+        )
     elif tools is not None and "tool_use" in templates:
         source = templates["tool_use"]
     elif "default" in templates:
         source = templates["default"]
     elif templates:
-        raise ChatTemplateError(f"this checkpoint ships several chat templates and no default one; pick one by name "
-                                f"(chat_template=...): {sorted(templates)}")
+        raise ChatTemplateError(
+            f"this checkpoint ships several chat templates and no default one; pick one by name "
+            f"(chat_template=...): {sorted(templates)}"
+        )
     else:
         source = getattr(tok, "nemo_chat_template", None)
         if source is None:
@@ -421,11 +457,17 @@ def apply_chat_template(tok: Tokenizer, messages: Any, *, add_generation_prompt:
             raise ChatTemplateError(f"this {kind} checkpoint ships no chat template; pass one with chat_template=...")
     if isinstance(source, Mapping):
         if tools is not None or kwargs or continue_final_message:
-            raise ChatTemplateError("NeMo-style templates take no tools, template variables or "
-                                    "continue_final_message")
+            raise ChatTemplateError("NeMo-style templates take no tools, template variables or continue_final_message")
         return render_nemo_style(tok, messages, source, tokenize=tokenize, add_generation_prompt=add_generation_prompt)
-    rendered = render_jinja(source, messages, add_generation_prompt=add_generation_prompt, tools=tools,
-                            variables=_template_variables(tok), continue_final_message=continue_final_message, **kwargs)
+    rendered = render_jinja(
+        source,
+        messages,
+        add_generation_prompt=add_generation_prompt,
+        tools=tools,
+        variables=_template_variables(tok),
+        continue_final_message=continue_final_message,
+        **kwargs,
+    )
     if not tokenize:
         return rendered
     if isinstance(rendered, list):

@@ -50,13 +50,15 @@ file and line): silently falling through to weaker evidence would build the wron
 A loosely matched file (``*.model``) that is not what its name suggests is set aside with the
 reason and resolution goes on. Directories are not searched recursively.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from .archive import is_archive_ref
 from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecError, short_repr
@@ -202,7 +204,7 @@ TIKTOKEN_SET_ASIDE = (
 
 
 def _sniff_text_table(path: str) -> str:
-    """"table" (`piece id` lines), "list" (one token per line) or "unknown"."""
+    """ "table" (`piece id` lines), "list" (one token per line) or "unknown"."""
     lines = [line for line in _text_lines(path, "token table") if line.strip()]
     if not lines:
         raise MalformedAssetError(f"{path}: the file is empty", path=path)
@@ -240,21 +242,29 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
         notimestamps = by_content["<|notimestamps|>"]
         cand = Candidate("whisper", files, {}, rank, os.path.basename(tokenizer_json))
         cand.evidence.append(
-            ("kind", f"whisper: its added tokens include <|startoftranscript|> {by_content['<|startoftranscript|>']}, "
-             f"<|notimestamps|> {notimestamps} and {len(languages)} language tokens "
-             f"({', '.join(languages[:4])}{' …' if len(languages) > 4 else ''}); {structure}")
+            (
+                "kind",
+                f"whisper: its added tokens include <|startoftranscript|> {by_content['<|startoftranscript|>']}, "
+                f"<|notimestamps|> {notimestamps} and {len(languages)} language tokens "
+                f"({', '.join(languages[:4])}{' …' if len(languages) > 4 else ''}); {structure}",
+            )
         )
         if isinstance(notimestamps, int) and not isinstance(notimestamps, bool):
             cand.evidence.append(
-                ("vocab_size", f"derived by the kind: <|notimestamps|> {notimestamps} + 1 + 1501 timestamps "
-                 f"= {notimestamps + 1502}; the timestamp ids are not in tokenizer.json")
+                (
+                    "vocab_size",
+                    f"derived by the kind: <|notimestamps|> {notimestamps} + 1 + 1501 timestamps "
+                    f"= {notimestamps + 1502}; the timestamp ids are not in tokenizer.json",
+                )
             )
         cand.evidence.append(("special_ids", "every id from <|endoftext|> (eot) to vocab_size - 1"))
         if config is not None:
             cand.notes.append(f"{os.path.basename(config)} is not used by the whisper kind")
         return cand
     cand = Candidate("huggingface", files, {}, rank, os.path.basename(tokenizer_json))
-    cand.evidence.append(("kind", f"huggingface: {structure}; no <|startoftranscript|>/<|notimestamps|>, so not Whisper"))
+    cand.evidence.append(
+        ("kind", f"huggingface: {structure}; no <|startoftranscript|>/<|notimestamps|>, so not Whisper")
+    )
     if config is not None:
         files["tokenizer_config"] = config
         cand.source += f" + {os.path.basename(config)}"
@@ -262,13 +272,18 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
         extra = 0
         if isinstance(declared, dict) and isinstance(declared.get("added_tokens_decoder"), dict):
             extra = sum(
-                1 for entry in declared["added_tokens_decoder"].values()
-                if isinstance(entry, dict) and isinstance(entry.get("content"), str)
+                1
+                for entry in declared["added_tokens_decoder"].values()
+                if isinstance(entry, dict)
+                and isinstance(entry.get("content"), str)
                 and entry["content"] not in by_content
             )
         cand.evidence.append(
-            ("files", f"tokenizer_config.json beside it: {extra} added tokens it declares are missing from "
-             "tokenizer.json and are added by the kind in declared-id order")
+            (
+                "files",
+                f"tokenizer_config.json beside it: {extra} added tokens it declares are missing from "
+                "tokenizer.json and are added by the kind in declared-id order",
+            )
         )
     special = sum(1 for a in added if a.get("special"))
     cand.evidence.append(("special_ids", f"the backend's special added tokens ({special} in tokenizer.json)"))
@@ -277,9 +292,11 @@ def _hf_candidate(tokenizer_json: str, config: str | None, rank: tuple[int, int]
 
 def _wav2vec2_candidate(folder: str, names: list[str]) -> Candidate | tuple[str, str]:
     """vocab.json as a wav2vec2 CTC vocabulary, or the reason it is not one."""
-    at = lambda name: os.path.join(folder, name)  # noqa: E731
+    at = lambda name: os.path.join(folder, name)
     data = _read_json(at("vocab.json"), "vocab.json")
-    config: Any = _read_json(at("tokenizer_config.json"), "tokenizer_config.json") if "tokenizer_config.json" in names else {}
+    config: Any = (
+        _read_json(at("tokenizer_config.json"), "tokenizer_config.json") if "tokenizer_config.json" in names else {}
+    )
     config = config if isinstance(config, dict) else {}
     if not isinstance(data, dict) or not data:
         return ("vocab.json", "not a JSON object of piece -> id")
@@ -291,14 +308,25 @@ def _wav2vec2_candidate(folder: str, names: list[str]) -> Candidate | tuple[str,
     named = "Wav2Vec2" in str(config.get("tokenizer_class", "")) or "CTC" in str(config.get("tokenizer_class", ""))
     has_delimiter = all(isinstance(t, dict) and delimiter in t for t in tables)
     if not named and ("merges.txt" in names or not has_delimiter):
-        return ("vocab.json", "not a CTC character vocabulary (no Wav2Vec2 tokenizer_class, and "
-                + ("merges.txt beside it: GPT-2 style BPE)" if "merges.txt" in names else f"no {delimiter!r} word delimiter)"))
+        return (
+            "vocab.json",
+            "not a CTC character vocabulary (no Wav2Vec2 tokenizer_class, and "
+            + (
+                "merges.txt beside it: GPT-2 style BPE)"
+                if "merges.txt" in names
+                else f"no {delimiter!r} word delimiter)"
+            ),
+        )
     files = {"vocab": at("vocab.json")}
     for role in ("tokenizer_config", "special_tokens_map"):
         if f"{role}.json" in names:
             files[role] = at(f"{role}.json")
     cand = Candidate("wav2vec2", files, {}, (1, 4), " + ".join(os.path.basename(p) for p in files.values()))
-    why = f"tokenizer_class {config.get('tokenizer_class')}" if named else f"the {delimiter!r} word delimiter, no merges.txt"
+    why = (
+        f"tokenizer_class {config.get('tokenizer_class')}"
+        if named
+        else f"the {delimiter!r} word delimiter, no merges.txt"
+    )
     shape = f"{len(data)} per-language tables (MMS)" if nested else f"{len(data)} pieces"
     cand.evidence.append(("kind", f"wav2vec2: vocab.json with {shape}; {why}"))
     if nested:
@@ -306,10 +334,13 @@ def _wav2vec2_candidate(folder: str, names: list[str]) -> Candidate | tuple[str,
         if isinstance(target, str):
             cand.evidence.append(("options", f"target_lang {target!r} from tokenizer_config.json"))
         else:
-            cand.notes.append("vocab.json is nested per language and no target_lang is configured: pass "
-                              "TokenizerSpec(..., options={'target_lang': code}) with one of "
-                              + ", ".join(sorted(data)[:12]))
-    cand.evidence.append(("special_ids", "the ids of bos/eos/unk/pad and additional special tokens (pad is the CTC blank)"))
+            cand.notes.append(
+                "vocab.json is nested per language and no target_lang is configured: pass "
+                "TokenizerSpec(..., options={'target_lang': code}) with one of " + ", ".join(sorted(data)[:12])
+            )
+    cand.evidence.append(
+        ("special_ids", "the ids of bos/eos/unk/pad and additional special tokens (pad is the CTC blank)")
+    )
     return cand
 
 
@@ -319,8 +350,13 @@ def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | st
     try:
         import sentencepiece as spm
     except ImportError:
-        cand.evidence.append(("kind", "sentencepiece: a *.model file (the sentencepiece package is not installed, so "
-                              "the model was not opened)"))
+        cand.evidence.append(
+            (
+                "kind",
+                "sentencepiece: a *.model file (the sentencepiece package is not installed, so "
+                "the model was not opened)",
+            )
+        )
         cand.evidence.append(("special_ids", "the kind's default [0, 1, 2] (model not inspected)"))
         return cand
     processor = spm.SentencePieceProcessor()
@@ -339,8 +375,11 @@ def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | st
     cand.options["special_ids"] = special
     cand.evidence.append(("kind", f"sentencepiece: the file loads as a SentencePiece model with {size} pieces"))
     cand.evidence.append(
-        ("special_ids", f"{special if len(special) <= 8 else _summarise(special)}: control pieces "
-         f"[{_summarise(control)}], unknown [{_summarise(unknown)}] (asked of SentencePiece); markup by name: {why}")
+        (
+            "special_ids",
+            f"{special if len(special) <= 8 else _summarise(special)}: control pieces "
+            f"[{_summarise(control)}], unknown [{_summarise(unknown)}] (asked of SentencePiece); markup by name: {why}",
+        )
     )
     return cand
 
@@ -348,14 +387,22 @@ def _sentencepiece_candidate(path: str, rank: tuple[int, int]) -> Candidate | st
 def _funasr_candidate(path: str, pieces: list[str], form: str, rank: tuple[int, int]) -> Candidate:
     continuation = sum(1 for p in pieces if p.endswith("@@"))
     markers = {m: pieces.index(m) for m in _FUNASR_MARKERS if m in pieces}
-    cand = Candidate("funasr_char", {"tokens": path}, {"special_ids": sorted(markers.values())}, rank, os.path.basename(path))
-    cand.evidence.append(
-        ("kind", f"funasr_char: {form} of {len(pieces)} tokens, {continuation} with @@ continuation; "
-         f"FunASR markers {', '.join(markers) or 'none'}")
+    cand = Candidate(
+        "funasr_char", {"tokens": path}, {"special_ids": sorted(markers.values())}, rank, os.path.basename(path)
     )
     cand.evidence.append(
-        ("special_ids", "the ids of FunASR's <blank>, <s>, </s>, <unk>: "
-         + (", ".join(f"{m} {i}" for m, i in markers.items()) or "none present"))
+        (
+            "kind",
+            f"funasr_char: {form} of {len(pieces)} tokens, {continuation} with @@ continuation; "
+            f"FunASR markers {', '.join(markers) or 'none'}",
+        )
+    )
+    cand.evidence.append(
+        (
+            "special_ids",
+            "the ids of FunASR's <blank>, <s>, </s>, <unk>: "
+            + (", ".join(f"{m} {i}" for m, i in markers.items()) or "none present"),
+        )
     )
     return cand
 
@@ -437,24 +484,30 @@ def _whisper_tiktoken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
     n_vocab, where = _model_n_vocab(folder)
     cand = Candidate("whisper", {"tiktoken": path}, {}, rank, os.path.basename(path))
     cand.evidence.append(
-        ("kind", f"whisper: {os.path.basename(path)} is a tiktoken rank file ({ranks} 'base64 rank' lines), "
-                 "openai-whisper's vocabulary; its control block is laid out after the ranks as "
-                 "openai-whisper's get_encoding does")
+        (
+            "kind",
+            f"whisper: {os.path.basename(path)} is a tiktoken rank file ({ranks} 'base64 rank' lines), "
+            "openai-whisper's vocabulary; its control block is laid out after the ranks as "
+            "openai-whisper's get_encoding does",
+        )
     )
     if n_vocab is None:
         num_languages = 99
-        cand.evidence.append(("num_languages", "99, openai-whisper's default (no config.json or dims.json "
-                                               "giving n_vocab beside it)"))
+        cand.evidence.append(
+            ("num_languages", "99, openai-whisper's default (no config.json or dims.json giving n_vocab beside it)")
+        )
     else:
         num_languages = n_vocab - 51765 - (n_vocab >= 51865)
         if not 0 <= num_languages <= 100:
-            raise ResolveError(f"{os.path.join(folder, where.split()[0])}: {where} is not a Whisper vocabulary "
-                               f"size (n_vocab - 51765 - (n_vocab >= 51865) = {num_languages} languages)")
-        cand.evidence.append(("num_languages", f"{num_languages}, from {where}: n_vocab - 51765 - "
-                                               f"(n_vocab >= 51865)"))
+            raise ResolveError(
+                f"{os.path.join(folder, where.split()[0])}: {where} is not a Whisper vocabulary "
+                f"size (n_vocab - 51765 - (n_vocab >= 51865) = {num_languages} languages)"
+            )
+        cand.evidence.append(("num_languages", f"{num_languages}, from {where}: n_vocab - 51765 - (n_vocab >= 51865)"))
     cand.options["num_languages"] = num_languages
-    cand.evidence.append(("special_ids", f"every id from <|endoftext|> ({ranks}, the number of ranks) to "
-                                         "vocab_size - 1"))
+    cand.evidence.append(
+        ("special_ids", f"every id from <|endoftext|> ({ranks}, the number of ranks) to vocab_size - 1")
+    )
     return cand
 
 
@@ -462,19 +515,30 @@ def _tekken_candidate(path: str, rank: tuple[int, int]) -> Candidate:
     data = _read_json(path, os.path.basename(path))
     config = data.get("config") if isinstance(data, dict) else None
     if not isinstance(config, dict) or not isinstance(data.get("vocab"), list):
-        raise MalformedAssetError(f"{path}: not a tekken.json (it needs a 'config' object and a 'vocab' list)",
-                                  path=path)
+        raise MalformedAssetError(
+            f"{path}: not a tekken.json (it needs a 'config' object and a 'vocab' list)", path=path
+        )
     listed = data.get("special_tokens")
     specials = config.get("default_num_special_tokens")
     cand = Candidate("tekken", {"tekken": path}, {}, rank, os.path.basename(path))
     cand.evidence.append(
-        ("kind", f"tekken: config version {config.get('version')!r}, {len(data['vocab'])} ranks listed, "
-                 f"default_vocab_size {config.get('default_vocab_size')}, {specials} special ids; "
-                 + (f"{len(listed)} special tokens listed in the file" if isinstance(listed, list)
-                    else "no special_tokens listed (mistral-common's built-in twenty, then <SPECIAL_n> fillers)"))
+        (
+            "kind",
+            f"tekken: config version {config.get('version')!r}, {len(data['vocab'])} ranks listed, "
+            f"default_vocab_size {config.get('default_vocab_size')}, {specials} special ids; "
+            + (
+                f"{len(listed)} special tokens listed in the file"
+                if isinstance(listed, list)
+                else "no special_tokens listed (mistral-common's built-in twenty, then <SPECIAL_n> fillers)"
+            ),
+        )
     )
-    cand.evidence.append(("special_ids", f"0 ... {specials - 1 if isinstance(specials, int) else '?'}: "
-                                         "every id below default_num_special_tokens"))
+    cand.evidence.append(
+        (
+            "special_ids",
+            f"0 ... {specials - 1 if isinstance(specials, int) else '?'}: every id below default_num_special_tokens",
+        )
+    )
     return cand
 
 
@@ -493,7 +557,9 @@ def _wordpiece_candidate(path: str) -> Candidate | tuple[str, str]:
         if isinstance(data, dict) and isinstance(data.get("do_lower_case"), bool):
             if not data["do_lower_case"]:
                 cand.options["lowercase"] = False
-            cand.evidence.append(("options", f"do_lower_case {str(data['do_lower_case']).lower()} from tokenizer_config.json"))
+            cand.evidence.append(
+                ("options", f"do_lower_case {str(data['do_lower_case']).lower()} from tokenizer_config.json")
+            )
     cand.evidence.append(("special_ids", "the [PAD] [UNK] [CLS] [SEP] [MASK] pieces the vocabulary has"))
     return cand
 
@@ -505,26 +571,38 @@ def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
     name = os.path.basename(path)
     present = member_names(path)
     if "model_config.yaml" not in present:
-        raise MalformedAssetError(f"{path}: no member 'model_config.yaml' in the archive (members: "
-                                  f"{', '.join(present[:8]) or 'none'})", path=path)
+        raise MalformedAssetError(
+            f"{path}: no member 'model_config.yaml' in the archive (members: {', '.join(present[:8]) or 'none'})",
+            path=path,
+        )
     config = nemo_config(path)
     used = ["model_config.yaml"]
 
     def member(ref: Any, key: str) -> str:
         if not isinstance(ref, str) or not ref.startswith("nemo:"):
-            raise MalformedAssetError(f"{path}: model_config.yaml {key} is {ref!r}, not a nemo:<member> reference "
-                                      "to a file inside the archive", path=path)
-        wanted = ref[len("nemo:"):]
+            raise MalformedAssetError(
+                f"{path}: model_config.yaml {key} is {ref!r}, not a nemo:<member> reference "
+                "to a file inside the archive",
+                path=path,
+            )
+        wanted = ref[len("nemo:") :]
         if wanted not in present:
-            raise MalformedAssetError(f"{path}: model_config.yaml {key} points to {ref!r}, which is not a member "
-                                      f"of the archive", path=path)
+            raise MalformedAssetError(
+                f"{path}: model_config.yaml {key} points to {ref!r}, which is not a member of the archive", path=path
+            )
         used.append(wanted)
         return member_ref(path, wanted)
 
     tokenizer = config.get("tokenizer")
     timing = {}
-    stride = (config.get("preprocessor") or {}).get("window_stride") if isinstance(config.get("preprocessor"), dict) else None
-    factor = (config.get("encoder") or {}).get("subsampling_factor") if isinstance(config.get("encoder"), dict) else None
+    stride = (
+        (config.get("preprocessor") or {}).get("window_stride")
+        if isinstance(config.get("preprocessor"), dict)
+        else None
+    )
+    factor = (
+        (config.get("encoder") or {}).get("subsampling_factor") if isinstance(config.get("encoder"), dict) else None
+    )
     if isinstance(stride, (int, float)) and not isinstance(stride, bool) and stride > 0:
         timing["window_stride"] = stride
     if isinstance(factor, int) and not isinstance(factor, bool) and factor > 0:
@@ -535,11 +613,18 @@ def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
         units = member_ref(path, "model_config.yaml#labels")
         blank = len(nemo_labels_table(path).splitlines()) - 1
         cand = Candidate("symbol_table", {"units": units}, {"special_ids": [blank]}, rank, name)
-        cand.evidence.append(("kind", f"symbol_table: a character model (no tokenizer in model_config.yaml; "
-                              f"{blank} labels from labels / decoder.vocabulary)"))
+        cand.evidence.append(
+            (
+                "kind",
+                f"symbol_table: a character model (no tokenizer in model_config.yaml; "
+                f"{blank} labels from labels / decoder.vocabulary)",
+            )
+        )
         cand.evidence.append(("special_ids", f"[{blank}]: the blank NeMo appends after the labels"))
     elif not isinstance(tokenizer, dict):
-        raise MalformedAssetError(f"{path}: model_config.yaml tokenizer must be a mapping, got {tokenizer!r}", path=path)
+        raise MalformedAssetError(
+            f"{path}: model_config.yaml tokenizer must be a mapping, got {tokenizer!r}", path=path
+        )
     elif tokenizer.get("type") == "bpe":
         model = member(tokenizer.get("model_path"), "tokenizer.model_path")
         from .kinds.sentencepiece import load_processor
@@ -548,9 +633,14 @@ def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
         control = [i for i in range(processor.get_piece_size()) if processor.is_control(i)]
         cand = Candidate("sentencepiece", {"model": model}, {"special_ids": control}, rank, name)
         cand.evidence.append(("kind", f"sentencepiece: tokenizer.type bpe, {processor.get_piece_size()} pieces"))
-        cand.evidence.append(("special_ids", f"{control}: the control pieces (NeMo decodes <unk> as SentencePiece "
-                              f"does; the CTC/RNNT blank is id {processor.get_piece_size()}, after the vocabulary: "
-                              "collapse frames with collapse_ctc before decoding)"))
+        cand.evidence.append(
+            (
+                "special_ids",
+                f"{control}: the control pieces (NeMo decodes <unk> as SentencePiece "
+                f"does; the CTC/RNNT blank is id {processor.get_piece_size()}, after the vocabulary: "
+                "collapse frames with collapse_ctc before decoding)",
+            )
+        )
     elif tokenizer.get("type") == "wpe":
         vocab = member(tokenizer.get("vocab_path"), "tokenizer.vocab_path")
         cand = Candidate("wordpiece", {"vocab": vocab}, {}, rank, name)
@@ -558,29 +648,51 @@ def _nemo_candidate(path: str, rank: tuple[int, int] = (6, 0)) -> Candidate:
     elif tokenizer.get("type") == "agg":
         langs = tokenizer.get("langs")
         if not isinstance(langs, dict) or not langs:
-            raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs must map languages to tokenizers",
-                                      path=path)
+            raise MalformedAssetError(
+                f"{path}: model_config.yaml tokenizer.langs must map languages to tokenizers", path=path
+            )
         files = {}
         for lang, sub in langs.items():
             if not isinstance(sub, dict) or sub.get("type", "bpe") != "bpe":
-                raise MalformedAssetError(f"{path}: model_config.yaml tokenizer.langs.{lang} must be a bpe tokenizer",
-                                          path=path)
+                raise MalformedAssetError(
+                    f"{path}: model_config.yaml tokenizer.langs.{lang} must be a bpe tokenizer", path=path
+                )
             files[str(lang)] = member(sub.get("model_path"), f"tokenizer.langs.{lang}.model_path")
         options: dict[str, Any] = {"langs": list(files), **timing}
-        custom = str((tokenizer.get("custom_tokenizer") or {}).get("_target_", "")) if isinstance(
-            tokenizer.get("custom_tokenizer"), dict) else ""
+        custom = (
+            str((tokenizer.get("custom_tokenizer") or {}).get("_target_", ""))
+            if isinstance(tokenizer.get("custom_tokenizer"), dict)
+            else ""
+        )
         cand = Candidate("aggregate", files, options, rank, name)
-        cand.evidence.append(("kind", f"aggregate: tokenizer.type agg, languages {', '.join(files)} in config order"
-                              + (f" ({custom.rsplit('.', 1)[-1]})" if custom else "")))
-        cand.evidence.append(("special_ids", "the whole spl_tokens sub-vocabulary" if "spl_tokens" in files
-                              else "none (no spl_tokens sub-tokenizer)"))
+        cand.evidence.append(
+            (
+                "kind",
+                f"aggregate: tokenizer.type agg, languages {', '.join(files)} in config order"
+                + (f" ({custom.rsplit('.', 1)[-1]})" if custom else ""),
+            )
+        )
+        cand.evidence.append(
+            (
+                "special_ids",
+                "the whole spl_tokens sub-vocabulary"
+                if "spl_tokens" in files
+                else "none (no spl_tokens sub-tokenizer)",
+            )
+        )
     else:
-        raise ResolveError(f"{path}: model_config.yaml tokenizer.type {tokenizer.get('type')!r} is not one oasr_tok "
-                           "reads (bpe, wpe, agg; or a character model's labels)")
+        raise ResolveError(
+            f"{path}: model_config.yaml tokenizer.type {tokenizer.get('type')!r} is not one oasr_tok "
+            "reads (bpe, wpe, agg; or a character model's labels)"
+        )
     if cand.kind != "aggregate" and timing:
         cand.notes.append("frames to seconds: " + " x ".join(f"{k} {v}" for k, v in timing.items()))
-    cand.evidence.append(("members", f"read: {', '.join(used)}; not read: "
-                          + (", ".join(m for m in present if m not in used) or "nothing else")))
+    cand.evidence.append(
+        (
+            "members",
+            f"read: {', '.join(used)}; not read: " + (", ".join(m for m in present if m not in used) or "nothing else"),
+        )
+    )
     return cand
 
 
@@ -592,8 +704,13 @@ def _gguf_candidate(path: str, rank: tuple[int, int]) -> Candidate:
 
     version, order = read_gguf_header(path)
     cand = Candidate("gguf", {"gguf": path}, {}, rank, os.path.basename(path))
-    cand.evidence.append(("kind", f"gguf: the file starts with the GGUF magic (version {version}, {order}-endian); "
-                                  "its tokenizer.ggml.* keys are the tokenizer"))
+    cand.evidence.append(
+        (
+            "kind",
+            f"gguf: the file starts with the GGUF magic (version {version}, {order}-endian); "
+            "its tokenizer.ggml.* keys are the tokenizer",
+        )
+    )
     cand.evidence.append(("special_ids", "the control, unknown, unused and undefined tokens, as llama.cpp types them"))
     return cand
 
@@ -642,7 +759,7 @@ def _token_list_candidate(path: str) -> Candidate | tuple[str, str]:
 def _scan_directory(folder: str) -> Iterator[Candidate | tuple[str, str]]:
     """Candidates in the directory, and (file, reason) for files set aside."""
     names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
-    at = lambda name: os.path.join(folder, name)  # noqa: E731
+    at = lambda name: os.path.join(folder, name)
     if SPEC_FILE in names:
         yield _spec_candidate(at(SPEC_FILE))
     if "tekken.json" in names:
@@ -739,7 +856,10 @@ def _single_file(path: str) -> Iterator[Candidate | tuple[str, str]]:
             folder_names = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
             yield _wav2vec2_candidate(folder, folder_names)
         elif name == "tokenizer_config.json":
-            yield (name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder")
+            yield (
+                name,
+                "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder",
+            )
         else:
             yield (name, "JSON that is neither a spec, a tokenizer.json nor a token list")
         return
@@ -784,7 +904,8 @@ def _resolution(path: str | os.PathLike[str]) -> Resolution:
         raise ResolveError(
             f"cannot tell which tokenizer {path!r} uses. Files seen: {', '.join(seen) or 'none'}."
             + (f"\nSet aside:{set_aside}" if set_aside else "")
-            + "\nRecognised evidence, in order: " + "; ".join(EVIDENCE_ORDER)
+            + "\nRecognised evidence, in order: "
+            + "; ".join(EVIDENCE_ORDER)
             + f".\nKnown kinds: {', '.join(available_kinds())}. Write a {SPEC_FILE} "
             "(TokenizerSpec.to_dict(relative_to=folder)) to name one explicitly."
         )
@@ -810,7 +931,7 @@ def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
     return _resolution(path).spec
 
 
-def load(path: str | os.PathLike[str]) -> "Tokenizer":
+def load(path: str | os.PathLike[str]) -> Tokenizer:
     """build_tokenizer(resolve(path))."""
     from .registry import build_tokenizer
 

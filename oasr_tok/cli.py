@@ -13,6 +13,7 @@ tokenizer cannot be resolved or built (bad path, missing/malformed file, backend
 2 bad command line; 3 bad input (ids, JSON, timings); 141 stdout closed early. A user
 mistake is one line on stderr, never a traceback. Input and output are UTF-8.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,8 @@ import json
 import os
 import re
 import sys
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from .errors import TokenizerError, short_repr
 
@@ -97,7 +99,7 @@ def _parse_ids(text: str, where: str) -> list[int]:
     """A JSON list, or whitespace-separated integers."""
     text = text.strip()
     # Anything that opens like JSON is read as JSON, so `{"ids": ...}` gets a JSON answer.
-    return _ids_from_json(text, where) if text[:1] in ('[', '{', '"') else _ids_from_words(text.split(), where)
+    return _ids_from_json(text, where) if text[:1] in ("[", "{", '"') else _ids_from_words(text.split(), where)
 
 
 def _stdin_lines() -> Iterator[tuple[int, str]]:
@@ -222,8 +224,11 @@ def _stream_revisions(args: argparse.Namespace, out: IO[str]) -> int:
         if args.json:
             event: dict[str, Any] = {"committed": delta, "partial": partial}
             if revision is not None:
-                event["revision"] = {"position": revision[0], "committed_ids": list(revision[1]),
-                                     "hypothesis_ids": list(revision[2])}
+                event["revision"] = {
+                    "position": revision[0],
+                    "committed_ids": list(revision[1]),
+                    "hypothesis_ids": list(revision[2]),
+                }
             _emit(out, event, True)
         else:
             if delta:
@@ -299,11 +304,19 @@ def _published(words: Any, args: argparse.Namespace, where: str) -> str:
     if args.format == "ctm":
         utterance = args.utterance or ("utt" if where == "stdin" else f"utt{where.split()[-1]}")
         return subtitles.to_ctm(words, utterance)
-    options = {name: getattr(args, name) for name in ("max_line_width", "max_lines", "max_duration")
-               if getattr(args, name) is not None}
+    options = {
+        name: getattr(args, name)
+        for name in ("max_line_width", "max_lines", "max_duration")
+        if getattr(args, name) is not None
+    }
     cues = subtitles.cues(words, **options)
-    writer = {"srt": subtitles.to_srt, "vtt": subtitles.to_vtt, "tsv": subtitles.to_tsv,
-              "txt": subtitles.to_txt, "json": subtitles.to_json}[args.format]
+    writer = {
+        "srt": subtitles.to_srt,
+        "vtt": subtitles.to_vtt,
+        "tsv": subtitles.to_tsv,
+        "txt": subtitles.to_txt,
+        "json": subtitles.to_json,
+    }[args.format]
     text = writer(cues)
     return text if text.endswith("\n") else text + "\n"
 
@@ -348,16 +361,28 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stream", parents=[common], help="stream ids from stdin, printing text as it settles")
     p.add_argument("path", help="a model directory or one tokenizer file")
     p.add_argument("--keep-specials", action="store_true", help="render special tokens as their text (with_specials)")
-    p.add_argument("--revisions", action="store_true",
-                   help="each stdin line is the whole current hypothesis (it may change); print committed words")
-    p.add_argument("--agreement", type=int, default=2, metavar="N",
-                   help="with --revisions: commit what the last N hypotheses agree on (default 2)")
+    p.add_argument(
+        "--revisions",
+        action="store_true",
+        help="each stdin line is the whole current hypothesis (it may change); print committed words",
+    )
+    p.add_argument(
+        "--agreement",
+        type=int,
+        default=2,
+        metavar="N",
+        help="with --revisions: commit what the last N hypotheses agree on (default 2)",
+    )
     p.set_defaults(run=_stream)
 
     p = sub.add_parser("words", parents=[common], help='timed words for {"ids", "starts", "ends"} JSON on stdin')
     p.add_argument("path", help="a model directory or one tokenizer file")
-    p.add_argument("--format", choices=["srt", "vtt", "tsv", "txt", "json", "ctm"], default=None,
-                   help="write subtitles (or Kaldi CTM) of the words instead of the word list; times in seconds")
+    p.add_argument(
+        "--format",
+        choices=["srt", "vtt", "tsv", "txt", "json", "ctm"],
+        default=None,
+        help="write subtitles (or Kaldi CTM) of the words instead of the word list; times in seconds",
+    )
     p.add_argument("--max-line-width", type=int, default=None, help="subtitle line width in columns (default 42)")
     p.add_argument("--max-lines", type=int, default=None, help="lines per subtitle (default 2)")
     p.add_argument("--max-duration", type=float, default=None, help="longest subtitle in seconds (default 7)")
@@ -418,5 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"oasr-tok {args.command}: error: the output cannot be written as UTF-8: {exc.reason}\n")
         return EXIT_INPUT
     except (RecursionError, MemoryError) as exc:
-        sys.stderr.write(f"oasr-tok {args.command}: error: input too large or too deeply nested ({type(exc).__name__})\n")
+        sys.stderr.write(
+            f"oasr-tok {args.command}: error: input too large or too deeply nested ({type(exc).__name__})\n"
+        )
         return EXIT_INPUT

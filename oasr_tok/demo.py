@@ -10,13 +10,15 @@ flickers, beside the committed stream of ``decode_hypothesis`` (whole words, nev
 prints the same as one JSON document. No network, no files outside the package; a kind whose
 backend (sentencepiece, tokenizers) is missing is reported with its install hint and skipped.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from .errors import BackendNotInstalledError, UnknownKindError
 from .registry import build_tokenizer
@@ -130,11 +132,26 @@ def _rewriting(tok: Any, ids: list[int], step: int) -> tuple[list[dict[str, Any]
     hyps = _rewriting_script(ids, max(2, step))
     for hyp in hyps:
         delta, partial = tok.decode_hypothesis(hyp, state)
-        rows.append({"hypothesis": hyp, "naive": tok.decode(hyp), "committed": state["committed"],
-                     "delta": delta, "partial": partial})
+        rows.append(
+            {
+                "hypothesis": hyp,
+                "naive": tok.decode(hyp),
+                "committed": state["committed"],
+                "delta": delta,
+                "partial": partial,
+            }
+        )
     delta, _ = tok.decode_hypothesis(hyps[-1], state, final=True)
-    rows.append({"hypothesis": hyps[-1], "naive": tok.decode(hyps[-1]), "committed": state["committed"],
-                 "delta": delta, "partial": "", "final": True})
+    rows.append(
+        {
+            "hypothesis": hyps[-1],
+            "naive": tok.decode(hyps[-1]),
+            "committed": state["committed"],
+            "delta": delta,
+            "partial": "",
+            "final": True,
+        }
+    )
     return rows, state["committed"]
 
 
@@ -143,7 +160,7 @@ def _time(value: Any) -> str:
 
 
 def _print_record(record: dict[str, Any], out: IO[str]) -> None:
-    write = lambda line="": out.write(line + "\n")  # noqa: E731
+    write = lambda line="": out.write(line + "\n")
     write(f"== {record['kind']} · {record['title']}")
     write(f"   file     {', '.join(record['files'].values())}")
     if record["status"] != "ok":
@@ -207,10 +224,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             records.append(run_entry(entry))
         except Exception as exc:  # the demo reports a broken kind and goes on to the next
-            records.append({"kind": entry["kind"], "title": entry["title"], "files": entry["files"],
-                            "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
+            records.append(
+                {
+                    "kind": entry["kind"],
+                    "title": entry["title"],
+                    "files": entry["files"],
+                    "status": "failed",
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+            )
     healthy = all(
-        r["status"] != "failed" and r.get("stream_matches_decode", True) and r.get("matches_reference_library") is not False
+        r["status"] != "failed"
+        and r.get("stream_matches_decode", True)
+        and r.get("matches_reference_library") is not False
         and r.get("revisions_match_decode", True)
         for r in records
     )

@@ -2,6 +2,7 @@
 files, and why (the evidence resolution collected in oasr_tok.checkpoint), plus what the built
 tokenizer says of itself (special tokens, stop ids, chat templates). Text for people
 (`oasr-tok describe`), a dict for `--json`."""
+
 from __future__ import annotations
 
 import json
@@ -170,14 +171,27 @@ def describe(path: str | os.PathLike[str]) -> Description:
         if callable(details):  # kinds that carry metadata of their own (gguf)
             evidence.extend((about, str(value)) for about, value in details().items())
     return Description(
-        path=res.path, kind=chosen.kind, files=dict(chosen.files), options=dict(chosen.options),
-        vocab_size=vocab_size, special_ids=special, special_pieces=pieces, supports_encode=supports_encode,
-        evidence=evidence, lost=lost, rejected=res.rejected, seen=res.seen, notes=notes, error=error,
-        special_tokens=roles, stop_ids=stops, chat_templates=templates,
+        path=res.path,
+        kind=chosen.kind,
+        files=dict(chosen.files),
+        options=dict(chosen.options),
+        vocab_size=vocab_size,
+        special_ids=special,
+        special_pieces=pieces,
+        supports_encode=supports_encode,
+        evidence=evidence,
+        lost=lost,
+        rejected=res.rejected,
+        seen=res.seen,
+        notes=notes,
+        error=error,
+        special_tokens=roles,
+        stop_ids=stops,
+        chat_templates=templates,
     )
 
 
-def _prompt_side(tok: "Tokenizer") -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[str]]:
+def _prompt_side(tok: Tokenizer) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The special tokens (role -> id, piece, source), stop ids and chat template names of `tok`."""
     from .errors import PiecesNotSupportedError
     from .specials import ROLES
@@ -194,5 +208,7 @@ def _prompt_side(tok: "Tokenizer") -> tuple[dict[str, dict[str, Any]], list[dict
         token_id = specials.id_of(role)
         if token_id is not None:
             roles[role] = {"id": token_id, "piece": piece(token_id), "source": specials.source(role) or ""}
-    stops = [{"id": i, "piece": piece(i), "source": specials.source(f"stop:{i}") or ""} for i in sorted(specials.stop_ids)]
+    stops = [
+        {"id": i, "piece": piece(i), "source": specials.source(f"stop:{i}") or ""} for i in sorted(specials.stop_ids)
+    ]
     return roles, stops, list(tok.chat_templates)

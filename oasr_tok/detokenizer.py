@@ -1,8 +1,10 @@
 """The adapter the engine used before the tokenizer axis existed."""
+
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .base import Tokenizer
 from .errors import SpecError

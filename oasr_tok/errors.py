@@ -1,5 +1,6 @@
 """One small exception hierarchy. Every error is a `TokenizerError` and also the builtin it
 refines, so callers can catch either."""
+
 from __future__ import annotations
 
 __all__ = [
@@ -131,6 +132,8 @@ class PiecesNotSupportedError(TokenizerError, NotImplementedError):
 
 class UnsupportedDecoderError(MalformedAssetError):
     """A tokenizer.json decoder cannot be streamed exactly by oasr_tok (named in the message)."""
+
+
 class _KeyErrorMessage(KeyError):
     # KeyError's str() would repr() the message; these carry sentences.
     def __str__(self) -> str:

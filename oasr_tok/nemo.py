@@ -23,6 +23,7 @@ A role nobody names is None (NeMo's AutoTokenizer convention), never an exceptio
 ``nemo_tokenizer_spec(tok)`` gives the same adapter as a subclass of NeMo's own
 ``TokenizerSpec`` when NeMo is importable, so NeMo's ``isinstance`` checks accept it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -23,6 +23,7 @@ never its tensors, and a ``.nemo`` archive as its tokenizer members only, never 
 (see the note at ``register_value_reader``). Files above ``MAX_VALUE_BYTES`` without such a
 reader are refused with an error that names them, rather than shipped.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -41,7 +42,15 @@ if TYPE_CHECKING:
     from .base import Tokenizer
     from .spec import TokenizerSpec
 
-__all__ = ["MAX_VALUE_BYTES", "MODES", "by_spec", "by_value", "clear_cache", "content_identity", "register_value_reader"]
+__all__ = [
+    "MAX_VALUE_BYTES",
+    "MODES",
+    "by_spec",
+    "by_value",
+    "clear_cache",
+    "content_identity",
+    "register_value_reader",
+]
 
 MODES = ("value", "spec")
 
@@ -166,8 +175,9 @@ def reduce_by_value(tok: Tokenizer) -> tuple[Any, ...]:
 
 
 def _identity(kind: str, options: dict[str, Any], files: dict[str, tuple[str, str, bytes]]) -> str:
-    described = json.dumps([kind, options, sorted((role, name, digest) for role, (name, digest, _) in files.items())],
-                           sort_keys=True)
+    described = json.dumps(
+        [kind, options, sorted((role, name, digest) for role, (name, digest, _) in files.items())], sort_keys=True
+    )
     return hashlib.sha256(described.encode("utf-8")).hexdigest()
 
 
@@ -185,7 +195,9 @@ def _materialise(role: str, name: str, digest: str, data: bytes) -> str:
     if not isinstance(data, bytes) or hashlib.sha256(data).hexdigest() != digest:
         raise MalformedAssetError(
             f"pickled tokenizer file {name!r} (role {role!r}) does not match its SHA-256 {digest}: "
-            "the pickle was damaged in transit", path=name)
+            "the pickle was damaged in transit",
+            path=name,
+        )
     if os.path.basename(name) != name or name in ("", ".", ".."):
         raise MalformedAssetError(f"pickled tokenizer file name {name!r} is not a plain file name", path=name)
     folder = os.path.join(_private_folder(), digest)

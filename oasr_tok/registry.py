@@ -2,11 +2,13 @@
 for (registering the same factory again is a no-op); built-in kinds are imported on first use,
 with an install hint when their backend is missing; third-party kinds are found through the
 `oasr_tok.kinds` entry-point group, loaded on first use too."""
+
 from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
 from .spec import TokenizerSpec
@@ -120,7 +122,7 @@ def get_factory(kind: str) -> Factory:
     raise UnknownKindError(f"unknown tokenizer kind {kind!r}; known kinds: {', '.join(available_kinds())}")
 
 
-def build_tokenizer(spec: TokenizerSpec) -> "Tokenizer":
+def build_tokenizer(spec: TokenizerSpec) -> Tokenizer:
     """Build the tokenizer a spec describes, resolving its kind through the registry."""
     from .base import Tokenizer
 

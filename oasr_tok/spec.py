@@ -1,10 +1,12 @@
 """TokenizerSpec: which kind, which files, which options. Data, never guessed from paths."""
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import SpecError
 
@@ -67,9 +69,7 @@ class TokenizerSpec:
         return {"kind": self.kind, "files": files, "options": json.loads(json.dumps(self.options))}
 
     @classmethod
-    def from_dict(
-        cls, data: Mapping[str, Any], base_dir: str | os.PathLike[str] | None = None
-    ) -> "TokenizerSpec":
+    def from_dict(cls, data: Mapping[str, Any], base_dir: str | os.PathLike[str] | None = None) -> TokenizerSpec:
         """The inverse of `to_dict`. Relative file paths are joined to `base_dir` when given."""
         if not isinstance(data, Mapping):
             raise SpecError(f"a tokenizer spec must be a JSON object, got {type(data).__name__}")

@@ -6,6 +6,7 @@ SentencePiece model's ids, GGUF keys, ...) with `SpecialTokensBuilder`, which re
 sentence of provenance per role and per stop id; roles a kind leaves open are filled from the
 conventional spellings in `ROLE_NAMES` when the vocabulary has them, as NeMo's adapter does.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,21 +30,30 @@ ROLES = ("bos", "eos", "pad", "unk", "sep", "cls", "mask")
 
 #: Conventional spellings per role, tried in order when the checkpoint declares nothing.
 #: `<sos/eos>` is both bos and eos (icefall, WeNet); blank is an ASR role NeMo's adapter adds.
-ROLE_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "pad": ("<pad>", "[PAD]", "<PAD>", "<|pad|>"),
-    "bos": ("<s>", "<sos>", "<sos/eos>", "[BOS]", "<|begin_of_text|>", "<|startoftext|>", "<|startoftranscript|>"),
-    "eos": ("</s>", "<eos>", "<sos/eos>", "[EOS]", "<|end_of_text|>", "<|endoftext|>"),
-    "unk": ("<unk>", "<UNK>", "[UNK]", "<|unk|>"),
-    "sep": ("[SEP]", "<sep>"),
-    "cls": ("[CLS]", "<cls>"),
-    "mask": ("[MASK]", "<mask>"),
-    "blank": ("<blk>", "<blank>"),
-})
+ROLE_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "pad": ("<pad>", "[PAD]", "<PAD>", "<|pad|>"),
+        "bos": ("<s>", "<sos>", "<sos/eos>", "[BOS]", "<|begin_of_text|>", "<|startoftext|>", "<|startoftranscript|>"),
+        "eos": ("</s>", "<eos>", "<sos/eos>", "[EOS]", "<|end_of_text|>", "<|endoftext|>"),
+        "unk": ("<unk>", "<UNK>", "[UNK]", "<|unk|>"),
+        "sep": ("[SEP]", "<sep>"),
+        "cls": ("[CLS]", "<cls>"),
+        "mask": ("[MASK]", "<mask>"),
+        "blank": ("<blk>", "<blank>"),
+    }
+)
 
 #: End-of-turn / end-of-generation spellings of the chat families (Qwen/ChatML, GPT/Whisper,
 #: Llama 3, Gemma, Phi). A special token spelled so joins `stop_ids` beside eos.
-END_OF_TURN_NAMES = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>",
-                     "<end_of_turn>", "<|end|>")
+END_OF_TURN_NAMES = (
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|end_of_text|>",
+    "<end_of_turn>",
+    "<|end|>",
+)
 
 
 @dataclass(frozen=True)
@@ -97,8 +107,7 @@ def _role(name: str) -> str:
         if role in ROLES:
             return role
     raise UnknownSpecialTokenError(
-        f"unknown special-token name {name!r}; the names are {', '.join(ROLES)} "
-        "(also spelled bos_id / bos_token ...)"
+        f"unknown special-token name {name!r}; the names are {', '.join(ROLES)} (also spelled bos_id / bos_token ...)"
     )
 
 
@@ -181,7 +190,7 @@ def split_on_special_text(text: str, table: Mapping[str, int]) -> list[str | int
     pos = 0
     for match in pattern.finditer(text):
         if match.start() > pos:
-            out.append(text[pos:match.start()])
+            out.append(text[pos : match.start()])
         out.append(table[match.group()])
         pos = match.end()
     if pos < len(text):

@@ -5,6 +5,7 @@ timestamps, so it is one linear pass with no per-character Python calls. Its res
 and the `Word` record are compiled too (oasr_tok/_wordtypes.pyx): a columnar sequence that
 makes a `Word` only when one is asked for. tests/words_reference.py is the same rules in
 plain Python, kept as the oracle."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,5 @@
 """Shared test setup: hypothesis profiles and where the real upstream fixtures live."""
+
 from __future__ import annotations
 
 import os

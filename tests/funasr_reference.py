@@ -12,6 +12,7 @@ It is the oracle for oasr_tok's funasr_char kind in mode="parity": the kind's de
 `sentence_postprocess([tokens[i] for i in ids if i not in special_ids])[0]`, and its word
 timings are compared with the timestamp path's (real_word_lists, ts_lists).
 """
+
 from __future__ import annotations
 
 

@@ -12,6 +12,7 @@ the project's profiles (short by default, long under HYPOTHESIS_PROFILE=ci).
 The property every target checks: a hostile input gets a result or an oasr_tok.TokenizerError,
 never another exception type, a crash, or runaway memory; a forged stream state is refused and
 left as it was, or continued to a canonical string."""
+
 from __future__ import annotations
 
 import copy
@@ -95,8 +96,9 @@ def hostile_id(vocab: int):
         st.sampled_from([-1, vocab, 2**31, 2**63, -(2**63), 2**64, 2**200, True, False]),
         st.floats(allow_nan=True, allow_infinity=True),
         st.sampled_from([None, "1", b"1", "", 1 + 0j, [1], (1,), {1: 1}, {1}, object(), _Weird()]),
-        st.builds(_Index, st.one_of(st.integers(-(2**70), 2**70), st.sampled_from(
-            [Hostile("index"), None, "x", 1.5, True]))),
+        st.builds(
+            _Index, st.one_of(st.integers(-(2**70), 2**70), st.sampled_from([Hostile("index"), None, "x", 1.5, True]))
+        ),
     )
 
 
@@ -138,10 +140,14 @@ def hostile_ids(vocab: int):
 
 
 def _times(n: int):
-    number = st.one_of(st.integers(-(2**70), 2**70), st.floats(), st.fractions(),
-                       st.sampled_from([None, "1", True, [1.0], _Weird()]))
-    return st.one_of(st.lists(number, min_size=n, max_size=n), st.lists(number, max_size=n + 2),
-                     st.sampled_from([None, "abc", 5, {1: 2}]))
+    number = st.one_of(
+        st.integers(-(2**70), 2**70), st.floats(), st.fractions(), st.sampled_from([None, "1", True, [1.0], _Weird()])
+    )
+    return st.one_of(
+        st.lists(number, min_size=n, max_size=n),
+        st.lists(number, max_size=n + 2),
+        st.sampled_from([None, "abc", 5, {1: 2}]),
+    )
 
 
 def _cases():
@@ -188,10 +194,17 @@ def target_ids(max_examples: int) -> None:
 # -- forged and foreign states -------------------------------------------------------------------
 
 _VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=8), st.binary(max_size=8),
-    st.floats(), st.lists(st.integers(-3, 3), max_size=6), st.tuples(),
-    st.lists(st.one_of(st.booleans(), st.binary(max_size=5), st.integers(-3, 3), st.text(max_size=3)),
-             min_size=5, max_size=5).map(tuple),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.text(max_size=8),
+    st.binary(max_size=8),
+    st.floats(),
+    st.lists(st.integers(-3, 3), max_size=6),
+    st.tuples(),
+    st.lists(
+        st.one_of(st.booleans(), st.binary(max_size=5), st.integers(-3, 3), st.text(max_size=3)), min_size=5, max_size=5
+    ).map(tuple),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 
@@ -206,7 +219,7 @@ def _forge(value: Any, data) -> Any:
     if isinstance(value, tuple) and value and data.draw(st.booleans()):
         k = data.draw(st.integers(0, len(value) - 1))
         inner = _forge(value[k], data) if isinstance(value[k], tuple) else data.draw(_VALUES)
-        return value[:k] + (inner,) + value[k + 1:]
+        return value[:k] + (inner,) + value[k + 1 :]
     if isinstance(value, int) and not isinstance(value, bool) and data.draw(st.booleans()):
         return value + data.draw(st.integers(-3, 3))
     if isinstance(value, str) and value and data.draw(st.booleans()):
@@ -294,7 +307,7 @@ def _json_mutation(data, value: Any, depth: int = 0) -> Any:
         return {**value, key: _json_mutation(data, value[key], depth + 1)}
     if isinstance(value, list) and value and depth < 6 and data.draw(st.integers(0, 3)):
         k = data.draw(st.integers(0, min(len(value), 50) - 1))
-        return value[:k] + [_json_mutation(data, value[k], depth + 1)] + value[k + 1:]
+        return value[:k] + [_json_mutation(data, value[k], depth + 1)] + value[k + 1 :]
     return data.draw(st.sampled_from(_HUGE + ["\ud800", "\ufeff", "x" * 5]))
 
 
@@ -323,7 +336,7 @@ def _mutate(data, raw: bytes, path: str) -> bytes:
         match = data.draw(st.sampled_from(numbers))
         replacement = data.draw(st.sampled_from([b"100000000", b"9" * 30, b"-1", b"18446744073709551616", b"0"]))
         del text
-        return raw[: match.start()] + replacement + raw[match.end():]
+        return raw[: match.start()] + replacement + raw[match.end() :]
     if how == "json":
         try:
             doc = json.loads(raw.decode("utf-8"))
@@ -338,7 +351,9 @@ def _mutate(data, raw: bytes, path: str) -> bytes:
     elif op == "drop":
         del lines[k]
     elif op == "sep":
-        lines[k] = lines[k][:1] + data.draw(st.sampled_from(["\u2028", "\x85", "\x0b", "\r", "\x1c"])).encode() + lines[k][1:]
+        lines[k] = (
+            lines[k][:1] + data.draw(st.sampled_from(["\u2028", "\x85", "\x0b", "\r", "\x1c"])).encode() + lines[k][1:]
+        )
     else:
         lines.insert(k, b"")
     return b"\n".join(lines)
@@ -403,11 +418,23 @@ def target_cli(max_examples: int) -> None:
         st.integers(1, 20000).map(lambda n: b"[" * n + b"]" * n),
         st.integers(1, 6000).map(lambda n: b"[" + b"9" * n + b"]"),
         st.lists(st.integers(-5, 600), max_size=10).map(lambda ids: json.dumps(ids).encode()),
-        st.sampled_from([b'{"ids": [1], "starts": ["x"]}', b'{"ids": 5, "starts": []}', b"[1,2]\n[3,\n",
-                         b'{"ids": [1, 2], "starts": [1e308, -1e308]}', b"\x00\x00", b"\xef\xbb\xbf[1]"]),
+        st.sampled_from(
+            [
+                b'{"ids": [1], "starts": ["x"]}',
+                b'{"ids": 5, "starts": []}',
+                b"[1,2]\n[3,\n",
+                b'{"ids": [1, 2], "starts": [1e308, -1e308]}',
+                b"\x00\x00",
+                b"\xef\xbb\xbf[1]",
+            ]
+        ),
     )
-    paths = st.one_of(st.just(table), st.binary(min_size=1, max_size=12).filter(lambda b: b"\x00" not in b)
-                      .map(lambda b: b"/tmp/oasr-fuzz-" + b.replace(b"/", b"_")))
+    paths = st.one_of(
+        st.just(table),
+        st.binary(min_size=1, max_size=12)
+        .filter(lambda b: b"\x00" not in b)
+        .map(lambda b: b"/tmp/oasr-fuzz-" + b.replace(b"/", b"_")),
+    )
 
     @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(st.sampled_from(["decode", "stream", "words", "describe"]), paths, stdin, st.booleans())

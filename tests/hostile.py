@@ -1,5 +1,6 @@
 """Running hostile cases in a child process: a crash (a signal, an abort) or runaway memory
 there is a failed test with the child's output, never a dead test run."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,14 @@ def run_child(code: str, memory_mb: int = 0, timeout: float = 300, stdin: bytes 
     """Run `code` in a fresh interpreter that imports this checkout's oasr_tok, under an
     address-space limit of `memory_mb` (0: none)."""
     source = _PRELUDE.format(memory=memory_mb) + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", source], input=stdin, capture_output=True,
-                          env=subprocess_env(), cwd=PACKAGE_PARENT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", source],
+        input=stdin,
+        capture_output=True,
+        env=subprocess_env(),
+        cwd=PACKAGE_PARENT,
+        timeout=timeout,
+    )
 
 
 def in_child(code: str, memory_mb: int = 0, timeout: float = 300) -> Any:

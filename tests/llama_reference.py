@@ -6,6 +6,7 @@ an oracle for the kind's own formulation (per-id pieces on the compiled engine, 
 as regexes and as a streaming transducer). The expected files written by the real llama.cpp
 (fixtures/make_gguf_expected.py) check both against the library itself.
 """
+
 from __future__ import annotations
 
 ATTR_UNKNOWN, ATTR_UNUSED, ATTR_NORMAL, ATTR_CONTROL, ATTR_USER_DEFINED, ATTR_BYTE = (1, 2, 4, 8, 16, 32)
@@ -31,8 +32,9 @@ def _cpt_to_utf8(cpt: int) -> bytes:
     if 0x800 <= cpt <= 0xFFFF:
         return bytes([0xE0 | ((cpt >> 12) & 0x0F), 0x80 | ((cpt >> 6) & 0x3F), 0x80 | (cpt & 0x3F)])
     if 0x10000 <= cpt <= 0x10FFFF:
-        return bytes([0xF0 | ((cpt >> 18) & 0x07), 0x80 | ((cpt >> 12) & 0x3F), 0x80 | ((cpt >> 6) & 0x3F),
-                      0x80 | (cpt & 0x3F)])
+        return bytes(
+            [0xF0 | ((cpt >> 18) & 0x07), 0x80 | ((cpt >> 12) & 0x3F), 0x80 | ((cpt >> 6) & 0x3F), 0x80 | (cpt & 0x3F)]
+        )
     raise ValueError("invalid codepoint")
 
 
@@ -51,11 +53,19 @@ def _cpt_from_utf8(utf8: bytes, offset: int) -> tuple[int, int]:
             raise ValueError("invalid character")
         return ((b0 & 0x0F) << 12) | ((utf8[offset + 1] & 0x3F) << 6) | (utf8[offset + 2] & 0x3F), offset + 3
     if not b0 & 0x08:
-        if (offset + 3 >= len(utf8) or not (utf8[offset + 1] & 0xC0) == 0x80
-                or not (utf8[offset + 2] & 0xC0) == 0x80 or not (utf8[offset + 3] & 0xC0) == 0x80):
+        if (
+            offset + 3 >= len(utf8)
+            or not (utf8[offset + 1] & 0xC0) == 0x80
+            or not (utf8[offset + 2] & 0xC0) == 0x80
+            or not (utf8[offset + 3] & 0xC0) == 0x80
+        ):
             raise ValueError("invalid character")
-        return (((b0 & 0x07) << 18) | ((utf8[offset + 1] & 0x3F) << 12) | ((utf8[offset + 2] & 0x3F) << 6)
-                | (utf8[offset + 3] & 0x3F)), offset + 4
+        return (
+            ((b0 & 0x07) << 18)
+            | ((utf8[offset + 1] & 0x3F) << 12)
+            | ((utf8[offset + 2] & 0x3F) << 6)
+            | (utf8[offset + 3] & 0x3F)
+        ), offset + 4
     raise ValueError("failed to convert utf8 to codepoint")
 
 
@@ -87,13 +97,13 @@ def llama_decode_text(text: bytes) -> bytes:
 
 def _strtol16(s: bytes) -> int:
     i = 0
-    while i < len(s) and s[i:i + 1] in b" \t\n\v\f\r":
+    while i < len(s) and s[i : i + 1] in b" \t\n\v\f\r":
         i += 1
     neg = False
-    if i < len(s) and s[i:i + 1] in b"+-":
-        neg = s[i:i + 1] == b"-"
+    if i < len(s) and s[i : i + 1] in b"+-":
+        neg = s[i : i + 1] == b"-"
         i += 1
-    if s[i:i + 2].lower() == b"0x" and i + 2 < len(s) and chr(s[i + 2]) in "0123456789abcdefABCDEF":
+    if s[i : i + 2].lower() == b"0x" and i + 2 < len(s) and chr(s[i + 2]) in "0123456789abcdefABCDEF":
         i += 2
     value = 0
     while i < len(s) and chr(s[i]) in "0123456789abcdefABCDEF":
@@ -102,8 +112,9 @@ def _strtol16(s: bytes) -> int:
     return -value if neg else value
 
 
-def token_to_piece(vocab_type: str, escape_whitespaces: bool, text: bytes, attr: int, lstrip: int,
-                   special: bool) -> bytes:
+def token_to_piece(
+    vocab_type: str, escape_whitespaces: bool, text: bytes, attr: int, lstrip: int, special: bool
+) -> bytes:
     attr_special = ATTR_UNKNOWN | ATTR_CONTROL
     if not special and attr & attr_special:
         return b""
@@ -147,8 +158,14 @@ def detokenize(vocab, tokens: list[int]) -> bytes:
         if attr & (ATTR_UNKNOWN | ATTR_CONTROL):
             piece = b""
         else:
-            cached = token_to_piece(vocab.vocab_type, vocab.escape_whitespaces,
-                                    vocab.texts[token].encode("utf-8", "surrogateescape"), attr, 0, True)
+            cached = token_to_piece(
+                vocab.vocab_type,
+                vocab.escape_whitespaces,
+                vocab.texts[token].encode("utf-8", "surrogateescape"),
+                attr,
+                0,
+                True,
+            )
             piece = cached[1:] if remove_space and cached[:1] == b" " else cached
         remove_space = False
         text += piece

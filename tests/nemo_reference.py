@@ -19,6 +19,7 @@ the leading space of the first word, keeps `<0xNN>` and control pieces literally
 the special model's tokens like any other (oasr_tok drops them first: the reference is
 applied to the ids left after the special ids are removed).
 """
+
 from __future__ import annotations
 
 import sentencepiece as spm
@@ -152,13 +153,21 @@ class CanaryTokenizer(AggregateTokenizer):
         for _ in range(5):
             token = text[: text.find(">") + 1]
             ans.append(self.special_tokens[token])
-            text = text[len(token):]
+            text = text[len(token) :]
         assert len(text) == 0, text
         return ans
 
 
-def canary2_user_turn(source_lang, target_lang, pnc="<|pnc|>", itn="<|noitn|>", timestamp="<|notimestamp|>",
-                      diarize="<|nodiarize|>", emotion="<|emo:undefined|>", decodercontext=""):
+def canary2_user_turn(
+    source_lang,
+    target_lang,
+    pnc="<|pnc|>",
+    itn="<|noitn|>",
+    timestamp="<|notimestamp|>",
+    diarize="<|nodiarize|>",
+    emotion="<|emo:undefined|>",
+    decodercontext="",
+):
     """Canary2PromptFormatter's user template filled with its slots (default slots from canary2())."""
     src = source_lang if source_lang.startswith("<|") else f"<|{source_lang}|>"
     tgt = target_lang if target_lang.startswith("<|") else f"<|{target_lang}|>"

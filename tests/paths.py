@@ -1,5 +1,6 @@
 """Locations of test inputs. Real upstream files are read from ../shared/fixtures (never
 copied into the repository); the project's own small files are in fixtures/."""
+
 from __future__ import annotations
 
 import os

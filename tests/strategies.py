@@ -1,4 +1,5 @@
 """Hypothesis strategies for token id streams, in one place."""
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
@@ -41,8 +42,9 @@ def splits(draw, ids: list[int]):
 
 
 @st.composite
-def revision_scripts(draw, tok: Tokenizer, interesting: list[int] = (), realistic: list[list[int]] = (),
-                     growing: bool = False):
+def revision_scripts(
+    draw, tok: Tokenizer, interesting: list[int] = (), realistic: list[list[int]] = (), growing: bool = False
+):
     """(hypotheses, final): the successive best hypotheses of a recogniser that rewrites its
     ending as audio arrives, and the final one. Each hypothesis is a prefix of the final ids
     (the prefix mostly grows, sometimes shrinks), followed, unless `growing`, by a few ids of a

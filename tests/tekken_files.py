@@ -3,6 +3,7 @@ files without `special_tokens`, so they get mistral-common's built-in twenty), a
 from them in the newer layout (version v11, `special_tokens` listed with Voxtral's audio
 tokens, fewer special ids, the vocabulary cut shorter than the list), written once per test
 session into a temporary folder and read by mistral-common as well."""
+
 from __future__ import annotations
 
 import atexit
@@ -16,13 +17,34 @@ SHIPPED = ("tekken_240718.json", "tekken_240911.json")
 
 #: The special tokens of the derived file, in rank order (names as Voxtral's tekken.json has them).
 LISTED_SPECIALS = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]",
-    "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]", "[IMG_END]", "[PREFIX]", "[MIDDLE]",
-    "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CONTENT]", "[ARGS]", "[CALL_ID]", "[AUDIO]",
-    "[BEGIN_AUDIO]", "[TRANSCRIBE]",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[IMG]",
+    "<pad>",
+    "[IMG_BREAK]",
+    "[IMG_END]",
+    "[PREFIX]",
+    "[MIDDLE]",
+    "[SUFFIX]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+    "[ARGS]",
+    "[CALL_ID]",
+    "[AUDIO]",
+    "[BEGIN_AUDIO]",
+    "[TRANSCRIBE]",
 )
 DERIVED_SPECIALS = 64  # default_num_special_tokens: ids 25 ... 63 are fillers
-DERIVED_RANKS = 6000   # ranks in use; the file lists 7000
+DERIVED_RANKS = 6000  # ranks in use; the file lists 7000
 
 
 def shipped(name: str) -> str:
@@ -47,8 +69,13 @@ def write_derived(folder: str, **changes) -> str:
     with open(shipped("tekken_240911.json"), encoding="utf-8") as handle:
         source = json.load(handle)
     data = {
-        "config": {**source["config"], "version": "v11", "default_num_special_tokens": DERIVED_SPECIALS,
-                   "default_vocab_size": DERIVED_SPECIALS + DERIVED_RANKS, "num_vocab_tokens": DERIVED_RANKS + 1000},
+        "config": {
+            **source["config"],
+            "version": "v11",
+            "default_num_special_tokens": DERIVED_SPECIALS,
+            "default_vocab_size": DERIVED_SPECIALS + DERIVED_RANKS,
+            "num_vocab_tokens": DERIVED_RANKS + 1000,
+        },
         "vocab": source["vocab"][: DERIVED_RANKS + 1000],
         "special_tokens": [
             {"rank": rank, "token_str": name, "is_control": name not in ("[ARGS]", "[CALL_ID]")}

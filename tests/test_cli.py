@@ -2,6 +2,7 @@
 the library (and, where it applies, the reference library): the command must print what the
 API returns, stream as it settles, and refuse bad input with one line on stderr and a
 non-zero exit status, never a traceback."""
+
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import sys
 import pytest
 
 from oasr_tok.checkpoint import load
+
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
 ICEFALL = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
@@ -20,8 +22,13 @@ ENV = subprocess_env(PYTHONIOENCODING="ascii")  # the CLI must not rely on the l
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], input=stdin.encode("utf-8"),
-                          capture_output=True, env=ENV, cwd=PACKAGE_PARENT)
+    return subprocess.run(
+        [sys.executable, "-m", "oasr_tok", *args],
+        input=stdin.encode("utf-8"),
+        capture_output=True,
+        env=ENV,
+        cwd=PACKAGE_PARENT,
+    )
 
 
 def out(result) -> str:
@@ -66,6 +73,7 @@ def test_describe_bad_paths():
 
 def test_decode_ids_as_arguments_matches_sentencepiece():
     import sentencepiece as spm
+
     model = shared("sentencepiece/icefall-librispeech-bpe500.model")
     ids = spm.SentencePieceProcessor(model_file=model).encode("HELLO WORLD IT IS FINE")
     expected = spm.SentencePieceProcessor(model_file=model).decode(ids)
@@ -124,11 +132,18 @@ def test_decode_malformed_asset_names_file_and_line(tmp_path):
 
 def test_stream_prints_deltas_as_they_settle():
     import tokenizers
+
     backend = tokenizers.Tokenizer.from_file(require_shared("huggingface/qwen3/tokenizer.json"))
     ids = backend.encode("ok 你好 😀 done").ids
     reference = backend.decode(ids, skip_special_tokens=True)
-    proc = subprocess.Popen([sys.executable, "-m", "oasr_tok", "stream", "--json", QWEN], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=PACKAGE_PARENT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oasr_tok", "stream", "--json", QWEN],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        cwd=PACKAGE_PARENT,
+    )
     emitted = ""
     try:
         for k, token_id in enumerate(ids):
@@ -272,8 +287,12 @@ def test_words_format_srt_vtt_tsv_json_ctm():
 def test_words_format_bad_option_is_a_user_error():
     tok = load(ICEFALL)
     request, _ = _words_request(tok, "HELLO WORLD")
-    assert_user_error(run("words", ICEFALL, "--format", "srt", "--max-lines", "0", stdin=json.dumps(request)), 3, "max_lines")
-    assert_user_error(run("words", ICEFALL, "--format", "ctm", "--utterance", "a b", stdin=json.dumps(request)), 3, "utterance")
+    assert_user_error(
+        run("words", ICEFALL, "--format", "srt", "--max-lines", "0", stdin=json.dumps(request)), 3, "max_lines"
+    )
+    assert_user_error(
+        run("words", ICEFALL, "--format", "ctm", "--utterance", "a b", stdin=json.dumps(request)), 3, "utterance"
+    )
     assert_user_error(run("words", ICEFALL, "--format", "xml", stdin=json.dumps(request)), 2)
 
 
@@ -298,8 +317,13 @@ def test_describe_and_keep_specials_on_a_gguf():
     text = out(run("describe", path))
     assert "stop ids:" in text and "<|im_end|>" in text and "end-of-generation" in text
     shown = {int(i) for i, piece in expected["special_pieces"].items() if piece}  # specials the view renders
-    case = next(c for c in expected["detokenize_specials"] if len(c["ids"]) < 30 and shown & set(c["ids"])
-                and bytes.fromhex(c["bytes"]).decode("utf-8", "replace").isascii())
+    case = next(
+        c
+        for c in expected["detokenize_specials"]
+        if len(c["ids"]) < 30
+        and shown & set(c["ids"])
+        and bytes.fromhex(c["bytes"]).decode("utf-8", "replace").isascii()
+    )
     want = bytes.fromhex(case["bytes"]).decode("utf-8", "replace")
     result = run("decode", "--keep-specials", path, *map(str, case["ids"]))
     assert result.returncode == 0, err(result)
@@ -317,7 +341,11 @@ def test_describe_and_keep_specials_on_a_tekken_file():
     data = json.loads(out(run("--json", "describe", path)))
     assert data["kind"] == "tekken"
     assert {role: data["special_tokens"][role]["id"] for role in ("bos", "eos", "pad", "unk")} == {
-        "bos": ref.bos_id, "eos": ref.eos_id, "pad": ref.pad_id, "unk": ref.unk_id}
+        "bos": ref.bos_id,
+        "eos": ref.eos_id,
+        "pad": ref.pad_id,
+        "unk": ref.unk_id,
+    }
     assert [e["id"] for e in data["stop_ids"]] == [ref.eos_id]
     assert "stop ids:" in out(run("describe", path))
     ids = [ref.bos_id, 3, *ref.encode("Transcribe this", bos=False, eos=False), 4, ref.eos_id]

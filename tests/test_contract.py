@@ -4,13 +4,15 @@
 2. streaming: any split keeps state["text"] == decode(ids so far); deltas + flush == decode.
 3. no retraction: what was emitted is a prefix of the decode of every continuation.
 """
+
 from __future__ import annotations
 
 import copy
 import itertools
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cases import KindCase, all_cases
 from strategies import id_streams, splits
@@ -161,8 +163,23 @@ def test_bad_ids_raise_and_leave_state_unchanged(case):
 
 #: Values a stream state's entries never hold: wrong types, negative and huge counts, foreign
 #: tuples, and a text shorter than its recorded tail.
-FORGED = [None, "x", b"\xff", -1, -(2**70), 2**70, 3, 7, (), (None,) * 5, (1, 2, 3, 4, 5, 6, 7, 8),
-          (False, False, b"\xe4" * 100, False, False), (True, True, "s", True, True), [1], {"a": 1}]
+FORGED = [
+    None,
+    "x",
+    b"\xff",
+    -1,
+    -(2**70),
+    2**70,
+    3,
+    7,
+    (),
+    (None,) * 5,
+    (1, 2, 3, 4, 5, 6, 7, 8),
+    (False, False, b"\xe4" * 100, False, False),
+    (True, True, "s", True, True),
+    [1],
+    {"a": 1},
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -2,6 +2,7 @@
 
 The oracle is the CTC rule written the obvious way (itertools.groupby over the frames, blank
 runs dropped), run on lists, tuples and every integer buffer layout collapse_ctc reads."""
+
 from __future__ import annotations
 
 import array
@@ -82,7 +83,9 @@ def test_numpy_results_feed_word_timings():
 
     from paths import shared
 
-    tok = build_tokenizer(TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")}))
+    tok = build_tokenizer(
+        TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")})
+    )
     frames = np.array([0, 5, 5, 0, 6, 0, 0, 7], dtype=np.int32)
     ids, starts, ends = collapse_ctc(frames, 0)
     assert tok.word_timings(ids, starts, ends) == tok.word_timings(ids.tolist(), starts.tolist(), ends.tolist())

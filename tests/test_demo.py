@@ -1,5 +1,6 @@
 """The demo (`python -m oasr_tok demo`): it runs on the package's own files, streams every
 kind correctly, reports a missing backend with its install hint and carries on."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,22 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
     report = json.loads(out)
     assert report["ok"] is True
     by_kind = {record["kind"]: record for record in report["kinds"]}
-    assert set(by_kind) == set(available_kinds()) == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char",
-                                                        "tekken", "gguf",
-                                                        "wav2vec2", "wordpiece", "aggregate"}
+    assert (
+        set(by_kind)
+        == set(available_kinds())
+        == {
+            "symbol_table",
+            "sentencepiece",
+            "huggingface",
+            "whisper",
+            "funasr_char",
+            "tekken",
+            "gguf",
+            "wav2vec2",
+            "wordpiece",
+            "aggregate",
+        }
+    )
     for kind, record in by_kind.items():
         assert record["status"] == "ok", (kind, record.get("error"))
         assert record["stream_matches_decode"] is True

@@ -5,19 +5,22 @@ streaming state, file errors, encode.
 Each parity test states the token list FunASR's sentence_postprocess receives and the text it
 prints; the expected text is checked against the line-by-line port (funasr_reference.py) as
 well as against the kind, so a wrong expectation cannot pass silently."""
+
 from __future__ import annotations
 
 import copy
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
-from funasr_reference import reference_decode, sentence_postprocess
 from oasr_tok.words import Word
+
 from cases import vocabulary
+from funasr_reference import reference_decode, sentence_postprocess
 from paths import own, shared
 
 REAL_TXT = shared("funasr_char/paraformer-zh-vocab8404/tokens.txt")
@@ -71,6 +74,7 @@ def check_clean(tokens, expected, tok=REAL_CLEAN):
 
 
 # -- parity, rule by rule ------------------------------------------------------------------
+
 
 def test_rule_markup_words_dropped():
     # <s>, </s>, <unk>, <OOV> are washed out by sentence_postprocess itself, so they vanish even
@@ -227,14 +231,24 @@ def test_real_vocabulary_has_no_branch_sensitive_token():
 
 # -- parity against the port, random and realistic ------------------------------------------
 
+
 def _pool(tok):
     tokens = vocabulary(tok)
     short = [i for i, t in enumerate(tokens) if len(t) <= 1 or "@@" in t or not t.isalpha() or len(t) <= 2]
     return short
 
 
-@pytest.mark.parametrize("path,options", [(REAL_TXT, {}), (REAL_TXT, {"special_ids": []}), (REAL_JSON, {}),
-                                          (SMALL, {}), (ODD, {}), (ODD, {"special_ids": []})])
+@pytest.mark.parametrize(
+    "path,options",
+    [
+        (REAL_TXT, {}),
+        (REAL_TXT, {"special_ids": []}),
+        (REAL_JSON, {}),
+        (SMALL, {}),
+        (ODD, {}),
+        (ODD, {"special_ids": []}),
+    ],
+)
 @given(data=st.data())
 def test_decode_matches_funasr_on_random_ids(path, options, data):
     tok = _tok(path, **options)
@@ -245,8 +259,14 @@ def test_decode_matches_funasr_on_random_ids(path, options, data):
 
 
 def test_decode_matches_funasr_on_realistic_ids():
-    texts = ["我们用 gpu 训练 paraformer 模型", "a b c 你好 n b a 比赛 x y", "hello world 你好 it's okay",
-             "第 1 2 3 名 and 4 5 6 people", "the quick brown fox", "今天天气很好"]
+    texts = [
+        "我们用 gpu 训练 paraformer 模型",
+        "a b c 你好 n b a 比赛 x y",
+        "hello world 你好 it's okay",
+        "第 1 2 3 名 and 4 5 6 people",
+        "the quick brown fox",
+        "今天天气很好",
+    ]
     for text in texts:
         ids = REAL.encode(text)
         assert REAL.decode(ids) == reference_decode(REAL_VOCAB, REAL.special_ids, ids)
@@ -256,6 +276,7 @@ def test_decode_matches_funasr_on_realistic_ids():
 
 
 # -- clean mode --------------------------------------------------------------------------------
+
 
 def test_clean_keeps_a_dangling_piece():
     check_clean(["中", "hel@@"], "中hel")
@@ -308,6 +329,7 @@ def test_clean_equals_parity_where_no_quirk_applies():
 # `@@`, upper-cased in a run of letters) on that token; a space the rules insert on the token
 # that prints the next text; "" for what the rules drop. check_parity/check_clean hold the
 # joined text against FunASR's port as well.
+
 
 def check_pieces(tokens, expected, tok=REAL):
     ids = _ids(tok, tokens)
@@ -379,6 +401,7 @@ def test_pieces_in_clean_mode():
 
 # -- word timings against FunASR's merged time stamps ----------------------------------------
 
+
 def test_word_timings_of_a_piece_word_span_its_pieces():
     ids = _ids(REAL, ["我", "用", "g@@", "p@@", "u", "训"])
     starts, ends = [0, 10, 20, 30, 40, 50], [8, 18, 28, 38, 48, 58]
@@ -400,9 +423,17 @@ def _ours(tok, ids, starts, ends):
     return [(w.text, w.start, w.end) for w in tok.word_timings(ids, starts, ends)]
 
 
-@pytest.mark.parametrize("text", ["我们用 gpu 训练 paraformer 模型", "a b c 你好 n b a 比赛 x y",
-                                  "hello world 你好 it's okay don't worry", "the quick brown fox jumps over the lazy dog",
-                                  "今天天气很好", "gpu price a 中"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我们用 gpu 训练 paraformer 模型",
+        "a b c 你好 n b a 比赛 x y",
+        "hello world 你好 it's okay don't worry",
+        "the quick brown fox jumps over the lazy dog",
+        "今天天气很好",
+        "gpu price a 中",
+    ],
+)
 def test_word_timings_agree_with_funasr_on_hypotheses(text):
     ids = REAL.encode(text)
     starts = [100 * k for k in range(len(ids))]
@@ -412,8 +443,11 @@ def test_word_timings_agree_with_funasr_on_hypotheses(text):
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _PIECES = [i for i, t in enumerate(REAL_VOCAB) if t.endswith("@@") and t[:-2] and all(c in _LOWER for c in t[:-2])]
-_WORDS = [i for i, t in enumerate(REAL_VOCAB) if t and all(c in _LOWER for c in t.replace("'", "")) and t[0] != "'"
-          and t[-1] != "'" and "@@" not in t]
+_WORDS = [
+    i
+    for i, t in enumerate(REAL_VOCAB)
+    if t and all(c in _LOWER for c in t.replace("'", "")) and t[0] != "'" and t[-1] != "'" and "@@" not in t
+]
 _LETTERS = [i for i, t in enumerate(REAL_VOCAB) if len(t) == 1 and t in _LOWER]
 _CJK = [i for i, t in enumerate(REAL_VOCAB) if len(t) == 1 and "\u4e00" <= t <= "\u9fff"]
 
@@ -425,7 +459,8 @@ _word = st.one_of(
     st.sampled_from(_LETTERS).map(lambda i: [i]),
 )
 _hypothesis = st.tuples(st.lists(_word, min_size=1, max_size=12), st.lists(st.sampled_from(_PIECES), max_size=2)).map(
-    lambda t: [i for word in t[0] for i in word] + t[1])
+    lambda t: [i for word in t[0] for i in word] + t[1]
+)
 
 
 @given(ids=_hypothesis, data=st.data())
@@ -453,6 +488,7 @@ def test_word_timings_where_funasr_gives_a_carried_piece_away():
 
 
 # -- streaming: bounded state, structure ------------------------------------------------------
+
 
 def test_streaming_state_stays_small_on_long_streams():
     """The held tail and the kind's own state do not grow with the transcript."""
@@ -517,6 +553,7 @@ def test_foreign_state_is_refused_and_left_alone():
 
 
 # -- files, options, pickling ---------------------------------------------------------------
+
 
 def test_txt_and_json_give_the_same_tokenizer():
     a, b = _tok(REAL_TXT), _tok(REAL_JSON)
@@ -598,6 +635,7 @@ def test_invalid_utf8_names_the_line(tmp_path):
 
 # -- encode (hotwords) --------------------------------------------------------------------------
 
+
 def test_encode_cjk_characters_one_id_each():
     ids = REAL.encode("今天天气")
     assert [REAL.id_to_token(i) for i in ids] == ["今", "天", "天", "气"]
@@ -613,10 +651,13 @@ def test_encode_english_words_through_greedy_pieces():
     rest = "paraformer"
     for piece in pieces:
         text = piece.replace("@@", "")
-        longer = [rest[:k] for k in range(len(text) + 1, len(rest) + 1)
-                  if (rest[:k] if k == len(rest) else rest[:k] + "@@") in REAL._index]
+        longer = [
+            rest[:k]
+            for k in range(len(text) + 1, len(rest) + 1)
+            if (rest[:k] if k == len(rest) else rest[:k] + "@@") in REAL._index
+        ]
         assert not longer, (piece, longer)
-        rest = rest[len(text):]
+        rest = rest[len(text) :]
     assert REAL.decode(ids) == "paraformer"
 
 

@@ -6,6 +6,7 @@ so a crash or runaway allocation is a failed test showing the input it died on.
 
 Short by default (a few dozen examples per target); HYPOTHESIS_PROFILE=ci runs the long
 profile (.ci/run), OASR_FUZZ_EXAMPLES=N sets the count directly."""
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,9 @@ def test_fuzz(target, tmp_path):
         "import fuzz_targets\n"
         f"fuzz_targets.main({target!r}, {_examples(target)}, {str(log)!r})\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, env=subprocess_env(),
-                            cwd=PACKAGE_PARENT, timeout=3600)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=subprocess_env(), cwd=PACKAGE_PARENT, timeout=3600
+    )
     if result.returncode != 0:
         inputs = log.read_text(encoding="utf-8", errors="replace").splitlines()[-4:] if log.exists() else []
         pytest.fail(

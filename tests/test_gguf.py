@@ -2,6 +2,7 @@
 array), llama.cpp's detokenizer (the expected files written by the real llama.cpp via
 fixtures/make_gguf_expected.py, and a line-by-line port in tests/llama_reference.py), the
 loader's refusals and fix-ups, and a fuzzed reader (in a child process)."""
+
 from __future__ import annotations
 
 import json
@@ -87,8 +88,18 @@ def test_reader_matches_gguf_package(name: str) -> None:
     assert meta.tensor_count == 0 and meta.version == 3
 
 
-def _write(tmp: Path, name: str, *, endian: str = "little", kv: dict | None = None, tokens=None,
-           types=None, model="llama", version: int | None = None, drop: tuple[str, ...] = ()) -> str:
+def _write(
+    tmp: Path,
+    name: str,
+    *,
+    endian: str = "little",
+    kv: dict | None = None,
+    tokens=None,
+    types=None,
+    model="llama",
+    version: int | None = None,
+    drop: tuple[str, ...] = (),
+) -> str:
     """A small GGUF made by the gguf package's writer; `version` patches the header's version."""
     path = str(tmp / f"{name}.gguf")
     order = gguf.GGUFEndian.BIG if endian == "big" else gguf.GGUFEndian.LITTLE
@@ -205,8 +216,10 @@ def test_decode_equals_ported_detokenize(name: str) -> None:
     rng = random.Random(name)
     pool = sorted(tok.special_ids)[:50] + [i for i, p in enumerate(tok._pieces) if len(p) <= 2][:400]
     for _ in range(300):
-        ids = [rng.choice(pool) if rng.random() < 0.7 else rng.randrange(tok.vocab_size)
-               for _ in range(rng.randrange(0, 30))]
+        ids = [
+            rng.choice(pool) if rng.random() < 0.7 else rng.randrange(tok.vocab_size)
+            for _ in range(rng.randrange(0, 30))
+        ]
         want = detokenize(tok.vocab, ids).decode("utf-8", "replace")
         assert tok.decode(ids) == want, ids
 
@@ -267,13 +280,22 @@ def test_refusals(tmp_path: Path) -> None:
         "duplicate": dict(tokens=["<unk>", "<s>", "</s>", "a", "a"]),
         "short-types": dict(types=[1, 1]),
         "wrong-type": dict(kv={"tokenizer.ggml.bos_token_id": ("int32", 1)}),
-        "bad-pre": dict(model="gpt2", kv={"tokenizer.ggml.merges": ("array", ["a b"]),
-                                          "tokenizer.ggml.pre": ("string", "no-such-pre")}),
+        "bad-pre": dict(
+            model="gpt2",
+            kv={"tokenizer.ggml.merges": ("array", ["a b"]), "tokenizer.ggml.pre": ("string", "no-such-pre")},
+        ),
         "bpe-no-merges": dict(model="gpt2"),
     }
-    words = {"no-model": "tokenizer.ggml.model", "no-tokens": "tokenizer.ggml.tokens", "unknown-model": "rwkv",
-             "duplicate": "duplicate", "short-types": "token_type", "wrong-type": "bos_token_id",
-             "bad-pre": "no-such-pre", "bpe-no-merges": "merges"}
+    words = {
+        "no-model": "tokenizer.ggml.model",
+        "no-tokens": "tokenizer.ggml.tokens",
+        "unknown-model": "rwkv",
+        "duplicate": "duplicate",
+        "short-types": "token_type",
+        "wrong-type": "bos_token_id",
+        "bad-pre": "no-such-pre",
+        "bpe-no-merges": "merges",
+    }
     for name, kwargs in cases.items():
         path = _write(tmp_path, name, **kwargs)
         with pytest.raises(MalformedAssetError) as info:
@@ -338,7 +360,12 @@ def test_fuzzed_files_raise_malformed_asset_error(tmp_path: Path) -> None:
     src = _write(tmp_path, "fuzz-src")
     result = subprocess.run(
         [sys.executable, "-c", FUZZ_CHILD, src, str(tmp_path / "fuzzed.gguf")],
-        check=False, capture_output=True, text=True, timeout=300, cwd=str(PACKAGE_PARENT), env=subprocess_env(),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(PACKAGE_PARENT),
+        env=subprocess_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     refused = int(result.stdout.split()[1])
@@ -362,8 +389,10 @@ def test_hostile_lengths_are_checked_before_allocating(tmp_path: Path) -> None:
 
 
 def test_import_does_not_load_tokenizers() -> None:
-    code = ("import sys, oasr_tok; from oasr_tok.kinds import gguf; "
-            "assert 'tokenizers' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)")
+    code = (
+        "import sys, oasr_tok; from oasr_tok.kinds import gguf; "
+        "assert 'tokenizers' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(PACKAGE_PARENT), env=subprocess_env())
 
 
@@ -422,8 +451,9 @@ def test_shallow_copy_of_a_clean_spaces_state_forks(name: str) -> None:
     held, and decode_hypothesis printed a U+FFFD that decode does not."""
     tok = tok_of(name)
     # A token that is only a UTF-8 lead byte: a stream holds it back, decode shows U+FFFD.
-    byte = next(i for i in range(tok.vocab_size)
-                if tok.decode([i]) == "\ufffd" and tok.decode_incremental([i], {}) == "")
+    byte = next(
+        i for i in range(tok.vocab_size) if tok.decode([i]) == "\ufffd" and tok.decode_incremental([i], {}) == ""
+    )
     state: dict = {}
     tok.decode_incremental([0], state)
     fork = dict(state)
@@ -442,8 +472,13 @@ def _model_file(vocabulary: Path, target: Path, endian: str, tensor_bytes: int) 
     key = b"oasr.test.layer_count"
     extra = struct.pack(order + "Q", len(key)) + key + struct.pack(order + "II", 4, 2)  # uint32 2
     name = b"token_embd.weight"
-    info = (struct.pack(order + "Q", len(name)) + name + struct.pack(order + "I", 1)
-            + struct.pack(order + "Q", tensor_bytes // 4) + struct.pack(order + "IQ", 0, 0))
+    info = (
+        struct.pack(order + "Q", len(name))
+        + name
+        + struct.pack(order + "I", 1)
+        + struct.pack(order + "Q", tensor_bytes // 4)
+        + struct.pack(order + "IQ", 0, 0)
+    )
     # The records end where the (empty) tensor data of the vocabulary file starts: find it by
     # walking the records with the gguf package's reader.
     reader = gguf.GGUFReader(str(vocabulary))
@@ -500,6 +535,8 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     clone = pickle.loads(blob)
     ids = list(range(0, tok.vocab_size, 7))
     assert clone.decode(ids) == tok.decode(ids) and clone.vocab_size == tok.vocab_size
+
+
 # -- the prompt side against llama.cpp (fixtures/gguf/expected/<name>.prompt.json) ---------------
 
 
@@ -539,13 +576,17 @@ def test_encode_with_special_tokens_equals_llama_tokenize(name: str) -> None:
     cases = _prompt_expected(name)["tokenize"]
     assert len(cases) == 56
     for case in cases:
-        got = tok.encode(case["text"], add_special_tokens=case["add_special"],
-                         split_special_tokens=not case["parse_special"])
+        got = tok.encode(
+            case["text"], add_special_tokens=case["add_special"], split_special_tokens=not case["parse_special"]
+        )
         assert got == case["ids"], case
     texts = [c["text"] for c in cases if c["add_special"] and c["parse_special"]]
     assert tok.encode_batch(texts, add_special_tokens=True) == [
-        c["ids"] for c in cases if c["add_special"] and c["parse_special"]]
-    assert tok.with_specials().encode(texts[4], add_special_tokens=True) == tok.encode(texts[4], add_special_tokens=True)
+        c["ids"] for c in cases if c["add_special"] and c["parse_special"]
+    ]
+    assert tok.with_specials().encode(texts[4], add_special_tokens=True) == tok.encode(
+        texts[4], add_special_tokens=True
+    )
 
 
 @pytest.mark.parametrize("name", SHARED_FILES + OWN_FILES)
@@ -605,8 +646,12 @@ def test_chat_template_from_the_gguf_renders_as_transformers(name: str) -> None:
     assert tok.chat_templates == {"default": tok.chat_template}
     conversations = [
         [{"role": "user", "content": "Hello there"}],
-        [{"role": "system", "content": "You transcribe audio."}, {"role": "user", "content": "What is said? 😀"},
-         {"role": "assistant", "content": "Nothing <|im_end|> yet."}, {"role": "user", "content": "Again"}],
+        [
+            {"role": "system", "content": "You transcribe audio."},
+            {"role": "user", "content": "What is said? 😀"},
+            {"role": "assistant", "content": "Nothing <|im_end|> yet."},
+            {"role": "user", "content": "Again"},
+        ],
     ]
     for messages in conversations:
         for generation in (False, True):
@@ -652,8 +697,11 @@ def test_phi3_name_strips_whitespace_after_special_tokens() -> None:
     rstrip = {i for i, a in enumerate(tok.vocab.attrs) if a & 256}
     assert tok.piece_to_id("<|end|>") in rstrip and tok.piece_to_id("</s>") in rstrip
     assert not {tok.piece_to_id(t) for t in ("<unk>", "<s>", "<|endoftext|>")} & rstrip
-    case = next(c for c in _prompt_expected("phi3-rstrip")["tokenize"]
-                if c["text"].startswith("<|user|>") and c["parse_special"] and not c["add_special"])
+    case = next(
+        c
+        for c in _prompt_expected("phi3-rstrip")["tokenize"]
+        if c["text"].startswith("<|user|>") and c["parse_special"] and not c["add_special"]
+    )
     assert tok.encode(case["text"]) == case["ids"]
     assert tok.encode("</s>  \t x") == tok.encode("</s>x")
     assert tok.encode("<unk>   x") != [tok.piece_to_id("<unk>"), *tok.encode("x")]  # its whitespace is kept

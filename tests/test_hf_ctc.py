@@ -3,6 +3,7 @@
 pad removed, the delimiter turned into a space, clean-up per token; also before Metaspace
 (Sequence([CTC, Metaspace]), as in tokenizers' bindings/python/tests/bindings/test_decoders.py).
 Fixtures: fixtures/huggingface/ctc-* (fixtures/make_asr_formats.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,7 +21,9 @@ _BUILT: dict = {}
 
 def tok_for(name: str):
     if name not in _BUILT:
-        _BUILT[name] = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": own(f"huggingface/{name}/tokenizer.json")}))
+        _BUILT[name] = build_tokenizer(
+            TokenizerSpec("huggingface", {"tokenizer": own(f"huggingface/{name}/tokenizer.json")})
+        )
     return _BUILT[name]
 
 
@@ -30,9 +33,17 @@ def runtime(tok, ids):
 
 def test_the_runtime_decoders_behave_as_their_tests_say():
     # tokenizers' test_decoders.py (TestCTCDecoding): the behaviour the plan is built on.
-    assert decoders.CTC().decode(["<pad>", "<pad>", "h", "e", "e", "l", "l", "<pad>", "l", "o", "o", "o", "<pad>"]) == "hello"
+    assert (
+        decoders.CTC().decode(["<pad>", "<pad>", "h", "e", "e", "l", "l", "<pad>", "l", "o", "o", "o", "<pad>"])
+        == "hello"
+    )
     assert decoders.CTC().decode(["a", "<pad>", "a"]) == "aa"  # the pad (a string here) separates
-    assert decoders.Sequence([decoders.CTC(), decoders.Metaspace()]).decode(["▁", "▁", "H", "H", "i", "i", "▁", "y", "o", "u"]) == "Hi you"
+    assert (
+        decoders.Sequence([decoders.CTC(), decoders.Metaspace()]).decode(
+            ["▁", "▁", "H", "H", "i", "i", "▁", "y", "o", "u"]
+        )
+        == "Hi you"
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -5,6 +5,7 @@ oasr_tok.errors naming the file, line, key or id, the state left as it was, no c
 silent wrong answer. Expected values come from the contract and from the files themselves
 (the line a token is on, the id a file gives it), never from our own output. Cases that could
 exhaust memory or crash run in a child process with a memory limit (see hostile.py)."""
+
 from __future__ import annotations
 
 import json
@@ -60,20 +61,33 @@ def _absurd_tokenizer_json(tmp_path, source: str, where: str) -> str:
     data = _json(source)
     if where == "added":
         data["added_tokens"].append(
-            {"id": ABSURD, "content": "<|absurd|>", "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
+            {
+                "id": ABSURD,
+                "content": "<|absurd|>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
         )
     else:
         data["model"]["vocab"]["absurd"] = ABSURD
     return _write_json(tmp_path / where / "tokenizer.json", data)
 
 
-@pytest.mark.parametrize("source, where", [
-    (WHISPER_EN, "added"), (WHISPER_EN, "vocab"), (BYTELEVEL, "vocab"),
-    # The tokenizers runtime gives an added token whose id is not next the next free id (as
-    # transformers does), so no table is sized by it: this one must simply load, in 1 GiB.
-    (BYTELEVEL, "added"),
-], ids=["whisper-added", "whisper-vocab", "huggingface-vocab", "huggingface-added"])
+@pytest.mark.parametrize(
+    "source, where",
+    [
+        (WHISPER_EN, "added"),
+        (WHISPER_EN, "vocab"),
+        (BYTELEVEL, "vocab"),
+        # The tokenizers runtime gives an added token whose id is not next the next free id (as
+        # transformers does), so no table is sized by it: this one must simply load, in 1 GiB.
+        (BYTELEVEL, "added"),
+    ],
+    ids=["whisper-added", "whisper-vocab", "huggingface-vocab", "huggingface-added"],
+)
 def test_an_absurd_id_is_refused_naming_file_and_id(tmp_path, source, where):
     path = _absurd_tokenizer_json(tmp_path, source, where)
     # 1 GiB of address space: a table sized by the id would end in MemoryError (or worse).
@@ -174,8 +188,9 @@ def test_added_token_ids_must_be_non_negative_integers(tmp_path, bad_id):
 @pytest.mark.parametrize("key", ["-1", "+5", " 7", "1_0", "true"])
 def test_tokenizer_config_keys_must_be_ids(tmp_path, key):
     shutil.copy(BYTELEVEL, tmp_path / "tokenizer.json")
-    config = _write_json(tmp_path / "tokenizer_config.json",
-                         {"added_tokens_decoder": {key: {"content": "<x>", "special": True}}})
+    config = _write_json(
+        tmp_path / "tokenizer_config.json", {"added_tokens_decoder": {key: {"content": "<x>", "special": True}}}
+    )
     with pytest.raises(MalformedAssetError, match="not a token id") as info:
         oasr_tok.load(str(tmp_path))
     assert config in str(info.value)
@@ -241,8 +256,9 @@ def test_a_whisper_decoder_of_the_wrong_json_type(tmp_path, decoder):
 @pytest.mark.parametrize("content", [{}, [], 5, None])
 def test_a_tokenizer_config_content_of_the_wrong_json_type(tmp_path, content):
     shutil.copy(BYTELEVEL, tmp_path / "tokenizer.json")
-    config = _write_json(tmp_path / "tokenizer_config.json",
-                         {"added_tokens_decoder": {"900": {"content": content, "special": True}}})
+    config = _write_json(
+        tmp_path / "tokenizer_config.json", {"added_tokens_decoder": {"900": {"content": content, "special": True}}}
+    )
     with pytest.raises(MalformedAssetError) as info:
         oasr_tok.load(str(tmp_path))
     assert config in str(info.value)
@@ -293,8 +309,14 @@ def test_whisper_helpers_check_their_arguments():
 
 
 def _cli(args: list, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], input=stdin, capture_output=True,
-                          env=subprocess_env(PYTHONIOENCODING="ascii"), cwd=PACKAGE_PARENT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "oasr_tok", *args],
+        input=stdin,
+        capture_output=True,
+        env=subprocess_env(PYTHONIOENCODING="ascii"),
+        cwd=PACKAGE_PARENT,
+        timeout=120,
+    )
 
 
 def _one_line_error(result, code: int) -> None:
@@ -305,15 +327,18 @@ def _one_line_error(result, code: int) -> None:
 
 
 @pytest.mark.parametrize("command", ["decode", "stream", "words"])
-@pytest.mark.parametrize("stdin", [
-    b"\xff\xfe[\x001\x00]\x00\n",                      # UTF-16 with its BOM
-    "[1, 2]\n".encode("utf-16-le"),                     # UTF-16 without one
-    b"[1, 2, \xc3]\n",                                  # truncated UTF-8
-    b"[" * 100_000 + b"]" * 100_000 + b"\n",            # deeper than any recursion limit
-    b"[" + b"9" * 5000 + b"]\n",                        # an id of 5,000 digits
-    b"9" * 5000 + b"\n",
-    b'{"ids": [' + b"[" * 50_000 + b"]" * 50_000 + b'], "starts": [0]}\n',
-])
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"\xff\xfe[\x001\x00]\x00\n",  # UTF-16 with its BOM
+        "[1, 2]\n".encode("utf-16-le"),  # UTF-16 without one
+        b"[1, 2, \xc3]\n",  # truncated UTF-8
+        b"[" * 100_000 + b"]" * 100_000 + b"\n",  # deeper than any recursion limit
+        b"[" + b"9" * 5000 + b"]\n",  # an id of 5,000 digits
+        b"9" * 5000 + b"\n",
+        b'{"ids": [' + b"[" * 50_000 + b"]" * 50_000 + b'], "starts": [0]}\n',
+    ],
+)
 def test_cli_bad_stdin_is_one_line_and_exit_3(command, stdin):
     _one_line_error(_cli([command, SHERPA], stdin), 3)
 
@@ -335,12 +360,15 @@ def _words_tok():
     return oasr_tok.load(SHERPA)
 
 
-@pytest.mark.parametrize("starts, ends", [
-    ([2**60 + 1, 2**60], None),                                       # decreasing above 2**53
-    ([0, 2**53 + 1], [2**53 + 1, 2**53]),                              # an end before its start
-    ([Fraction(10**20 + 1, 10**20), Fraction(1)], None),              # Fractions a double equates
-    ([time_ns := 1_700_000_000_123_456_789, time_ns - 1], None),       # time.time_ns() values
-])
+@pytest.mark.parametrize(
+    "starts, ends",
+    [
+        ([2**60 + 1, 2**60], None),  # decreasing above 2**53
+        ([0, 2**53 + 1], [2**53 + 1, 2**53]),  # an end before its start
+        ([Fraction(10**20 + 1, 10**20), Fraction(1)], None),  # Fractions a double equates
+        ([time_ns := 1_700_000_000_123_456_789, time_ns - 1], None),  # time.time_ns() values
+    ],
+)
 def test_time_order_is_exact(starts, ends):
     tok = _words_tok()
     ids = [100, 101]

@@ -2,6 +2,7 @@
 machine's bounds. The contract: a state the library did not make, or that another tokenizer
 made, gets a StreamStateError and is left exactly as it was; a state it made can only ever
 continue to state["text"] == decode(ids so far), as a canonical str."""
+
 from __future__ import annotations
 
 import copy
@@ -78,8 +79,11 @@ def test_a_forged_tail_or_level_never_makes_a_wrong_or_non_canonical_text(case):
     tok, ids, state = _started(case)
     rest = ids[12:20]
     real = state.get("_tail", 0)
-    for key, values in (("_tail", range(0, len(state["text"]) + 1)), ("_level", (0, 1, 2, 4)),
-                        ("_wide", (0, 1, len(state["text"]) - 1))):
+    for key, values in (
+        ("_tail", range(0, len(state["text"]) + 1)),
+        ("_level", (0, 1, 2, 4)),
+        ("_wide", (0, 1, len(state["text"]) - 1)),
+    ):
         for value in values:
             if key == "_tail" and value == real:
                 continue
@@ -136,16 +140,19 @@ def test_a_state_continues_on_an_equal_tokenizer():
     assert state["text"] == tok.decode(ids[:20])
 
 
-@pytest.mark.parametrize("frozen", [
-    (0, ("", False, False, (), 2**70, 0, "", False), None, "", ""),          # a huge int
-    (0, ("", False, False, (5,), 0, 0, "", False), None, "", ""),            # a non-str element
-    (0, ("", False, False, ("a",), 0, 0, "x", False), None, "", ""),         # held non-whitespace
-    (0, ("", 1, False, (), 0, 0, "", False), None, "", ""),                  # an int for a bool
-    (0, ("", False, False, (), 7, 0, "", False), None, "", ""),              # no such element kind
-    (9, ("", False, False, (), 0, 0, "", False), None, "", ""),              # no such branch
-    (0, ("", False, False, (), 0, 0, "", False), None, b"", ""),             # bytes for text
-    ["not", "a", "tuple", "at", "all"],
-])
+@pytest.mark.parametrize(
+    "frozen",
+    [
+        (0, ("", False, False, (), 2**70, 0, "", False), None, "", ""),  # a huge int
+        (0, ("", False, False, (5,), 0, 0, "", False), None, "", ""),  # a non-str element
+        (0, ("", False, False, ("a",), 0, 0, "x", False), None, "", ""),  # held non-whitespace
+        (0, ("", 1, False, (), 0, 0, "", False), None, "", ""),  # an int for a bool
+        (0, ("", False, False, (), 7, 0, "", False), None, "", ""),  # no such element kind
+        (9, ("", False, False, (), 0, 0, "", False), None, "", ""),  # no such branch
+        (0, ("", False, False, (), 0, 0, "", False), None, b"", ""),  # bytes for text
+        ["not", "a", "tuple", "at", "all"],
+    ],
+)
 def test_forged_funasr_states(frozen):
     case = _FIRST["funasr_char"]
     tok, ids, state = _started(case)

@@ -4,6 +4,7 @@ expected value here), the tokenizer_config.json merge, decoder coverage and refu
 The three contracts on random and multi-script streams run in test_contract.py for every
 file in cases/huggingface.py; this module adds the adversarial streams, the config trap and
 the decoder shapes."""
+
 from __future__ import annotations
 
 import copy
@@ -13,16 +14,16 @@ import random
 import warnings
 
 import pytest
+from tokenizers import Tokenizer as Runtime
+from tokenizers import decoders
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import AssetNotFoundError, MalformedAssetError, SpecError
 from oasr_tok.kinds._hf_decoder import UnsupportedDecoderError, fallback_byte
+
 from cases import MULTISCRIPT
 from cases.huggingface import FILES, SPLIT_BYTES, build, interesting
 from paths import own, shared
-
-from tokenizers import Tokenizer as Runtime  # noqa: E402
-from tokenizers import decoders  # noqa: E402
 
 NAMES = sorted(FILES)
 _built: dict = {}
@@ -105,7 +106,10 @@ def test_random_ids_over_the_whole_vocabulary(name):
     rng = random.Random(name)
     pool = [i for i in interesting(tok)]
     for _ in range(150):
-        ids = [rng.choice(pool) if rng.random() < 0.4 else rng.randrange(tok.vocab_size) for _ in range(rng.randrange(1, 25))]
+        ids = [
+            rng.choice(pool) if rng.random() < 0.4 else rng.randrange(tok.vocab_size)
+            for _ in range(rng.randrange(1, 25))
+        ]
         expected = oracle(tok, ids)
         assert "".join(tok.token_pieces(ids)) == expected
         state: dict = {}
@@ -213,15 +217,33 @@ def _write(folder, name, data):
 
 
 def _entry(content, special, **flags):
-    return {"content": content, "special": special, "lstrip": False, "rstrip": False, "normalized": False,
-            "single_word": False, **flags}
+    return {
+        "content": content,
+        "special": special,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "single_word": False,
+        **flags,
+    }
 
 
 def test_declared_ids_that_cannot_land_warn_naming_each_id(tmp_path):
     # Mistral has 32000 ids; declaring 32001 and 32005 leaves a gap the runtime cannot keep.
-    config = _write(tmp_path, "tokenizer_config.json", {"added_tokens_decoder": {
-        "32005": _entry("<extra_a>", True), "32001": _entry("<extra_b>", False, lstrip=True), "1": _entry("<s>", True)}})
-    spec = TokenizerSpec("huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config})
+    config = _write(
+        tmp_path,
+        "tokenizer_config.json",
+        {
+            "added_tokens_decoder": {
+                "32005": _entry("<extra_a>", True),
+                "32001": _entry("<extra_b>", False, lstrip=True),
+                "1": _entry("<s>", True),
+            }
+        },
+    )
+    spec = TokenizerSpec(
+        "huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config}
+    )
     with pytest.warns(UserWarning) as record:
         tok = build_tokenizer(spec)
     message = " ".join(str(w.message) for w in record)
@@ -235,9 +257,14 @@ def test_declared_ids_that_cannot_land_warn_naming_each_id(tmp_path):
 
 
 def test_declared_ids_that_land_in_order_do_not_warn(tmp_path):
-    config = _write(tmp_path, "tokenizer_config.json", {"added_tokens_decoder": {
-        "32000": _entry("<a>", True), "32001": _entry("<b>", False)}})
-    spec = TokenizerSpec("huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config})
+    config = _write(
+        tmp_path,
+        "tokenizer_config.json",
+        {"added_tokens_decoder": {"32000": _entry("<a>", True), "32001": _entry("<b>", False)}},
+    )
+    spec = TokenizerSpec(
+        "huggingface", {"tokenizer": shared("huggingface/mistral-7b/tokenizer.json"), "tokenizer_config": config}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tok = build_tokenizer(spec)
@@ -264,9 +291,15 @@ def test_missing_and_malformed_files_raise_typed_errors_naming_them(tmp_path):
     with pytest.raises(MalformedAssetError, match=r"tokenizer_config.json:3"):
         build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": bad_config}))
     with pytest.raises(AssetNotFoundError, match="gone_config.json"):
-        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": str(tmp_path / "gone_config.json")}))
-    for shape in ({"added_tokens_decoder": []}, {"added_tokens_decoder": {"x": _entry("<a>", True)}},
-                  {"added_tokens_decoder": {"5": {"special": True}}}, []):
+        build_tokenizer(
+            TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": str(tmp_path / "gone_config.json")})
+        )
+    for shape in (
+        {"added_tokens_decoder": []},
+        {"added_tokens_decoder": {"x": _entry("<a>", True)}},
+        {"added_tokens_decoder": {"5": {"special": True}}},
+        [],
+    ):
         path = _write(tmp_path, "shape_config.json", shape)
         with pytest.raises(MalformedAssetError, match="shape_config.json"):
             build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": good, "tokenizer_config": path}))
@@ -299,10 +332,25 @@ def test_pickles_by_spec():
 
 def _wordlevel(tmp_path, vocab, added=(), decoder=None):
     data = {
-        "version": "1.0", "truncation": None, "padding": None,
-        "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": s} for i, c, s in added],
-        "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": decoder,
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": c,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": s,
+            }
+            for i, c, s in added
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": None,
+        "decoder": decoder,
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": next(iter(vocab))},
     }
     return _write(tmp_path, "tokenizer.json", data)
@@ -329,27 +377,55 @@ SUPPORTED = {
         None,
         {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": True},
         {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True},
-        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
-                                          {"type": "Strip", "content": " ", "start": 1, "stop": 0},
-                                          {"type": "Strip", "content": "a", "start": 2, "stop": 0}]},
-        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
-                                          {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+                {"type": "Strip", "content": "a", "start": 2, "stop": 0},
+            ],
+        },
+        {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "Fuse"},
+                {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+            ],
+        },
         {"type": "WordPiece", "prefix": "\u2581", "cleanup": False},
         # CTC (wav2vec2-style tokenizer.json), alone and before Metaspace (tokenizers' test_decoders.py).
         {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
         {"type": "CTC", "pad_token": "<unk>", "word_delimiter_token": "\u2581", "cleanup": True},
         {"type": "CTC", "pad_token": "a", "word_delimiter_token": "s", "cleanup": False},
-        {"type": "Sequence", "decoders": [{"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
-                                          {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"}]},
+        {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+                {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+            ],
+        },
     ],
     "metaspace-bytefallback": [
         # Gemma: no leading strip.
-        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
-                                          {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "ByteFallback"},
+                {"type": "Fuse"},
+            ],
+        },
         # Llama / Mistral.
-        {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
-                                          {"type": "ByteFallback"}, {"type": "Fuse"},
-                                          {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {
+            "type": "Sequence",
+            "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "ByteFallback"},
+                {"type": "Fuse"},
+                {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+            ],
+        },
         {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},  # byte pieces render literally
         {"type": "ByteFallback"},
     ],
@@ -363,17 +439,34 @@ SUPPORTED = {
         {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}]},
     ],
     "bytelevel-bpe": [
-        {"type": "Sequence", "decoders": [json.loads(decoders.ByteLevel().__getstate__()), {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        {
+            "type": "Sequence",
+            "decoders": [
+                json.loads(decoders.ByteLevel().__getstate__()),
+                {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+            ],
+        },
     ],
 }
 
 REFUSED = [
-    {"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
-                                      {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True}]},
+    {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"},
+            {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": True},
+        ],
+    },
     {"type": "Sequence", "decoders": [{"type": "BPEDecoder", "suffix": "</w>"}, {"type": "Fuse"}]},
     {"type": "Replace", "pattern": {"Regex": "\u2581+"}, "content": " "},
-    {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
-    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]},
+    {
+        "type": "Sequence",
+        "decoders": [{"type": "ByteFallback"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}],
+    },
+    {
+        "type": "Sequence",
+        "decoders": [{"type": "Fuse"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}],
+    },
     {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 0, "stop": 1}]},
     {"type": "Strip", "content": " ", "start": 1, "stop": 1},
     {"type": "Strip", "content": " ", "start": 0, "stop": 1},
@@ -383,8 +476,25 @@ REFUSED = [
 # Non-special added tokens go through the decoder too: these reach the rules that the trained
 # vocabularies never trigger (several ▁ in token 0, clean-up patterns inside one token, the
 # prefix in the middle, byte pieces spelled in lower case or with "+").
-EXTRA_ADDED = ["x\u2581y\u2581", "\u2581\u2581", "##z", "a##", "'s", "n't", "do not", "'m", "'ve", "'re", "' x", " ' ",
-               " .", "<0x41>", "<0xc3>", "<0x+9>", "<0xA9>"]
+EXTRA_ADDED = [
+    "x\u2581y\u2581",
+    "\u2581\u2581",
+    "##z",
+    "a##",
+    "'s",
+    "n't",
+    "do not",
+    "'m",
+    "'ve",
+    "'re",
+    "' x",
+    " ' ",
+    " .",
+    "<0x41>",
+    "<0xc3>",
+    "<0x+9>",
+    "<0xA9>",
+]
 
 
 def _with_decoder(tmp_path, name, decoder, index=0):
@@ -392,8 +502,15 @@ def _with_decoder(tmp_path, name, decoder, index=0):
     data["decoder"] = decoder
     top = max([*data["model"]["vocab"].values(), *(t["id"] for t in data["added_tokens"])]) + 1
     data["added_tokens"] += [
-        {"id": top + k, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": False}
+        {
+            "id": top + k,
+            "content": content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": False,
+        }
         for k, content in enumerate(EXTRA_ADDED)
     ]
     return _write(tmp_path, f"tokenizer-{index}.json", data)
@@ -411,8 +528,10 @@ def test_supported_decoder_shapes_match_the_runtime(tmp_path, name):
             for b in extra:
                 check_stream(tok, [a, b, a])
         streams = [tok.encode(text) for text in MULTISCRIPT]
-        streams += [[rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size) for _ in range(12)]
-                    for _ in range(100)]
+        streams += [
+            [rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size) for _ in range(12)]
+            for _ in range(100)
+        ]
         for ids in streams:
             check_stream(tok, ids)
 
@@ -425,7 +544,9 @@ def test_decoders_that_cannot_be_streamed_exactly_are_refused(tmp_path, decoder)
     assert info.value.path == path and isinstance(info.value, MalformedAssetError)
 
 
-@pytest.mark.parametrize("token", ["<0x41>", "<0xe4>", "<0x+F>", "<0x4>", "<0x4G>", "<0xé>", "<0x-1>", "<0x 1>", "<0x100>", "<0X41>"])
+@pytest.mark.parametrize(
+    "token", ["<0x41>", "<0xe4>", "<0x+F>", "<0x4>", "<0x4G>", "<0xé>", "<0x-1>", "<0x 1>", "<0x100>", "<0X41>"]
+)
 def test_byte_fallback_reads_tokens_like_the_runtime(token):
     rendered = decoders.ByteFallback().decode([token])
     value = fallback_byte(token)

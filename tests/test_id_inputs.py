@@ -3,6 +3,7 @@ integer dtype and layout, array.array, memoryview and tensor-like objects give e
 result; what is not an id sequence gets a short NonIntegerIdError; an id whose __index__
 mutates the list being read cannot crash the interpreter (checked in a child process, so a
 crash is a failed test); padded 2-D batches decode row by row."""
+
 from __future__ import annotations
 
 import array
@@ -104,8 +105,9 @@ def test_times_as_arrays_read_as_their_lists(case):
     expected = tok.word_timings(ids, starts, ends)
     assert tok.word_timings(np.array(ids), np.array(starts), np.array(ends)) == expected
     frames = list(range(0, 4 * len(ids), 4))
-    assert tok.word_timings(np.array(ids, dtype=np.int32), np.array(frames, dtype=np.int64)) == \
-        tok.word_timings(ids, frames)
+    assert tok.word_timings(np.array(ids, dtype=np.int32), np.array(frames, dtype=np.int64)) == tok.word_timings(
+        ids, frames
+    )
 
 
 NOT_IDS = [
@@ -141,8 +143,13 @@ def test_what_is_not_an_id_sequence_gets_a_short_typed_error(case, what, bad):
     state: dict = {}
     tok.decode_incremental(ids[:3], state)
     before = dict(state)
-    calls = [lambda: tok.decode(bad), lambda: tok.token_pieces(bad), lambda: tok.decode_incremental(bad, state),
-             lambda: tok.word_timings(bad, [0.0]), lambda: tok.decode_batch([bad])]
+    calls = [
+        lambda: tok.decode(bad),
+        lambda: tok.token_pieces(bad),
+        lambda: tok.decode_incremental(bad, state),
+        lambda: tok.word_timings(bad, [0.0]),
+        lambda: tok.decode_batch([bad]),
+    ]
     for call in calls:
         with pytest.raises(oasr_tok.NonIntegerIdError) as info:
             call()
@@ -154,9 +161,12 @@ def test_what_is_not_an_id_sequence_gets_a_short_typed_error(case, what, bad):
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
 def test_out_of_range_buffer_ids_are_named(case):
     tok, _ = _ids(case)
-    for bad, shown in [(np.array([0, -1], dtype=np.int8), "-1"), (np.array([0, tok.vocab_size], dtype=np.int64),
-                       str(tok.vocab_size)), (np.array([2**64 - 1], dtype=np.uint64), str(2**64 - 1)),
-                       (np.array([0, -3], dtype=">i4"), "-3")]:
+    for bad, shown in [
+        (np.array([0, -1], dtype=np.int8), "-1"),
+        (np.array([0, tok.vocab_size], dtype=np.int64), str(tok.vocab_size)),
+        (np.array([2**64 - 1], dtype=np.uint64), str(2**64 - 1)),
+        (np.array([0, -3], dtype=">i4"), "-3"),
+    ]:
         for call in (tok.decode, tok.token_pieces, lambda ids: tok.decode_incremental(ids, {})):
             with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {shown} at position"):
                 call(bad)
@@ -181,7 +191,7 @@ def test_padded_batches_decode_row_by_row(case):
     for dtype in ("int64", "int32", ">i8"):
         padded = np.full((len(rows), width), -1, dtype=dtype)
         for r, row in enumerate(rows):
-            padded[r, :len(row)] = row
+            padded[r, : len(row)] = row
         lengths = np.array([len(row) for row in rows])
         assert tok.decode_batch(padded, pad_id=-1) == expected
         assert tok.decode_batch(padded, lengths=lengths) == expected
@@ -272,8 +282,9 @@ CHILD = textwrap.dedent("""
 def test_a_list_mutated_by_an_ids_index_cannot_crash_any_entry_point(case):
     script = CHILD.format(tests=os.path.join(ROOT, "tests"), name=case.name)
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", script], check=False, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
     assert done.stdout.split() == ["survived", str(6 * 5 * 3)]
 

@@ -2,6 +2,7 @@
 (ids_to_text is decode, text_to_ids is encode, tokens are the vocabulary's own pieces, checked
 against SentencePiece / `tokenizers` / the files themselves), special-id properties come from
 the checkpoint's declarations, and decode-only kinds refuse the text-to-ids directions."""
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ from oasr_tok import (
     SpecError,
 )
 from oasr_tok.checkpoint import load
+
 from cases import MULTISCRIPT
 from paths import own, shared
 
@@ -66,7 +68,11 @@ def reference_tokens(name: str, text: str, ids: list[int]) -> list[str] | None:
     if name.startswith(("huggingface/", "whisper/")):
         import tokenizers
 
-        return tokenizers.Tokenizer.from_file(os.path.join(path, "tokenizer.json")).encode(text, add_special_tokens=False).tokens
+        return (
+            tokenizers.Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+            .encode(text, add_special_tokens=False)
+            .tokens
+        )
     return None
 
 
@@ -143,7 +149,11 @@ def _config_id(folder: str, key: str) -> int | None:
 
     with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as handle:
         value = json.load(handle)[key]
-    return None if value is None else tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json")).token_to_id(value)
+    return (
+        None
+        if value is None
+        else tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json")).token_to_id(value)
+    )
 
 
 def test_special_ids_from_the_checkpoints_declarations():
@@ -176,7 +186,8 @@ def test_special_ids_from_conventional_names():
     with open(os.path.join(PATHS["huggingface/wordpiece-bert"], "tokenizer.json"), encoding="utf-8") as handle:
         added = {a["content"]: a["id"] for a in json.load(handle)["added_tokens"]}
     assert (bert.pad_id, bert.unk_id, bert.cls_id, bert.sep_id, bert.mask_id) == tuple(
-        added[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
+        added[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+    )
     # ... and a missing eos to sep, a missing bos to cls (BERT has neither).
     assert (bert.eos_id, bert.bos_id) == (added["[SEP]"], added["[CLS]"])
     whisper = adapter("whisper/faster-whisper-base")
@@ -230,11 +241,23 @@ def test_nemo_tokenizer_spec_subclasses_nemos_own_class(monkeypatch):
     # The shape of nemo.collections.common.tokenizers.tokenizer_spec.TokenizerSpec: an ABC
     # with the six abstract conversions.
     class TokenizerSpec(abc.ABC):  # noqa: B024 (its abstract methods are made in the loop)
-        for _name in ("text_to_tokens", "tokens_to_text", "tokens_to_ids", "ids_to_tokens", "text_to_ids", "ids_to_text"):
+        for _name in (
+            "text_to_tokens",
+            "tokens_to_text",
+            "tokens_to_ids",
+            "ids_to_tokens",
+            "text_to_ids",
+            "ids_to_text",
+        ):
             locals()[_name] = abc.abstractmethod(lambda self, *a: None)
 
-    names = ["nemo", "nemo.collections", "nemo.collections.common", "nemo.collections.common.tokenizers",
-             "nemo.collections.common.tokenizers.tokenizer_spec"]
+    names = [
+        "nemo",
+        "nemo.collections",
+        "nemo.collections.common",
+        "nemo.collections.common.tokenizers",
+        "nemo.collections.common.tokenizers.tokenizer_spec",
+    ]
     for name in names:
         monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     sys.modules[names[-1]].TokenizerSpec = TokenizerSpec  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@ the archive (never extracted, weights never read), and each kind against its ref
 SentencePiece's decode (bpe), tokenizers' BertWordPieceTokenizer (wpe), the port of NeMo's
 AggregateTokenizer / CanaryTokenizer in tests/nemo_reference.py (agg), NeMo's label join (char).
 Fixtures: fixtures/nemo/*.nemo (fixtures/make_asr_formats.py)."""
+
 from __future__ import annotations
 
 import io
@@ -56,8 +57,9 @@ def loaded(name: str):
 def reference_canary() -> CanaryTokenizer:
     content = members("canary")
     langs = config("canary")["tokenizer"]["langs"]
-    return CanaryTokenizer({lang: SentencePieceTokenizer(content[sub["model_path"][len("nemo:"):]])
-                            for lang, sub in langs.items()})
+    return CanaryTokenizer(
+        {lang: SentencePieceTokenizer(content[sub["model_path"][len("nemo:") :]]) for lang, sub in langs.items()}
+    )
 
 
 def test_each_type_resolves_to_its_kind_and_names_the_members_it_read():
@@ -99,11 +101,16 @@ def test_aggregate_ids_languages_and_canary_specials_match_nemo():
 def test_canary_prompts_match_nemo():
     ours, ref = loaded("canary"), reference_canary()
     assert ours.canary_prompt("en", "en", version=1) == ref._tokenize_special_prompt(
-        "<|startoftranscript|><|en|><|transcribe|><|en|><|pnc|>")
+        "<|startoftranscript|><|en|><|transcribe|><|en|><|pnc|>"
+    )
     assert ours.canary_prompt("en", "es", version=1, pnc=False) == ref._tokenize_special_prompt(
-        "<|startoftranscript|><|en|><|translate|><|es|><|nopnc|>")
-    for kwargs, slots in (({}, {}), ({"timestamps": True, "itn": True}, {"timestamp": "<|timestamp|>", "itn": "<|itn|>"}),
-                          ({"pnc": False, "diarize": True}, {"pnc": "<|nopnc|>", "diarize": "<|diarize|>"})):
+        "<|startoftranscript|><|en|><|translate|><|es|><|nopnc|>"
+    )
+    for kwargs, slots in (
+        ({}, {}),
+        ({"timestamps": True, "itn": True}, {"timestamp": "<|timestamp|>", "itn": "<|itn|>"}),
+        ({"pnc": False, "diarize": True}, {"pnc": "<|nopnc|>", "diarize": "<|diarize|>"}),
+    ):
         text = canary2_user_turn("en", "es", **slots)
         expected = [ref.special_tokens[t + ">"] for t in text.split(">") if t]
         assert ours.canary_prompt("en", "es", **kwargs) == expected
@@ -126,7 +133,7 @@ def test_canary_timestamps_become_word_times():
 @given(data=st.data())
 def test_bpe_archive_decodes_like_sentencepiece_on_the_member(data):
     ours = loaded("bpe")
-    model = members("bpe")[config("bpe")["tokenizer"]["model_path"][len("nemo:"):]]
+    model = members("bpe")[config("bpe")["tokenizer"]["model_path"][len("nemo:") :]]
     sp = spm.SentencePieceProcessor()
     sp.LoadFromSerializedProto(model)
     ids = data.draw(st.lists(st.integers(0, ours.vocab_size - 1), max_size=30))
@@ -140,7 +147,7 @@ def test_wpe_archive_decodes_like_bert_wordpiece_on_the_member(data, tmp_path_fa
     ours = loaded("wpe")
     folder = tmp_path_factory.mktemp("wpe")
     path = folder / "vocab.txt"
-    path.write_bytes(members("wpe")[config("wpe")["tokenizer"]["vocab_path"][len("nemo:"):]])
+    path.write_bytes(members("wpe")[config("wpe")["tokenizer"]["vocab_path"][len("nemo:") :]])
     ref = BertWordPieceTokenizer(str(path))
     ids = data.draw(st.lists(st.integers(0, ours.vocab_size - 1), max_size=30))
     assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=True)
@@ -176,15 +183,19 @@ def test_member_specs_survive_to_dict_pickling_and_spec_files(tmp_path):
         assert oasr_tok.load(spec_file.parent).decode(ids) == tok.decode(ids)
     # In another process, from the pickle alone.
     blob = pickle.dumps(loaded("canary"))
-    code = ("import pickle, sys; tok = pickle.loads(sys.stdin.buffer.read()); "
-            "print(repr(tok.decode(list(range(60, 90)))))")
-    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, env=subprocess_env(), check=True)
+    code = (
+        "import pickle, sys; tok = pickle.loads(sys.stdin.buffer.read()); print(repr(tok.decode(list(range(60, 90)))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=blob, capture_output=True, env=subprocess_env(), check=True
+    )
     assert out.stdout.decode().strip() == repr(loaded("canary").decode(list(range(60, 90))))
     assert sorted(os.listdir(os.path.dirname(archive("canary")))) == before  # nothing written beside the archives
 
 
-def _rewrite(tmp_path, name: str, *, config_text: str | None = None, drop: str | None = None,
-             gzip: bool = False) -> str:
+def _rewrite(
+    tmp_path, name: str, *, config_text: str | None = None, drop: str | None = None, gzip: bool = False
+) -> str:
     content = members(name)
     if config_text is not None:
         content["model_config.yaml"] = config_text.encode("utf-8")
@@ -201,7 +212,7 @@ def _rewrite(tmp_path, name: str, *, config_text: str | None = None, drop: str |
 
 def test_bad_archives_give_typed_errors_naming_file_and_member(tmp_path):
     cfg = config("bpe")
-    model = cfg["tokenizer"]["model_path"][len("nemo:"):]
+    model = cfg["tokenizer"]["model_path"][len("nemo:") :]
     # a member the config points to is missing
     missing = _rewrite(tmp_path, "bpe", drop=model)
     with pytest.raises(MalformedAssetError, match=f"{missing}.*{model}.*not a member"):
@@ -245,8 +256,11 @@ def test_bad_archives_give_typed_errors_naming_file_and_member(tmp_path):
 
 def test_bad_char_labels_name_the_archive(tmp_path):
     cfg = config("char")
-    path = _rewrite(tmp_path, "char", config_text=yaml.safe_dump({**cfg, "labels": ["a", "b", "a"],
-                                                                     "decoder": {"vocabulary": ["a", "b", "a"]}}))
+    path = _rewrite(
+        tmp_path,
+        "char",
+        config_text=yaml.safe_dump({**cfg, "labels": ["a", "b", "a"], "decoder": {"vocabulary": ["a", "b", "a"]}}),
+    )
     with pytest.raises(MalformedAssetError, match="'a' is given twice") as info:
         oasr_tok.load(path)
     assert path in str(info.value)

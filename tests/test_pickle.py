@@ -2,6 +2,7 @@
 its tables), rebuilds there, and decodes an n-best list exactly as the parent does. The unit a
 worker runs is decode_batch on a slice of a large n-best list; shown with a spawn-context
 multiprocessing pool (the start method that shares nothing with the parent)."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -10,12 +11,13 @@ import pickle
 import random
 
 import pytest
+from tekken_files import derived as derived_tekken
 
 from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
-from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
 from oasr_tok.checkpoint import load
+from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
+
 from paths import shared
-from tekken_files import derived as derived_tekken
 
 PATHS = {
     "symbol_table": shared("symbol_table/wenet-aishell2.units.txt"),
@@ -132,8 +134,10 @@ def test_a_tokenizer_without_a_spec_refuses_clearly():
 
 
 def test_the_nemo_adapter_pickles_with_its_overrides():
-    nemo = NeMoTokenizer(build_tokenizer(TokenizerSpec("symbol_table", {"units": PATHS["symbol_table"]},
-                                                        {"special_ids": [0, 1, 5234]})), special_tokens={"pad": 0})
+    nemo = NeMoTokenizer(
+        build_tokenizer(TokenizerSpec("symbol_table", {"units": PATHS["symbol_table"]}, {"special_ids": [0, 1, 5234]})),
+        special_tokens={"pad": 0},
+    )
     clone = pickle.loads(pickle.dumps(nemo))
     assert clone.special_token_ids() == nemo.special_token_ids()
     assert clone.ids_to_tokens([5, 6, 7]) == nemo.ids_to_tokens([5, 6, 7])

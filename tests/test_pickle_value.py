@@ -4,6 +4,7 @@ from its real fixture files; the oracle is the same tokenizer built from the ori
 
 The tokenizers are built from copies of the fixtures in a temporary folder, which is deleted
 after pickling: whatever decodes afterwards cannot have read the sender's paths."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -21,12 +22,22 @@ from paths import shared
 SPECS = {
     "symbol_table": ("symbol_table", {"units": "symbol_table/wenet-aishell2.units.txt"}, {}),
     "sentencepiece": ("sentencepiece", {"model": "sentencepiece/mistral-v1.model"}, {}),
-    "huggingface/qwen3": ("huggingface", {"tokenizer": "huggingface/qwen3/tokenizer.json",
-                                          "tokenizer_config": "huggingface/qwen3/tokenizer_config.json"}, {}),
+    "huggingface/qwen3": (
+        "huggingface",
+        {
+            "tokenizer": "huggingface/qwen3/tokenizer.json",
+            "tokenizer_config": "huggingface/qwen3/tokenizer_config.json",
+        },
+        {},
+    ),
     "huggingface/moonshine": ("huggingface", {"tokenizer": "huggingface/moonshine/tokenizer.json"}, {}),
     "whisper": ("whisper", {"tokenizer": "whisper/faster-whisper-base/tokenizer.json"}, {}),
     "funasr_char": ("funasr_char", {"tokens": "funasr_char/paraformer-zh-vocab8404/tokens.json"}, {}),
-    "symbol_table/from-sentencepiece": ("symbol_table", {"sentencepiece_model": "sentencepiece/icefall-librispeech-bpe500.model"}, {}),
+    "symbol_table/from-sentencepiece": (
+        "symbol_table",
+        {"sentencepiece_model": "sentencepiece/icefall-librispeech-bpe500.model"},
+        {},
+    ),
 }
 TEXTS = ("你好世界", "HELLO WORLD", "the quick brown fox 😀", "naïve café")
 

@@ -2,6 +2,7 @@
 fixture directories (it imports without torch) and the tokenizers runtime: special tokens
 and stop ids, encode(add_special_tokens=True), special-token text matched as one id,
 with_specials() decode, chat templates; and the typed errors for bad input."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ SPECIAL_TEXTS = (
     "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n",
     "<s>hi</s> there <unk> and <s> again",
     "a</s>b<s>c",
-    "<tool_call>{\"x\": 1}</tool_call><think>hmm</think>",
+    '<tool_call>{"x": 1}</tool_call><think>hmm</think>',
     "<|endoftext|><|endoftext|>text<|AUDIO|><|audio_bos|>",
     "  leading spaces and trailing  ",
     "<|en|><|transcribe|><|0.00|> hi",
@@ -129,8 +130,15 @@ def test_generation_config_eos_list_joins_the_stop_ids(tmp_path):
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(shared(f"huggingface/qwen3/{name}"), tmp_path / name)
     (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [151645, 151643, 151644]}))
-    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": str(tmp_path / "tokenizer.json"),
-                                                        "tokenizer_config": str(tmp_path / "tokenizer_config.json")}))
+    tok = build_tokenizer(
+        TokenizerSpec(
+            "huggingface",
+            {
+                "tokenizer": str(tmp_path / "tokenizer.json"),
+                "tokenizer_config": str(tmp_path / "tokenizer_config.json"),
+            },
+        )
+    )
     assert tok.special_tokens.stop_ids == {151643, 151644, 151645}
     assert "generation_config.json" in tok.special_tokens.source("stop:151644")
     assert tok.special_tokens.eos_id == 151645  # the config's eos, untouched
@@ -234,13 +242,17 @@ def test_special_text_is_one_id_in_every_encoding_kind():
     ref = reference("mistral-7b")
     for text in MULTISCRIPT:
         assert sp.encode(text, add_special_tokens=True) == ref(text).input_ids
-    paraformer = build_tokenizer(TokenizerSpec("funasr_char", {"tokens": shared("funasr_char/paraformer-zh-vocab8404/tokens.txt")}))
+    paraformer = build_tokenizer(
+        TokenizerSpec("funasr_char", {"tokens": shared("funasr_char/paraformer-zh-vocab8404/tokens.txt")})
+    )
     s_id = paraformer.piece_to_id("<s>")
     assert paraformer.encode("<s>你好") == [s_id, *paraformer.encode("你好")]
 
 
 def test_decode_only_kind_refuses_encode_batch():
-    tok = build_tokenizer(TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")}))
+    tok = build_tokenizer(
+        TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")})
+    )
     with pytest.raises(EncodeNotSupportedError):
         tok.encode_batch(["a"], add_special_tokens=True)
 
@@ -258,7 +270,9 @@ def _random_ids(tok, seed: int, count: int = 40) -> list[list[int]]:
             ids.insert(rng.randrange(len(ids) + 1), rng.choice(special))
         streams.append(ids)
     for _ in range(count):
-        streams.append([rng.choice(special) if rng.random() < 0.3 else rng.randrange(tok.vocab_size) for _ in range(12)])
+        streams.append(
+            [rng.choice(special) if rng.random() < 0.3 else rng.randrange(tok.vocab_size) for _ in range(12)]
+        )
     return streams
 
 
@@ -271,27 +285,43 @@ def test_with_specials_decode_equals_transformers_keeping_specials(name):
     for ids in _random_ids(tok, 1):
         assert view.decode(ids) == ref.decode(ids, skip_special_tokens=False), ids
         assert tok.decode(ids) == ref.decode(ids, skip_special_tokens=True), ids
-    assert view.decode_batch(_random_ids(tok, 2)[:5]) == [ref.decode(i, skip_special_tokens=False) for i in _random_ids(tok, 2)[:5]]
+    assert view.decode_batch(_random_ids(tok, 2)[:5]) == [
+        ref.decode(i, skip_special_tokens=False) for i in _random_ids(tok, 2)[:5]
+    ]
 
 
 def test_whisper_with_specials_shows_control_tokens_timestamps_and_the_prompt():
     tok = whisper_tok()
     view = tok.with_specials()
     runtime = Runtime.from_file(WHISPER)
-    ids = ([tok.sot_prev] + tok.encode(" previous words") + tok.sot_sequence("en") + [tok.timestamp_begin]
-           + tok.encode(" Hello 世界") + [tok.timestamp_id(1.08), tok.eot])
+    ids = (
+        [tok.sot_prev]
+        + tok.encode(" previous words")
+        + tok.sot_sequence("en")
+        + [tok.timestamp_begin]
+        + tok.encode(" Hello 世界")
+        + [tok.timestamp_id(1.08), tok.eot]
+    )
     text = view.decode(ids)
     # openai-whisper spells a timestamp <|%.2f|> of (id - timestamp_begin) * 0.02 s.
-    assert text == ("<|startofprev|> previous words<|startoftranscript|><|en|><|transcribe|><|0.00|> Hello 世界"
-                    "<|1.08|><|endoftext|>")
+    assert text == (
+        "<|startofprev|> previous words<|startoftranscript|><|en|><|transcribe|><|0.00|> Hello 世界"
+        "<|1.08|><|endoftext|>"
+    )
     assert tok.decode(ids) == " Hello 世界"
     for stream in _random_ids(tok, 3):
         below = [i for i in stream if i < tok.timestamp_begin]
         assert view.decode(below) == runtime.decode(below, skip_special_tokens=False)
-        expected = "".join(
-            f"<|{(i - tok.timestamp_begin) * 0.02:.2f}|>" if i >= tok.timestamp_begin else runtime.decode([i], skip_special_tokens=False)
-            for i in stream
-        ) if all(i >= tok.timestamp_begin or runtime.decode([i]).isascii() for i in stream) else None
+        expected = (
+            "".join(
+                f"<|{(i - tok.timestamp_begin) * 0.02:.2f}|>"
+                if i >= tok.timestamp_begin
+                else runtime.decode([i], skip_special_tokens=False)
+                for i in stream
+            )
+            if all(i >= tok.timestamp_begin or runtime.decode([i]).isascii() for i in stream)
+            else None
+        )
         if expected is not None:
             assert view.decode(stream) == expected
 
@@ -320,20 +350,37 @@ def test_views_pickle_as_views():
 
 # -- chat templates --------------------------------------------------------------------------------
 
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                                                          "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
 CONVERSATIONS = [
     [{"role": "user", "content": "Hello there"}],
-    [{"role": "system", "content": "You transcribe audio."},
-     {"role": "user", "content": [{"type": "audio", "audio_url": "a.wav"}, {"type": "text", "text": "What is said?"}]}],
-    [{"role": "system", "content": "Be brief <|im_end|> really"},
-     {"role": "user", "content": "What's the weather in Paris?"},
-     {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "get_weather",
-                                                                                           "arguments": {"city": "Paris"}}}]},
-     {"role": "tool", "content": "{\"temp\": 21}"},
-     {"role": "assistant", "content": "21 degrees.", "reasoning_content": "Read the tool output."},
-     {"role": "user", "content": "Thanks 😀 и спасибо", "name": None}],
+    [
+        {"role": "system", "content": "You transcribe audio."},
+        {
+            "role": "user",
+            "content": [{"type": "audio", "audio_url": "a.wav"}, {"type": "text", "text": "What is said?"}],
+        },
+    ],
+    [
+        {"role": "system", "content": "Be brief <|im_end|> really"},
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+        },
+        {"role": "tool", "content": '{"temp": 21}'},
+        {"role": "assistant", "content": "21 degrees.", "reasoning_content": "Read the tool output."},
+        {"role": "user", "content": "Thanks 😀 и спасибо", "name": None},
+    ],
 ]
 
 
@@ -351,12 +398,14 @@ def test_apply_chat_template_equals_transformers(name, generation, tools):
                 tok.apply_chat_template(messages, tools=tools, add_generation_prompt=generation)
             continue
         assert tok.apply_chat_template(messages, tools=tools, add_generation_prompt=generation) == expected
-        ids = ref.apply_chat_template(messages, tools=tools, add_generation_prompt=generation, tokenize=True,
-                                      return_dict=False)
+        ids = ref.apply_chat_template(
+            messages, tools=tools, add_generation_prompt=generation, tokenize=True, return_dict=False
+        )
         assert tok.apply_chat_template(messages, tools=tools, add_generation_prompt=generation, tokenize=True) == ids
     kwargs = {"enable_thinking": False}
-    assert tok.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True, **kwargs) == \
-        ref.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True, tokenize=False, **kwargs)
+    assert tok.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True, **kwargs) == ref.apply_chat_template(
+        CONVERSATIONS[0], add_generation_prompt=True, tokenize=False, **kwargs
+    )
 
 
 # A Mistral-instruct style template (bos_token, raise_exception on alternation), given to both.
@@ -372,12 +421,16 @@ MISTRAL_TEMPLATE = (
 def test_mistral_template_given_explicitly_equals_transformers():
     tok, ref = ours("mistral-7b"), reference("mistral-7b")
     assert tok.chat_template is None
-    messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
-                {"role": "user", "content": "Again </s> <s>"}]
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Again </s> <s>"},
+    ]
     expected = ref.apply_chat_template(messages, chat_template=MISTRAL_TEMPLATE, tokenize=False)
     assert tok.apply_chat_template(messages, chat_template=MISTRAL_TEMPLATE) == expected
-    assert tok.apply_chat_template(messages, chat_template=MISTRAL_TEMPLATE, tokenize=True) == \
-        ref.apply_chat_template(messages, chat_template=MISTRAL_TEMPLATE, tokenize=True, return_dict=False)
+    assert tok.apply_chat_template(messages, chat_template=MISTRAL_TEMPLATE, tokenize=True) == ref.apply_chat_template(
+        messages, chat_template=MISTRAL_TEMPLATE, tokenize=True, return_dict=False
+    )
     with pytest.raises(ChatTemplateError, match="must alternate"):
         tok.apply_chat_template(messages[:1] * 2, chat_template=MISTRAL_TEMPLATE)
     with pytest.raises(ChatTemplateError, match="ships no chat template"):
@@ -386,10 +439,15 @@ def test_mistral_template_given_explicitly_equals_transformers():
 
 CONTINUED = [
     [{"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi there, I am"}],
-    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Count"},
-     {"role": "assistant", "content": "One, two,  "}],  # trailing spaces: the template may trim them
-    [{"role": "user", "content": "Describe"},
-     {"role": "assistant", "content": [{"type": "text", "text": "It is"}, {"type": "text", "text": "a cat"}]}],
+    [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Count"},
+        {"role": "assistant", "content": "One, two,  "},
+    ],  # trailing spaces: the template may trim them
+    [
+        {"role": "user", "content": "Describe"},
+        {"role": "assistant", "content": [{"type": "text", "text": "It is"}, {"type": "text", "text": "a cat"}]},
+    ],
     [{"role": "user", "content": "Think"}, {"role": "assistant", "content": "", "reasoning_content": "Let me see"}],
 ]
 
@@ -401,20 +459,25 @@ def test_continue_final_message_equals_transformers(name, field):
     template = MISTRAL_TEMPLATE if name == "mistral-7b" else None
     for messages in CONVERSATIONS + CONTINUED:
         try:
-            expected = ref.apply_chat_template(messages, chat_template=template, continue_final_message=field,
-                                               tokenize=False)
+            expected = ref.apply_chat_template(
+                messages, chat_template=template, continue_final_message=field, tokenize=False
+            )
         except Exception:  # transformers refuses (no such field, template drops the text, fails): so do we
             with pytest.raises(ChatTemplateError):
                 tok.apply_chat_template(messages, chat_template=template, continue_final_message=field)
             continue
         assert tok.apply_chat_template(messages, chat_template=template, continue_final_message=field) == expected
-        ids = ref.apply_chat_template(messages, chat_template=template, continue_final_message=field, tokenize=True,
-                                      return_dict=False)
-        assert tok.apply_chat_template(messages, chat_template=template, continue_final_message=field,
-                                       tokenize=True) == ids
+        ids = ref.apply_chat_template(
+            messages, chat_template=template, continue_final_message=field, tokenize=True, return_dict=False
+        )
+        assert (
+            tok.apply_chat_template(messages, chat_template=template, continue_final_message=field, tokenize=True)
+            == ids
+        )
     with pytest.raises(ChatTemplateError, match="add_generation_prompt"):
-        tok.apply_chat_template(CONTINUED[0], chat_template=template, continue_final_message=True,
-                                add_generation_prompt=True)
+        tok.apply_chat_template(
+            CONTINUED[0], chat_template=template, continue_final_message=True, add_generation_prompt=True
+        )
 
 
 def test_continue_final_message_really_continues():
@@ -438,8 +501,9 @@ def test_template_variables_are_read_once_per_tokenizer(tmp_path):
     (tmp_path / "tokenizer_config.json").write_text("{ not json")
     for _ in range(3):
         assert tok.apply_chat_template(CONVERSATIONS[0], chat_template=template) == first
-        assert tok.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True) == \
-            ref.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True, tokenize=False)
+        assert tok.apply_chat_template(CONVERSATIONS[0], add_generation_prompt=True) == ref.apply_chat_template(
+            CONVERSATIONS[0], add_generation_prompt=True, tokenize=False
+        )
 
 
 @pytest.mark.parametrize("mode", ["value", "spec"])
@@ -473,8 +537,12 @@ def test_prompt_files_beside_tokenizer_json_survive_pickling(tmp_path, mode):
 def test_sandbox_and_template_errors():
     tok = ours("qwen3")
     messages = [{"role": "user", "content": "x"}]
-    for escape in ("{{ ''.__class__.__mro__ }}", "{{ ''.__class__.__mro__[1].__subclasses__() }}",
-                   "{{ cycler.__init__.__globals__ }}", "{% set ns = namespace(_x=1) %}"):
+    for escape in (
+        "{{ ''.__class__.__mro__ }}",
+        "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+        "{{ cycler.__init__.__globals__ }}",
+        "{% set ns = namespace(_x=1) %}",
+    ):
         with pytest.raises(ChatTemplateError, match="sandbox forbids"):
             tok.apply_chat_template(messages, chat_template=escape)
     # An unsafe attribute of a list is undefined in the sandbox (renders nothing), as in transformers.
@@ -489,11 +557,13 @@ def test_sandbox_and_template_errors():
 
 
 def test_missing_jinja2_names_the_extra():
-    code = ("import sys; sys.modules['jinja2'] = None\n"
-            "import oasr_tok\n"
-            f"tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('huggingface', {{'tokenizer': {shared('huggingface/qwen3/tokenizer.json')!r}}}))\n"
-            "try:\n    tok.apply_chat_template([{'role': 'user', 'content': 'x'}], chat_template='{{ 1 }}')\n"
-            "except oasr_tok.BackendNotInstalledError as e:\n    print('OK', e)\n")
+    code = (
+        "import sys; sys.modules['jinja2'] = None\n"
+        "import oasr_tok\n"
+        f"tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('huggingface', {{'tokenizer': {shared('huggingface/qwen3/tokenizer.json')!r}}}))\n"
+        "try:\n    tok.apply_chat_template([{'role': 'user', 'content': 'x'}], chat_template='{{ 1 }}')\n"
+        "except oasr_tok.BackendNotInstalledError as e:\n    print('OK', e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), check=True)
     assert out.stdout.startswith("OK") and "oasr_tok[chat]" in out.stdout
     assert issubclass(BackendNotInstalledError, ImportError)
@@ -509,7 +579,11 @@ def test_import_oasr_tok_does_not_import_jinja2():
 
 NEMO_TEMPLATE = {
     "prefix": "{_bos_}",
-    "roles": {"user": "[INST] {_content_} [/INST]", "assistant": "{_content_}{_eos_}", "system": "<<SYS>> {_content_} <</SYS>>"},
+    "roles": {
+        "user": "[INST] {_content_} [/INST]",
+        "assistant": "{_content_}{_eos_}",
+        "system": "<<SYS>> {_content_} <</SYS>>",
+    },
 }
 
 
@@ -551,8 +625,12 @@ def _nemo_reference(tok, messages, template):
 def test_nemo_style_template_for_sentencepiece():
     path = shared("sentencepiece/mistral-v1.model")
     tok = build_tokenizer(TokenizerSpec("sentencepiece", {"model": path}, {"chat_template": NEMO_TEMPLATE}))
-    messages = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "What is your favourite fruit?"},
-                {"role": "assistant", "content": "A lemon."}, {"role": "user", "content": "Why?"}]
+    messages = [
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "What is your favourite fruit?"},
+        {"role": "assistant", "content": "A lemon."},
+        {"role": "user", "content": "Why?"},
+    ]
     assert tok.chat_template is None
     assert tok.apply_chat_template(messages, tokenize=True) == _nemo_reference(tok, messages, NEMO_TEMPLATE)
     text = tok.apply_chat_template(messages)
@@ -584,8 +662,13 @@ def test_describe_shows_special_tokens_stop_ids_and_templates():
 
 
 def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], input=stdin, capture_output=True, text=True,
-                          env=subprocess_env(PYTHONIOENCODING="utf-8"))
+    return subprocess.run(
+        [sys.executable, "-m", "oasr_tok", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(PYTHONIOENCODING="utf-8"),
+    )
 
 
 def test_cli_describe_and_decode_keep_specials():

@@ -4,6 +4,7 @@ were deleted on the driver after pickling — so the workers cannot have read th
 The oracle is the same tokenizer built in this process from the original fixture files.
 
 Ray is the test-only `distributed` extra; without it this module is skipped, saying so."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,10 @@ try:
     import ray
     import ray.data
 except ImportError:  # pragma: no cover - CI installs the extra
-    pytest.skip("Ray is not installed: pip install 'oasr_tok[distributed]' runs the Ray Data recipe test",
-                allow_module_level=True)
+    pytest.skip(
+        "Ray is not installed: pip install 'oasr_tok[distributed]' runs the Ray Data recipe test",
+        allow_module_level=True,
+    )
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.batch import Transcriber
@@ -27,8 +30,12 @@ from paths import PACKAGE_PARENT, shared
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(PACKAGE_PARENT)}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(PACKAGE_PARENT)}},
+    )
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield
     ray.shutdown()
@@ -49,8 +56,14 @@ def test_map_batches_decodes_on_workers_without_the_drivers_files(local_ray, tmp
         row["starts"] = [0.02 * j for j in range(len(row["ids"]))]
     ds = ray.data.from_items(rows, override_num_blocks=8)
     # A callable class: each of the (at most two) worker actors builds the tokenizer once.
-    out = ds.map_batches(Transcriber, fn_constructor_args=(tok,), fn_constructor_kwargs={"pieces": True, "words": True},
-                         batch_size=32, concurrency=2, batch_format="default").take_all()
+    out = ds.map_batches(
+        Transcriber,
+        fn_constructor_args=(tok,),
+        fn_constructor_kwargs={"pieces": True, "words": True},
+        batch_size=32,
+        concurrency=2,
+        batch_format="default",
+    ).take_all()
     assert sorted(r["row"] for r in out) == list(range(400))
     for r in out:
         ids = list(r["ids"])
@@ -59,9 +72,14 @@ def test_map_batches_decodes_on_workers_without_the_drivers_files(local_ray, tmp
         words = [dict(w) for w in r["words"]]
         expected = [w.to_dict() for w in reference.word_timings(ids, list(r["starts"]))]
         assert [w["text"] for w in words] == [w["text"] for w in expected]
-        assert [(w["first_token"], w["last_token"]) for w in words] == [(w["first_token"], w["last_token"]) for w in expected]
+        assert [(w["first_token"], w["last_token"]) for w in words] == [
+            (w["first_token"], w["last_token"]) for w in expected
+        ]
         assert [w["start"] for w in words] == pytest.approx([w["start"] for w in expected])
     # A plain function that closes over the tokenizer works the same way.
-    plain = ds.map_batches(lambda batch: {"row": batch["row"], "text": tok.decode_batch(batch["ids"])},
-                           batch_size=50, batch_format="default").take_all()
+    plain = ds.map_batches(
+        lambda batch: {"row": batch["row"], "text": tok.decode_batch(batch["ids"])},
+        batch_size=50,
+        batch_format="default",
+    ).take_all()
     assert {r["row"]: r["text"] for r in plain} == {row["row"]: reference.decode(row["ids"]) for row in rows}

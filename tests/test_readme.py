@@ -1,5 +1,6 @@
 """The README's "Use" example runs as written, on the package's own demo files, and prints
 exactly the output shown beneath it."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,14 @@ def _use_section() -> tuple[str, str]:
 
 def test_readme_use_example_runs_and_prints_what_it_shows():
     code, shown = _use_section()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
-                         env=subprocess_env(PYTHONIOENCODING="utf-8"), cwd=PACKAGE_PARENT)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=subprocess_env(PYTHONIOENCODING="utf-8"),
+        cwd=PACKAGE_PARENT,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == shown
 
@@ -31,7 +38,9 @@ def test_the_architecture_plug_in_example_keeps_the_contracts():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     code = re.search(r"```python\n(# shout_kind\.py.*?)```", text, re.S)
     assert code, "docs/architecture.md lost its plug-in example"
-    check = code.group(1) + """
+    check = (
+        code.group(1)
+        + """
 import random
 import oasr_tok
 oasr_tok.register_tokenizer("shout", factory)
@@ -45,7 +54,14 @@ for _ in range(200):
 words = tok.word_timings([7, 8, 26, 0, 11, 11], [0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
 print([w.text for w in words])
 """
-    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, encoding="utf-8",
-                         env=subprocess_env(PYTHONIOENCODING="utf-8"), cwd=PACKAGE_PARENT)
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=subprocess_env(PYTHONIOENCODING="utf-8"),
+        cwd=PACKAGE_PARENT,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "['HI', 'ALL']"

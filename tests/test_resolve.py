@@ -3,6 +3,7 @@ the right special ids; ambiguous, unrecognised and malformed directories are ref
 explained. Layouts are built in tmp dirs from symlinks to the shared files (never copies into
 the repository). Expected special ids are facts of the files (their README and their lines),
 or answers of the reference libraries — never resolve's own output."""
+
 from __future__ import annotations
 
 import functools
@@ -25,6 +26,7 @@ from oasr_tok import (
 )
 from oasr_tok.checkpoint import load, resolve
 from oasr_tok.description import describe
+
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
 
@@ -35,13 +37,13 @@ def layout(folder, files: dict[str, str]) -> str:
         target = os.path.join(folder, name)
         if source.startswith("text:"):
             with open(target, "w", encoding="utf-8") as handle:
-                handle.write(source[len("text:"):])
+                handle.write(source[len("text:") :])
         else:
             os.symlink(require_shared(source), target)
     return str(folder)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_once(path: str):
     """load(path), once per path: the large HF vocabularies take seconds to build."""
     return load(path)
@@ -107,8 +109,13 @@ def test_disambiguation_symbols_are_special_and_render_nothing(tmp_path):
 
 def test_sentencepiece_models_resolve_with_specials_asked_of_sentencepiece(tmp_path):
     import sentencepiece as spm
-    for name in ("icefall-librispeech-bpe500.model", "sherpa-zh-en-mix.model",
-                 "wenet-librispeech-unigram5000.model", "mistral-v1.model"):
+
+    for name in (
+        "icefall-librispeech-bpe500.model",
+        "sherpa-zh-en-mix.model",
+        "wenet-librispeech-unigram5000.model",
+        "mistral-v1.model",
+    ):
         folder = layout(tmp_path / name, {"bpe.model": f"sentencepiece/{name}"})
         spec = resolve(folder)
         assert spec.kind == "sentencepiece" and spec.files == {"model": os.path.join(folder, "bpe.model")}
@@ -121,6 +128,7 @@ def test_sentencepiece_models_resolve_with_specials_asked_of_sentencepiece(tmp_p
 
 def test_sentencepiece_model_decodes_as_sentencepiece_does(tmp_path):
     import sentencepiece as spm
+
     folder = layout(tmp_path / "m", {"tokenizer.model": "sentencepiece/mistral-v1.model"})
     sp = spm.SentencePieceProcessor(model_file=shared("sentencepiece/mistral-v1.model"))
     ids = sp.encode("Hello wörld, 你好 🎉")
@@ -130,6 +138,7 @@ def test_sentencepiece_model_decodes_as_sentencepiece_does(tmp_path):
 def _hf_special_ids(folder: str) -> set[int]:
     """The special added tokens the `tokenizers` runtime and tokenizer_config.json declare."""
     import tokenizers
+
     backend = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
     ids = {i for i, t in backend.get_added_tokens_decoder().items() if t.special}
     config = os.path.join(folder, "tokenizer_config.json")
@@ -233,11 +242,14 @@ def test_every_shared_file_resolves_on_its_own(relative):
 
 
 def test_tokenizer_json_beats_sentencepiece_model(tmp_path):
-    folder = layout(tmp_path / "mistral", {
-        "tokenizer.json": "huggingface/mistral-7b/tokenizer.json",
-        "tokenizer_config.json": "huggingface/mistral-7b/tokenizer_config.json",
-        "tokenizer.model": "sentencepiece/mistral-v1.model",
-    })
+    folder = layout(
+        tmp_path / "mistral",
+        {
+            "tokenizer.json": "huggingface/mistral-7b/tokenizer.json",
+            "tokenizer_config.json": "huggingface/mistral-7b/tokenizer_config.json",
+            "tokenizer.model": "sentencepiece/mistral-v1.model",
+        },
+    )
     d = describe(folder)
     assert d.kind == "huggingface"
     assert [(e["kind"], e["source"]) for e in d.lost] == [("sentencepiece", "tokenizer.model")]
@@ -247,8 +259,9 @@ def test_tokenizer_json_beats_sentencepiece_model(tmp_path):
 
 def test_sentencepiece_model_beats_unit_table(tmp_path):
     # The sherpa/icefall layout: bpe.model beside tokens.txt (same ids).
-    folder = layout(tmp_path / "sherpa", {"bpe.model": "sentencepiece/icefall-librispeech-bpe500.model",
-                                          "tokens.txt": ICEFALL})
+    folder = layout(
+        tmp_path / "sherpa", {"bpe.model": "sentencepiece/icefall-librispeech-bpe500.model", "tokens.txt": ICEFALL}
+    )
     d = describe(folder)
     assert d.kind == "sentencepiece"
     assert [e["kind"] for e in d.lost] == ["symbol_table"]
@@ -262,7 +275,9 @@ def test_units_txt_beats_tokens_txt(tmp_path):
 
 
 def test_spec_file_comes_first_and_round_trips(tmp_path):
-    folder = layout(tmp_path / "ckpt", {"tokens.txt": ICEFALL, "bpe.model": "sentencepiece/icefall-librispeech-bpe500.model"})
+    folder = layout(
+        tmp_path / "ckpt", {"tokens.txt": ICEFALL, "bpe.model": "sentencepiece/icefall-librispeech-bpe500.model"}
+    )
     written = TokenizerSpec("symbol_table", {"units": os.path.join(folder, "tokens.txt")}, {"special_ids": [0]})
     with open(os.path.join(folder, "tokenizer_spec.json"), "w", encoding="utf-8") as handle:
         json.dump(written.to_dict(relative_to=folder), handle)
@@ -277,15 +292,19 @@ def test_spec_file_comes_first_and_round_trips(tmp_path):
 
 
 def test_same_rank_ambiguity_is_refused(tmp_path):
-    folder = layout(tmp_path / "two-models", {"a.model": "sentencepiece/mistral-v1.model",
-                                              "b.model": "sentencepiece/icefall-librispeech-bpe500.model"})
+    folder = layout(
+        tmp_path / "two-models",
+        {"a.model": "sentencepiece/mistral-v1.model", "b.model": "sentencepiece/icefall-librispeech-bpe500.model"},
+    )
     with pytest.raises(ResolveError) as info:
         resolve(folder)
     assert "a.model" in str(info.value) and "b.model" in str(info.value) and "tokenizer_spec.json" in str(info.value)
 
 
 def test_a_lone_model_with_any_name_is_used(tmp_path):
-    folder = layout(tmp_path / "one", {"train_960_unigram5000.model": "sentencepiece/wenet-librispeech-unigram5000.model"})
+    folder = layout(
+        tmp_path / "one", {"train_960_unigram5000.model": "sentencepiece/wenet-librispeech-unigram5000.model"}
+    )
     assert resolve(folder).kind == "sentencepiece"
 
 
@@ -293,8 +312,10 @@ def test_a_lone_model_with_any_name_is_used(tmp_path):
 
 
 def test_unrecognised_directory_names_files_and_kinds(tmp_path):
-    folder = layout(tmp_path / "weights", {"model.safetensors": "text:not a tokenizer", "README.md": "text:hi",
-                                           "tokens.txt": "text:apple\nbanana\n"})
+    folder = layout(
+        tmp_path / "weights",
+        {"model.safetensors": "text:not a tokenizer", "README.md": "text:hi", "tokens.txt": "text:apple\nbanana\n"},
+    )
     with pytest.raises(ResolveError) as info:
         resolve(folder)
     message = str(info.value)
@@ -319,7 +340,7 @@ def test_config_without_tokenizer_json_is_not_enough(tmp_path):
 
 
 def test_malformed_conventional_files_raise_with_file_and_line(tmp_path):
-    bad_json = layout(tmp_path / "j", {"tokenizer.json": "text:{\n  \"model\": oops\n}"})
+    bad_json = layout(tmp_path / "j", {"tokenizer.json": 'text:{\n  "model": oops\n}'})
     with pytest.raises(MalformedAssetError) as info:
         resolve(bad_json)
     assert info.value.path.endswith("tokenizer.json") and info.value.line == 2
@@ -330,7 +351,9 @@ def test_malformed_conventional_files_raise_with_file_and_line(tmp_path):
 
 
 def test_a_junk_model_file_is_set_aside_not_fatal(tmp_path):
-    folder = layout(tmp_path / "junk", {"lm.model": "text:this is a language model, not sentencepiece", "tokens.txt": ICEFALL})
+    folder = layout(
+        tmp_path / "junk", {"lm.model": "text:this is a language model, not sentencepiece", "tokens.txt": ICEFALL}
+    )
     d = describe(folder)
     assert d.kind == "symbol_table"
     assert d.rejected and d.rejected[0][0] == "lm.model" and "SentencePiece" in d.rejected[0][1]
@@ -340,7 +363,9 @@ def test_spec_file_errors_name_the_file(tmp_path):
     folder = layout(tmp_path / "s", {"tokenizer_spec.json": 'text:{"kind": "symbol_table", "fils": {}}'})
     with pytest.raises(SpecError, match="tokenizer_spec.json"):
         resolve(folder)
-    folder = layout(tmp_path / "s2", {"tokenizer_spec.json": 'text:{"kind": "symbol_table", "files": {"units": "gone.txt"}}'})
+    folder = layout(
+        tmp_path / "s2", {"tokenizer_spec.json": 'text:{"kind": "symbol_table", "files": {"units": "gone.txt"}}'}
+    )
     with pytest.raises(AssetNotFoundError, match="gone.txt"):
         resolve(folder)
 
@@ -368,8 +393,14 @@ def test_describe_decode_only_table():
 
 
 def test_describe_reports_a_build_failure_instead_of_raising(tmp_path):
-    folder = layout(tmp_path / "broken", {"tokenizer_spec.json": 'text:{"kind": "symbol_table", "files": {"units": "t.txt"}, '
-                                                              '"options": {"special_ids": [9999]}}', "t.txt": ICEFALL})
+    folder = layout(
+        tmp_path / "broken",
+        {
+            "tokenizer_spec.json": 'text:{"kind": "symbol_table", "files": {"units": "t.txt"}, '
+            '"options": {"special_ids": [9999]}}',
+            "t.txt": ICEFALL,
+        },
+    )
     d = describe(folder)
     assert d.error is not None and "9999" in d.error
     assert d.to_dict()["error"] == d.error and "ERROR" in d.text()
@@ -381,11 +412,14 @@ def test_load_matches_build_tokenizer_of_resolve():
 
 
 def test_import_oasr_tok_stays_light():
-    code = ("import sys, oasr_tok, oasr_tok.cli, oasr_tok.nemo; "
-            "heavy = [m for m in ('tokenizers', 'sentencepiece') if m in sys.modules]; "
-            "print(heavy); sys.exit(1 if heavy else 0)")
-    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True,
-                            env=subprocess_env())
+    code = (
+        "import sys, oasr_tok, oasr_tok.cli, oasr_tok.nemo; "
+        "heavy = [m for m in ('tokenizers', 'sentencepiece') if m in sys.modules]; "
+        "print(heavy); sys.exit(1 if heavy else 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True, env=subprocess_env()
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -394,12 +428,24 @@ def test_the_demo_data_resolves_as_the_demo_declares_it():
     root = ROOT / "oasr_tok" / "data" / "demo"
     with open(root / "demo.json", encoding="utf-8") as handle:
         entries = json.load(handle)["entries"]
-    assert {e["kind"] for e in entries} == {"symbol_table", "sentencepiece", "huggingface", "whisper", "funasr_char",
-                                            "tekken", "gguf",
-                                            "wav2vec2", "wordpiece", "aggregate"}
+    assert {e["kind"] for e in entries} == {
+        "symbol_table",
+        "sentencepiece",
+        "huggingface",
+        "whisper",
+        "funasr_char",
+        "tekken",
+        "gguf",
+        "wav2vec2",
+        "wordpiece",
+        "aggregate",
+    }
     for entry in entries:
-        declared = build_tokenizer(TokenizerSpec.from_dict(
-            {"kind": entry["kind"], "files": entry["files"], "options": entry["options"]}, base_dir=root))
+        declared = build_tokenizer(
+            TokenizerSpec.from_dict(
+                {"kind": entry["kind"], "files": entry["files"], "options": entry["options"]}, base_dir=root
+            )
+        )
         folder = os.path.dirname(str(root / next(iter(entry["files"].values()))))
         assert resolve(folder).kind == entry["kind"]
         assert load(folder).special_ids == declared.special_ids
@@ -423,8 +469,17 @@ def test_start_of_transcript_alone_is_not_whisper(tmp_path):
     # Whisper needs both <|startoftranscript|> and <|notimestamps|> (the latter fixes its layout).
     with open(shared("huggingface/moonshine/tokenizer.json"), encoding="utf-8") as handle:
         data = json.load(handle)
-    data["added_tokens"].append({"id": 32768, "content": "<|startoftranscript|>", "single_word": False, "lstrip": False,
-                                 "rstrip": False, "normalized": False, "special": True})
+    data["added_tokens"].append(
+        {
+            "id": 32768,
+            "content": "<|startoftranscript|>",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    )
     folder = tmp_path / "almost"
     folder.mkdir()
     (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
@@ -442,8 +497,11 @@ def _own_files() -> list[tuple[str, str]]:
 
     found = [(f"whisper/{d}", "whisper") for d in sorted(os.listdir(OWN / "whisper"))]
     found += [(f"huggingface/{d}", "huggingface") for d in sorted(os.listdir(OWN / "huggingface"))]
-    found += [(f"sentencepiece/{m}", "sentencepiece") for m in sorted(os.listdir(OWN / "sentencepiece"))
-              if m.endswith(".model")]
+    found += [
+        (f"sentencepiece/{m}", "sentencepiece")
+        for m in sorted(os.listdir(OWN / "sentencepiece"))
+        if m.endswith(".model")
+    ]
     return found
 
 

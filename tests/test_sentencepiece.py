@@ -5,6 +5,7 @@ SentencePieceText proto its decode returns) or from the contracts of DESIGN.md.
 Models: every file in ../shared/fixtures/sentencepiece/ and every model fixtures/ trains,
 each with the default special ids and with none (so <unk>, <s>, </s>, <pad> and other
 control ids reach the renderer)."""
+
 from __future__ import annotations
 
 import copy
@@ -14,10 +15,12 @@ import random
 
 import pytest
 import sentencepiece  # a test dependency (the "test" extra): a missing backend is a failure, not a skip
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
+
 from paths import own, shared
 from strategies import splits
 
@@ -50,13 +53,13 @@ def model_path(name: str) -> str:
     return shared(f"sentencepiece/{name}.model") if name in SHARED else own(f"sentencepiece/{name}.model")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tokenizer(name: str, specials: str = "default"):
     options = {} if specials == "default" else {"special_ids": []}
     return build_tokenizer(TokenizerSpec("sentencepiece", {"model": model_path(name)}, options))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def processor(name: str):
     return sentencepiece.SentencePieceProcessor(model_file=model_path(name))
 
@@ -151,7 +154,7 @@ def _proper_prefix(data: bytes) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _continuations(count: int) -> list[bytes]:
     values = [0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF]
     out = [b""]
@@ -193,7 +196,11 @@ def byte_id(sp, value: int) -> int | None:
 
 def word_id(sp) -> int:
     """A piece that starts with ▁ and has text after it."""
-    return next(i for i in range(sp.get_piece_size()) if sp.id_to_piece(i).startswith("\u2581") and sp.id_to_piece(i).strip("\u2581"))
+    return next(
+        i
+        for i in range(sp.get_piece_size())
+        if sp.id_to_piece(i).startswith("\u2581") and sp.id_to_piece(i).strip("\u2581")
+    )
 
 
 def plain_id(sp) -> int:
@@ -238,16 +245,43 @@ def test_random_ids_match_sentencepiece(name, specials, data):
 
 # Overlong leads (C0, C1, E0 80, F0 80), a surrogate (ED A0), beyond U+10FFFF (F4 90, F5),
 # never valid (FF), a genuine U+FFFD (EF BF BD), complete é / 中 / 😀, ASCII.
-INTERESTING_BYTES = [0xC0, 0xC1, 0xC3, 0xA9, 0xE0, 0xE4, 0xB8, 0xAD, 0xED, 0xA0, 0x9F, 0xF0, 0x98, 0x80, 0xF4,
-                     0x90, 0xF5, 0xFF, 0xEF, 0xBF, 0xBD, 0x41, 0x20, 0x00]
+INTERESTING_BYTES = [
+    0xC0,
+    0xC1,
+    0xC3,
+    0xA9,
+    0xE0,
+    0xE4,
+    0xB8,
+    0xAD,
+    0xED,
+    0xA0,
+    0x9F,
+    0xF0,
+    0x98,
+    0x80,
+    0xF4,
+    0x90,
+    0xF5,
+    0xFF,
+    0xEF,
+    0xBF,
+    0xBD,
+    0x41,
+    0x20,
+    0x00,
+]
 
 
 # A stream item: a byte value (0 ... 255, as its byte piece), a named piece, or ("any", k): id k
 # modulo the vocabulary. Independent of the model, so failing streams can be pinned as examples.
 NAMED = ["word", "space", "unk", "control", "s0", "s1", "s2"]
 ITEMS = st.one_of(
-    st.sampled_from(INTERESTING_BYTES), st.sampled_from(INTERESTING_BYTES), st.integers(0, 255),
-    st.sampled_from(NAMED), st.tuples(st.just("any"), st.integers(0, 1 << 20)),
+    st.sampled_from(INTERESTING_BYTES),
+    st.sampled_from(INTERESTING_BYTES),
+    st.integers(0, 255),
+    st.sampled_from(NAMED),
+    st.tuples(st.just("any"), st.integers(0, 1 << 20)),
 )
 
 
@@ -290,29 +324,52 @@ def _adversarial(sp) -> list[list[int]]:
     unk = sp.unk_id()
     controls = [i for i in range(size) if sp.is_control(i)]
     streams = [
-        [0, size - 1], [size - 1, 0], [unk], [word, unk, word], [unk, word], [space, space, word], [space, word, space],
-        [0, 1, 2, word], [word, 0, 1, 2, word], [*controls, word, *controls, plain], [plain, space, space],
+        [0, size - 1],
+        [size - 1, 0],
+        [unk],
+        [word, unk, word],
+        [unk, word],
+        [space, space, word],
+        [space, word, space],
+        [0, 1, 2, word],
+        [word, 0, 1, 2, word],
+        [*controls, word, *controls, plain],
+        [plain, space, space],
     ]
     if b(0x41) is None:
         return streams
-    return streams + [
-        [b(0xE4), b(0xB8)],                          # a run that never completes (at the end)
-        [b(0xE4), b(0xB8), word],                    # ... cut by a text piece
-        [b(0xF0), b(0x9F), b(0x98), space, word],
-        [b(0xC3), b(0xA9), b(0xFF)],                 # a valid character, then an invalid byte, one run
-        [b(0xC3), b(0xA9), b(0xE4)],
-        [b(0xFF)], [word, b(0xFF)], [b(0xFF), word], [b(0xFF), b(0xFF), b(0x41)],
-        [b(0xED), b(0xA0), b(0x80)],                 # a surrogate
-        [b(0xED), b(0xA0), b(0x41)], [b(0xED), b(0x9F), b(0xBF)],
-        [b(0xC0), b(0xAF)], [b(0xE0), b(0x80), b(0xAF)], [b(0xF0), b(0x80), b(0x80), b(0xAF)],  # overlongs
-        [b(0xF4), b(0x90), b(0x80), b(0x80)], [b(0xF5), b(0x80)],  # beyond U+10FFFF
-        [b(0xEF), b(0xBF), b(0xBD)],                 # a genuine U+FFFD: complete, emitted at once
-        [b(0xF0), b(0x9F), 1, b(0x98), 2, b(0x80)],  # specials inside a run
-        [b(0xF0), b(0x9F), *controls[-1:], b(0x98), b(0x80)],  # a control piece cuts the run
-        [b(0xE4), unk, b(0xB8), b(0xAD)],
-        [b(0x20), word], [b(0x41), word], [space, b(0x41)], [*controls, b(0x20), space, word],
-        [b(0x00)], [b(0xE4), b(0xB8), b(0xAD), b(0xE4), b(0xB8)],
-    ]
+    return (
+        streams
+        + [
+            [b(0xE4), b(0xB8)],  # a run that never completes (at the end)
+            [b(0xE4), b(0xB8), word],  # ... cut by a text piece
+            [b(0xF0), b(0x9F), b(0x98), space, word],
+            [b(0xC3), b(0xA9), b(0xFF)],  # a valid character, then an invalid byte, one run
+            [b(0xC3), b(0xA9), b(0xE4)],
+            [b(0xFF)],
+            [word, b(0xFF)],
+            [b(0xFF), word],
+            [b(0xFF), b(0xFF), b(0x41)],
+            [b(0xED), b(0xA0), b(0x80)],  # a surrogate
+            [b(0xED), b(0xA0), b(0x41)],
+            [b(0xED), b(0x9F), b(0xBF)],
+            [b(0xC0), b(0xAF)],
+            [b(0xE0), b(0x80), b(0xAF)],
+            [b(0xF0), b(0x80), b(0x80), b(0xAF)],  # overlongs
+            [b(0xF4), b(0x90), b(0x80), b(0x80)],
+            [b(0xF5), b(0x80)],  # beyond U+10FFFF
+            [b(0xEF), b(0xBF), b(0xBD)],  # a genuine U+FFFD: complete, emitted at once
+            [b(0xF0), b(0x9F), 1, b(0x98), 2, b(0x80)],  # specials inside a run
+            [b(0xF0), b(0x9F), *controls[-1:], b(0x98), b(0x80)],  # a control piece cuts the run
+            [b(0xE4), unk, b(0xB8), b(0xAD)],
+            [b(0x20), word],
+            [b(0x41), word],
+            [space, b(0x41)],
+            [*controls, b(0x20), space, word],
+            [b(0x00)],
+            [b(0xE4), b(0xB8), b(0xAD), b(0xE4), b(0xB8)],
+        ]
+    )
 
 
 @pytest.mark.parametrize("name,specials", VARIANTS, ids=VARIANT_IDS)
@@ -557,8 +614,15 @@ def test_a_model_with_a_denormalizer_is_refused():
 
 @pytest.mark.parametrize(
     "options",
-    [{"special_ids": "0"}, {"special_ids": [1.5]}, {"special_ids": [-1]}, {"special_ids": [32000]},
-     {"special_ids": 3}, {"special_ids": [True]}, {"specials": [0]}],
+    [
+        {"special_ids": "0"},
+        {"special_ids": [1.5]},
+        {"special_ids": [-1]},
+        {"special_ids": [32000]},
+        {"special_ids": 3},
+        {"special_ids": [True]},
+        {"specials": [0]},
+    ],
 )
 def test_bad_options_raise_spec_errors(options):
     with pytest.raises(oasr_tok.SpecError):

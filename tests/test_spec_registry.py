@@ -1,4 +1,5 @@
 """TokenizerSpec validation and round trip; the registry's strictness and lazy built-ins."""
+
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import pytest
 
 import oasr_tok
 from oasr_tok import SpecError, TokenizerSpec
+
 from paths import PACKAGE_PARENT, shared, subprocess_env
 
 UNITS = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
@@ -127,7 +129,9 @@ def test_factory_must_return_a_tokenizer():
 
 
 def test_importing_oasr_tok_imports_no_backend():
-    code = "import sys, oasr_tok; print(sorted(m for m in ('tokenizers', 'sentencepiece', 'numpy') if m in sys.modules))"
+    code = (
+        "import sys, oasr_tok; print(sorted(m for m in ('tokenizers', 'sentencepiece', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -240,8 +244,9 @@ def test_whisper_builds_and_decodes_without_tokenizers():
     import tokenizers
 
     expected = tokenizers.Tokenizer.from_file(path).decode([40, 1842])
-    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
-                         env=subprocess_env(), cwd=PACKAGE_PARENT)
+    out = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, env=subprocess_env(), cwd=PACKAGE_PARENT
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [repr(expected), "BackendNotInstalledError True"]
 
@@ -267,8 +272,7 @@ def test_a_stream_continues_on_a_copy_of_the_files_elsewhere(tmp_path):
     for name, words in (("a", "one two three"), ("b", "one two three"), ("c", "uno dos tres")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "t.txt").write_text(words)
-    here, copy, other = (Echo(oasr_tok.TokenizerSpec("echo", {"table": str(tmp_path / n / "t.txt")}))
-                         for n in "abc")
+    here, copy, other = (Echo(oasr_tok.TokenizerSpec("echo", {"table": str(tmp_path / n / "t.txt")})) for n in "abc")
     state: dict = {}
     here.decode_incremental([0, 1], state)
     shutil.rmtree(tmp_path / "a")  # the driver's files are gone; the tag was taken already

@@ -1,18 +1,41 @@
 """The compiled PieceTable engine against a plain statement of its rules, on generated tables
 and every combination of byte rule, lead rule and first table."""
+
 from __future__ import annotations
 
 import codecs
 import copy
 
 import pytest
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
 
 ALPHABET = ["a", "b", " ", "\u3000", "é", "中", "\ufffd", "😀", "", "  x"]
-BYTES = [0x20, 0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xFF, 0xC0, 0xED, 0xA0, 0xEF, 0xBF, 0xBD, 0xF4, 0x90]
+BYTES = [
+    0x20,
+    0x41,
+    0xC3,
+    0xA9,
+    0xE4,
+    0xB8,
+    0xAD,
+    0xF0,
+    0x9F,
+    0x98,
+    0x80,
+    0xFF,
+    0xC0,
+    0xED,
+    0xA0,
+    0xEF,
+    0xBF,
+    0xBD,
+    0xF4,
+    0x90,
+]
 
 
 def _per_byte(exc):
@@ -31,25 +54,47 @@ def tables(draw):
     flags, values, pieces, firsts = [], [], [], []
     with_first = mode == "text" and draw(st.booleans())
     for _ in range(n):
-        flag = draw(st.sampled_from([0, 0, 0, FLAG_SKIP, FLAG_KEEP_FIRST] + ([FLAG_BYTE, FLAG_BYTE] if mode == "text" else [])))
+        flag = draw(
+            st.sampled_from([0, 0, 0, FLAG_SKIP, FLAG_KEEP_FIRST] + ([FLAG_BYTE, FLAG_BYTE] if mode == "text" else []))
+        )
         flags.append(flag)
         values.append(draw(st.sampled_from(BYTES)))
         if mode == "bytes":
             # Mostly short pieces; some long enough to pass the engine's cached (7-byte) and
             # stack-buffer (64-byte) joins.
-            pieces.append(bytes(draw(st.lists(st.sampled_from(BYTES), max_size=3)
-                                     | st.lists(st.sampled_from(BYTES), min_size=6, max_size=70))))
+            pieces.append(
+                bytes(
+                    draw(
+                        st.lists(st.sampled_from(BYTES), max_size=3)
+                        | st.lists(st.sampled_from(BYTES), min_size=6, max_size=70)
+                    )
+                )
+            )
             firsts.append(pieces[-1])
         else:
             pieces.append(draw(st.sampled_from(ALPHABET)))
             firsts.append(draw(st.sampled_from(ALPHABET)) if with_first else pieces[-1])
-    return dict(mode=mode, lead=lead, rule=rule, flags=flags, values=values, pieces=pieces,
-                firsts=firsts if with_first else None)
+    return dict(
+        mode=mode,
+        lead=lead,
+        rule=rule,
+        flags=flags,
+        values=values,
+        pieces=pieces,
+        firsts=firsts if with_first else None,
+    )
 
 
 def build(t):
-    return PieceTable(t["pieces"], first_pieces=t["firsts"], flags=bytes(t["flags"]), byte_values=bytes(t["values"]),
-                      mode=t["mode"], byte_rule=t["rule"], lead=t["lead"])
+    return PieceTable(
+        t["pieces"],
+        first_pieces=t["firsts"],
+        flags=bytes(t["flags"]),
+        byte_values=bytes(t["values"]),
+        mode=t["mode"],
+        byte_rule=t["rule"],
+        lead=t["lead"],
+    )
 
 
 def reference(t, ids):
@@ -58,6 +103,7 @@ def reference(t, ids):
     if t["mode"] == "bytes":
         text = b"".join(t["pieces"][i] for i in kept).decode("utf-8", "replace")
     else:
+
         def run_text(run):
             if t["rule"] == "whole_run":
                 try:
@@ -98,9 +144,18 @@ def table_and_ids(draw):
 
 # A valid character then an invalid byte in one whole run: the character must not be emitted.
 WHOLE_RUN_TRAP = (
-    dict(mode="text", lead="none", rule="whole_run", flags=[FLAG_BYTE] * 4, values=[0xC3, 0xA9, 0xFF, 0x41],
-         pieces=["", "", "", ""], firsts=None),
-    [0, 1, 2], [3], [2],
+    dict(
+        mode="text",
+        lead="none",
+        rule="whole_run",
+        flags=[FLAG_BYTE] * 4,
+        values=[0xC3, 0xA9, 0xFF, 0x41],
+        pieces=["", "", "", ""],
+        firsts=None,
+    ),
+    [0, 1, 2],
+    [3],
+    [2],
 )
 
 
@@ -158,9 +213,15 @@ def test_byte_runs_of_every_join_size_decode_as_python_does(length):
         assert streamed + table.decode_incremental([], state, final=True) == expected
 
 
-@pytest.mark.parametrize("held", ["not ours", (False, False, "ab", False, False),
-                                  (False, False, None, False, False),
-                                  (False, False, b"\xe4\xb8\xe4\xb8", False, False)])
+@pytest.mark.parametrize(
+    "held",
+    [
+        "not ours",
+        (False, False, "ab", False, False),
+        (False, False, None, False, False),
+        (False, False, b"\xe4\xb8\xe4\xb8", False, False),
+    ],
+)
 def test_foreign_state_is_refused(held):
     text_table = PieceTable(["a"], flags=bytes(1))
     byte_table = PieceTable([b"a"], mode="bytes")

@@ -1,4 +1,5 @@
 """symbol_table: reading every table layout, its errors, and decode rules stated by the design."""
+
 from __future__ import annotations
 
 import copy
@@ -7,6 +8,7 @@ import pytest
 
 import oasr_tok
 from oasr_tok import Detokenizer, MalformedAssetError, TokenizerSpec, build_tokenizer
+
 from paths import shared
 
 
@@ -56,7 +58,7 @@ def test_id_only_line_is_a_space(tmp_path):
 def test_byte_pieces_are_reassembled_into_utf8(tmp_path):
     lines = ["<blk> 0", "<sos/eos> 1", "<unk> 2"] + [f"<0x{b:02X}> {3 + b}" for b in range(256)] + ["\u2581x 259"]
     tok = _tok(_table(tmp_path, "\n".join(lines) + "\n"))
-    byte = lambda b: 3 + b  # noqa: E731
+    byte = lambda b: 3 + b
     zhong = [byte(b) for b in "中".encode()]
     assert tok.decode(zhong) == "中"
     assert tok.token_pieces(zhong) == ["", "", "中"]

@@ -3,6 +3,7 @@ the listed-specials layout: the id layout, special tokens by name, decode with
 SpecialTokenPolicy.IGNORE on random and adversarial ids (byte runs split by specials,
 incomplete characters at the end, genuine U+FFFD, invalid bytes), encode, and every refusal of
 a bad file as a MalformedAssetError naming file and key (fuzzed too)."""
+
 from __future__ import annotations
 
 import json
@@ -180,14 +181,22 @@ def test_encode_equals_mistral_common(name):
 def test_encode_equals_mistral_common_on_any_text(text):
     ref = reference("derived")
     assert tok_of("derived").encode(text, split_special_tokens=True) == ref.encode(text, bos=False, eos=False)
-    assert tok_of("derived").encode(text, add_special_tokens=True, split_special_tokens=True) == \
-        ref.encode(text, bos=True, eos=False)
+    assert tok_of("derived").encode(text, add_special_tokens=True, split_special_tokens=True) == ref.encode(
+        text, bos=True, eos=False
+    )
 
 
 # -- the prompt side (docs/prompts.md) -------------------------------------------------------------
 
-SPECIAL_TEXTS = ("[INST] hello [/INST]", "<s>hi</s> there <unk> and <s>", "a[/INST]b[INST]c", "[AUDIO][AUDIO] x",
-                 "<SPECIAL_40> and [TRANSCRIBE]", "[INST[INST]]", "")
+SPECIAL_TEXTS = (
+    "[INST] hello [/INST]",
+    "<s>hi</s> there <unk> and <s>",
+    "a[/INST]b[INST]c",
+    "[AUDIO][AUDIO] x",
+    "<SPECIAL_40> and [TRANSCRIBE]",
+    "[INST[INST]]",
+    "",
+)
 
 
 def _reference_with_names(name: str, text: str) -> list[int]:
@@ -212,8 +221,12 @@ def _reference_with_names(name: str, text: str) -> list[int]:
 def test_special_tokens_are_mistral_commons_roles(name):
     tok, ref = tok_of(name), reference(name)
     specials = tok.special_tokens
-    assert (specials.bos_id, specials.eos_id, specials.pad_id, specials.unk_id) == (ref.bos_id, ref.eos_id, ref.pad_id,
-                                                                                     ref.unk_id)
+    assert (specials.bos_id, specials.eos_id, specials.pad_id, specials.unk_id) == (
+        ref.bos_id,
+        ref.eos_id,
+        ref.pad_id,
+        ref.unk_id,
+    )
     assert specials.sep_id is specials.cls_id is specials.mask_id is None
     assert specials.stop_ids == {ref.eos_id}
     assert "'</s>'" in specials.source("eos") and specials.source(f"stop:{ref.eos_id}")
@@ -234,7 +247,8 @@ def test_encode_matches_special_names_and_adds_bos(name):
         assert tok.encode(text, add_special_tokens=True) == [ref.bos_id, *_reference_with_names(name, text)]
         assert tok.encode(text, split_special_tokens=True) == ref.encode(text, bos=False, eos=False)
     assert tok.encode_batch(list(SPECIAL_TEXTS), add_special_tokens=True) == [
-        tok.encode(t, add_special_tokens=True) for t in SPECIAL_TEXTS]
+        tok.encode(t, add_special_tokens=True) for t in SPECIAL_TEXTS
+    ]
 
 
 def test_encode_and_keep_decode_equal_transformers_mistral_common_backend(tmp_path):
@@ -288,8 +302,10 @@ def test_with_specials_view_pickles_as_a_view():
 def test_chat_template_given_explicitly_uses_the_tekken_specials():
     tok = tok_of("derived")
     assert tok.chat_template is None
-    template = ("{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]"
-                "{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}")
+    template = (
+        "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]"
+        "{% else %}{{ m.content }}{{ eos_token }}{% endif %}{% endfor %}"
+    )
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
     text = tok.apply_chat_template(messages, chat_template=template)
     assert text == "<s>[INST]Hi[/INST]Hello!</s>"
@@ -308,7 +324,9 @@ def test_decoding_needs_no_tiktoken():
         "assert tok.decode([1, s + 0xE4, s + 0xB8, s + 0xAD, 2]) == '中'\n"
         "try:\n    tok.encode('x')\nexcept BackendNotInstalledError as e:\n    print('refused', e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env())
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env()
+    )
     assert done.returncode == 0, done.stderr
     assert "refused" in done.stdout and "oasr_tok[tekken]" in done.stdout
 
@@ -347,8 +365,10 @@ BAD_FILES = {
     "vocab size short": ({"config": {"default_vocab_size": 64 + 8000}}, "config.default_vocab_size"),
     "fewer ids than specials": ({"config": {"default_vocab_size": 10}}, "config.default_vocab_size"),
     "negative specials": ({"config": {"default_num_special_tokens": -1}}, "config.default_num_special_tokens"),
-    "huge specials": ({"config": {"default_num_special_tokens": 10**12, "default_vocab_size": 10**12}},
-                      "config.default_num_special_tokens"),
+    "huge specials": (
+        {"config": {"default_num_special_tokens": 10**12, "default_vocab_size": 10**12}},
+        "config.default_num_special_tokens",
+    ),
     "pattern missing": ({"config": {"pattern": None}}, "config.pattern"),
     "vocab not a list": ({"vocab": {"a": 1}}, "vocab"),
     "rank out of place": ({"vocab": "swap ranks"}, "vocab[300].rank"),
@@ -422,8 +442,9 @@ def test_bad_files_raise_malformed_naming_file_and_key(tmp_path, what):
     # mistral-common refuses the same file (its asserts and ValueErrors), except where it
     # is lenient about what we refuse (LENIENT_REFERENCE says where and why).
     if what not in LENIENT_REFERENCE:
-        with pytest.raises((AssertionError, ValueError, KeyError, TypeError, AttributeError, OverflowError,
-                            MemoryError)):
+        with pytest.raises(
+            (AssertionError, ValueError, KeyError, TypeError, AttributeError, OverflowError, MemoryError)
+        ):
             Tekkenizer.from_file(path)
 
 
@@ -465,8 +486,16 @@ def test_fuzzed_files_load_or_raise_malformed(tmp_path):
 
 def test_derived_writer_changes_apply(tmp_path):
     # the writer used above really produces the layout the tests claim
-    path = write_derived(str(tmp_path), config={"pattern": "x", "version": "v7", "default_vocab_size": 300,
-                                               "default_num_special_tokens": 30, "num_vocab_tokens": 300})
+    path = write_derived(
+        str(tmp_path),
+        config={
+            "pattern": "x",
+            "version": "v7",
+            "default_vocab_size": 300,
+            "default_num_special_tokens": 30,
+            "num_vocab_tokens": 300,
+        },
+    )
     tok = TekkenTokenizer(path)
     assert (tok.vocab_size, tok.num_special_tokens, tok.version) == (300, 30, "v7")
 

@@ -1,10 +1,12 @@
 """The stream text buffer: state["text"] == settled + tail, canonical strings whatever the
 widths involved, never mutating a string someone else holds."""
+
 from __future__ import annotations
 
 import sys
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oasr_tok._textbuf import commit_text, held_tail, settled_text
 

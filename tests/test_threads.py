@@ -1,6 +1,7 @@
 """One tokenizer shared by many threads gives every thread what a single thread gets
 (docs/architecture.md § Threads). Each thread owns its stream states; the tokenizer, its
 compiled tables and the module-level caches are shared."""
+
 from __future__ import annotations
 
 import random
@@ -20,8 +21,12 @@ def _workload(case: KindCase, seed: int) -> list[list[int]]:
     pool = interesting or list(range(min(tok.vocab_size, 500)))
     streams = [list(ids) for ids in realistic[:4]]
     for _ in range(6):
-        streams.append([rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size)
-                        for _ in range(rng.randrange(1, 80))])
+        streams.append(
+            [
+                rng.choice(pool) if rng.random() < 0.5 else rng.randrange(tok.vocab_size)
+                for _ in range(rng.randrange(1, 80))
+            ]
+        )
     return streams
 
 
@@ -33,7 +38,14 @@ def _everything(tok, streams: list[list[int]]) -> list[object]:
         deltas = [tok.decode_incremental(ids[i : i + 3], state) for i in range(0, len(ids), 3)]
         deltas.append(tok.decode_incremental([], state, final=True))
         words = tok.word_timings(ids, list(range(len(ids)))) if ids else []
-        results.append((tok.decode(ids), tok.token_pieces(ids), deltas, [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words]))
+        results.append(
+            (
+                tok.decode(ids),
+                tok.token_pieces(ids),
+                deltas,
+                [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words],
+            )
+        )
     results.append(tok.decode_batch(streams))
     return results
 

@@ -7,6 +7,7 @@ variants (fixtures/make_asr_formats.py).
   and word_offsets == its output_word_offsets words and frame spans (word_timings keeps the
   library's general word rules, checked by test_words_properties like every kind's).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,10 @@ VARIANTS = {
 
 
 def files(folder: str) -> dict[str, str]:
-    out = {"vocab": own(f"wav2vec2/{folder}/vocab.json"),
-           "tokenizer_config": own(f"wav2vec2/{folder}/tokenizer_config.json")}
+    out = {
+        "vocab": own(f"wav2vec2/{folder}/vocab.json"),
+        "tokenizer_config": own(f"wav2vec2/{folder}/tokenizer_config.json"),
+    }
     try:
         out["special_tokens_map"] = own(f"wav2vec2/{folder}/special_tokens_map.json")
     except FileNotFoundError:
@@ -131,7 +134,9 @@ def test_mms_needs_a_language_for_nested_tables(tmp_path):
     with pytest.raises(SpecError, match="no language 'xyz'.*deu, eng, fra"):
         build_tokenizer(TokenizerSpec("wav2vec2", {"vocab": vocab}, {"target_lang": "xyz"}))
     with pytest.raises(SpecError, match="not nested"):
-        build_tokenizer(TokenizerSpec("wav2vec2", {"vocab": own("wav2vec2/base-960h/vocab.json")}, {"target_lang": "eng"}))
+        build_tokenizer(
+            TokenizerSpec("wav2vec2", {"vocab": own("wav2vec2/base-960h/vocab.json")}, {"target_lang": "eng"})
+        )
 
 
 @pytest.mark.parametrize(
@@ -142,7 +147,7 @@ def test_mms_needs_a_language_for_nested_tables(tmp_path):
         ('["a", "b"]', "JSON object"),
         ('{"a": "0"}', "non-negative integer id"),
         ('{"a": -1}', "non-negative integer id"),
-        ('{}', "non-empty"),
+        ("{}", "non-empty"),
         ('{"a": 0,', "not valid JSON"),
         ('{"eng": {"a": 0}, "fra": 3}', "non-negative integer id"),
     ],
@@ -160,8 +165,9 @@ def test_malformed_config_names_the_file(tmp_path):
     config = tmp_path / "tokenizer_config.json"
     config.write_text(json.dumps({"do_lower_case": "yes"}), encoding="utf-8")
     with pytest.raises(MalformedAssetError, match="do_lower_case") as info:
-        build_tokenizer(TokenizerSpec("wav2vec2", {"vocab": own("wav2vec2/base-960h/vocab.json"),
-                                                   "tokenizer_config": str(config)}))
+        build_tokenizer(
+            TokenizerSpec("wav2vec2", {"vocab": own("wav2vec2/base-960h/vocab.json"), "tokenizer_config": str(config)})
+        )
     assert info.value.path == str(config)
 
 
@@ -170,11 +176,27 @@ def test_malformed_config_names_the_file(tmp_path):
 @given(data=st.data())
 def test_context_dependent_settings_are_exact_and_stream(tmp_path_factory, config, data):
     folder = tmp_path_factory.mktemp("w2v")
-    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, "Σ": 5, "Α": 6, "'": 7, ".": 8, "S": 9, "N": 10, "T": 11}
+    vocab = {
+        "<pad>": 0,
+        "<s>": 1,
+        "</s>": 2,
+        "<unk>": 3,
+        "|": 4,
+        "Σ": 5,
+        "Α": 6,
+        "'": 7,
+        ".": 8,
+        "S": 9,
+        "N": 10,
+        "T": 11,
+    }
     (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    ours = build_tokenizer(TokenizerSpec("wav2vec2", {"vocab": str(folder / "vocab.json"),
-                                                      "tokenizer_config": str(folder / "tokenizer_config.json")}))
+    ours = build_tokenizer(
+        TokenizerSpec(
+            "wav2vec2", {"vocab": str(folder / "vocab.json"), "tokenizer_config": str(folder / "tokenizer_config.json")}
+        )
+    )
     theirs = Wav2Vec2CTCTokenizer.from_pretrained(str(folder))
     ids = data.draw(st.lists(st.integers(0, 11) | st.sampled_from([4, 7, 8]), max_size=30))
     assert ours.decode(ids) == theirs.decode(ids, group_tokens=False, skip_special_tokens=True)

@@ -1,6 +1,7 @@
 """The whisper kind against the `tokenizers` runtime (the oracle) on the real faster-whisper-base
 file and the generated en / multilingual / large-v3 layouts. The contracts themselves run in
 test_contract.py through tests/cases/whisper.py."""
+
 from __future__ import annotations
 
 import copy
@@ -9,11 +10,13 @@ import json
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.kinds._bytelevel import BYTE_TO_CHAR
+
 from cases import MULTISCRIPT
 from cases.whisper import FILES, decoder_outputs
 from paths import shared
@@ -21,7 +24,7 @@ from paths import shared
 NAMES = list(FILES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str):
     """(our tokenizer, the tokenizers runtime) for one file."""
     from tokenizers import Tokenizer
@@ -52,8 +55,17 @@ def whisper_ids(draw, tok, rt, max_size=40):
     """Ids over the whole vocabulary, weighted towards single-byte tokens (CJK and emoji
     split, invalid bytes), control tokens and timestamps."""
     single_bytes = [byte_id(rt, b) for b in range(256)]
-    controls = [tok.eot, tok.sot, tok.sot_prev, tok.sot_lm, tok.no_speech, tok.no_timestamps, tok.transcribe,
-                tok.translate, *tok.all_language_tokens[:3]]
+    controls = [
+        tok.eot,
+        tok.sot,
+        tok.sot_prev,
+        tok.sot_lm,
+        tok.no_speech,
+        tok.no_timestamps,
+        tok.transcribe,
+        tok.translate,
+        *tok.all_language_tokens[:3],
+    ]
     one = st.one_of(
         st.integers(0, tok.vocab_size - 1),
         st.integers(0, tok.eot - 1),
@@ -72,8 +84,11 @@ def whisper_ids(draw, tok, rt, max_size=40):
 @given(data=st.data())
 def test_ordinary_ids_decode_as_the_runtime(name, data):
     tok, rt = load(name)
-    ids = data.draw(st.lists(st.one_of(st.integers(0, tok.eot - 1), st.sampled_from([byte_id(rt, b) for b in range(256)])),
-                             max_size=40))
+    ids = data.draw(
+        st.lists(
+            st.one_of(st.integers(0, tok.eot - 1), st.sampled_from([byte_id(rt, b) for b in range(256)])), max_size=40
+        )
+    )
     assert tok.decode(ids) == rt.decode(ids, skip_special_tokens=True)
 
 
@@ -144,7 +159,7 @@ def test_prompt_block_text_does_not_leak_even_when_unclosed(name):
     # The block is open until <|startoftranscript|>; if it never comes, nothing after it renders.
     ids = [*before, tok.sot_prev, *prompt]
     assert tok.decode(ids) == rt.decode(before) == " kept"
-    assert tok.token_pieces(ids)[len(before):] == [""] * (1 + len(prompt))
+    assert tok.token_pieces(ids)[len(before) :] == [""] * (1 + len(prompt))
     state: dict = {}
     out = "".join(tok.decode_incremental([i], state) for i in ids)
     out += tok.decode_incremental([], state, final=True)
@@ -329,14 +344,20 @@ def test_malformed_layouts_are_refused(tmp_path):
 
     def misplaced_timestamp(data):
         last = max(e["id"] for e in data["added_tokens"])
-        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|0.02|>", "special": False})
+        data["added_tokens"].append(
+            {**data["added_tokens"][-1], "id": last + 1, "content": "<|0.02|>", "special": False}
+        )
 
     def other_model_after_notimestamps(data):  # a derived layout: more control tokens, then timestamps
         last = max(e["id"] for e in data["added_tokens"])
         data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|SPECIAL_TOKEN_1|>"})
 
-    for edit, words in ((swap_tasks, "order"), (drop_notimestamps, "<|notimestamps|>"), (misplaced_timestamp, "<|0.02|>"),
-                        (other_model_after_notimestamps, "SPECIAL_TOKEN_1")):
+    for edit, words in (
+        (swap_tasks, "order"),
+        (drop_notimestamps, "<|notimestamps|>"),
+        (misplaced_timestamp, "<|0.02|>"),
+        (other_model_after_notimestamps, "SPECIAL_TOKEN_1"),
+    ):
         path = _edited(tmp_path, edit)
         with pytest.raises(oasr_tok.MalformedAssetError) as info:
             build_tokenizer(spec(path))
@@ -351,8 +372,12 @@ def test_malformed_layouts_are_refused(tmp_path):
 def test_timestamp_spelling_may_vary_but_not_its_value(tmp_path):
     def short_spelling(data):
         last = max(e["id"] for e in data["added_tokens"])
-        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 1, "content": "<|0.0|>", "special": False})
-        data["added_tokens"].append({**data["added_tokens"][-1], "id": last + 2, "content": "<|0.020|>", "special": False})
+        data["added_tokens"].append(
+            {**data["added_tokens"][-1], "id": last + 1, "content": "<|0.0|>", "special": False}
+        )
+        data["added_tokens"].append(
+            {**data["added_tokens"][-1], "id": last + 2, "content": "<|0.020|>", "special": False}
+        )
 
     tok = build_tokenizer(spec(_edited(tmp_path, short_spelling)))
     assert tok.id_to_piece(tok.timestamp_begin + 1) == "<|0.020|>"
@@ -413,8 +438,17 @@ def test_special_added_token_below_eot_is_skipped_like_the_runtime(tmp_path):
     with open(FILES["multilingual"](), encoding="utf-8") as handle:
         data = json.load(handle)
     token = next(t for t, i in data["model"]["vocab"].items() if i == 300)
-    data["added_tokens"].append({"id": 300, "content": token, "single_word": False, "lstrip": False,
-                                 "rstrip": False, "normalized": False, "special": True})
+    data["added_tokens"].append(
+        {
+            "id": 300,
+            "content": token,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    )
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     tok, rt = build_tokenizer(spec(path)), Tokenizer.from_file(str(path))
@@ -463,6 +497,7 @@ def test_decoding_does_not_load_the_runtime():
     )
     from paths import PACKAGE_PARENT, subprocess_env
 
-    result = subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True,
-                            env=subprocess_env())
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PACKAGE_PARENT, capture_output=True, text=True, env=subprocess_env()
+    )
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,7 @@ loads `whisper/tokenizer.py` from the sdist: get_encoding's layout for 99 and 10
 `encoding.encode`, `Tokenizer.decode`), and the tokenizer.json of the same model
 (faster-whisper-base): every id, special id, timestamp, prompt block, piece and token time
 must be the same from both sources."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,9 @@ def from_tiktoken(num_languages: int = 99) -> WhisperTokenizer:
 
 def from_tokenizer_json() -> WhisperTokenizer:
     if -1 not in _built:
-        tok = build_tokenizer(TokenizerSpec("whisper", {"tokenizer": shared("whisper/faster-whisper-base/tokenizer.json")}))
+        tok = build_tokenizer(
+            TokenizerSpec("whisper", {"tokenizer": shared("whisper/faster-whisper-base/tokenizer.json")})
+        )
         assert isinstance(tok, WhisperTokenizer)
         _built[-1] = tok
     return _built[-1]
@@ -56,8 +59,17 @@ def test_language_codes_are_openai_whispers():
 def test_layout_is_get_encodings(num_languages):
     tok, want = from_tiktoken(num_languages), EXPECTED["layouts"][str(num_languages)]
     assert tok.vocab_size == want["n_vocab"]
-    for name in ("eot", "sot", "sot_prev", "sot_lm", "no_speech", "no_timestamps", "transcribe", "translate",
-                 "timestamp_begin"):
+    for name in (
+        "eot",
+        "sot",
+        "sot_prev",
+        "sot_lm",
+        "no_speech",
+        "no_timestamps",
+        "transcribe",
+        "translate",
+        "timestamp_begin",
+    ):
         assert getattr(tok, name) == want[name], name
     assert tok.language_ids == want["languages"]
     assert list(tok.language_ids) == list(LANGUAGE_CODES[:num_languages])
@@ -111,8 +123,18 @@ def test_both_sources_of_one_model_give_the_same_ids():
     assert a.vocab_size == b.vocab_size
     assert a.special_ids == b.special_ids
     assert a.language_ids == b.language_ids
-    for name in ("eot", "sot", "sot_prev", "sot_lm", "no_speech", "no_timestamps", "transcribe", "translate",
-                 "timestamp_begin", "timestamp_end"):
+    for name in (
+        "eot",
+        "sot",
+        "sot_prev",
+        "sot_lm",
+        "no_speech",
+        "no_timestamps",
+        "transcribe",
+        "translate",
+        "timestamp_begin",
+        "timestamp_end",
+    ):
         assert getattr(a, name) == getattr(b, name), name
     # The same spelling of every id, except the one this older tokenizer.json names differently.
     differ = [i for i in range(a.vocab_size) if a.id_to_piece(i) != b.id_to_piece(i)]
@@ -166,7 +188,9 @@ def test_decoding_needs_no_tiktoken():
         "assert tok.decode([tok.sot, 15947, tok.eot]) == tok.id_to_piece(15947).replace('\\u0120', ' ')\n"
         "try:\n    tok.encode('x')\nexcept BackendNotInstalledError as e:\n    print('refused', e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env())
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, env=subprocess_env()
+    )
     assert done.returncode == 0, done.stderr
     assert "refused" in done.stdout and "tiktoken" in done.stdout
 
@@ -214,10 +238,15 @@ def test_a_tiny_vocabulary_lays_its_control_block_after_its_ranks(tmp_path):
     assert tok.decode([tok.sot, 0, 1, 2, tok.eot]) == '!"#'
 
 
-@pytest.mark.parametrize("options, match", [
-    ({"num_languages": 101}, "num_languages"), ({"num_languages": "99"}, "num_languages"),
-    ({"num_languages": True}, "num_languages"), ({"languages": 3}, "unknown option"),
-])
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"num_languages": 101}, "num_languages"),
+        ({"num_languages": "99"}, "num_languages"),
+        ({"num_languages": True}, "num_languages"),
+        ({"languages": 3}, "unknown option"),
+    ],
+)
 def test_bad_options_raise_spec_error(options, match):
     with pytest.raises(SpecError, match=match):
         build_tokenizer(TokenizerSpec("whisper", {"tiktoken": TIKTOKEN}, options))
@@ -245,9 +274,15 @@ def test_a_tiktoken_file_alone_resolves_to_whisper_and_is_no_symbol_table():
     assert "tiktoken rank file" in dict(d.evidence)["kind"]
 
 
-@pytest.mark.parametrize("n_vocab, where, num_languages", [
-    (51865, "config.json", 99), (51866, "config.json", 100), (51866, "dims.json", 100), (None, None, 99),
-])
+@pytest.mark.parametrize(
+    "n_vocab, where, num_languages",
+    [
+        (51865, "config.json", 99),
+        (51866, "config.json", 100),
+        (51866, "dims.json", 100),
+        (None, None, 99),
+    ],
+)
 def test_a_folder_with_multilingual_tiktoken_takes_num_languages_from_n_vocab(tmp_path, n_vocab, where, num_languages):
     import shutil
 

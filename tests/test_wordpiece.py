@@ -1,6 +1,7 @@
 """wordpiece kind: a BERT vocab.txt, against `tokenizers`' BertWordPieceTokenizer made from the
 same file (decode with special tokens skipped, encode), on the project's trained vocabularies
 (fixtures/wordpiece/, fixtures/make_asr_formats.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -49,16 +50,21 @@ def test_encode_is_the_runtime_encode_and_round_trips_like_it(name, text):
 def test_specials_and_the_framing_option():
     ours, theirs = pair("uncased")
     assert {ours.id_to_piece(i) for i in ours.special_ids} == {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
-    framed = build_tokenizer(TokenizerSpec("wordpiece", {"vocab": own("wordpiece/uncased/vocab.txt")},
-                                           {"add_special_tokens": True}))
+    framed = build_tokenizer(
+        TokenizerSpec("wordpiece", {"vocab": own("wordpiece/uncased/vocab.txt")}, {"add_special_tokens": True})
+    )
     assert framed.encode("hello") == theirs.encode("hello").ids
     assert framed.encode("hello")[0] == theirs.token_to_id("[CLS]")
 
 
 @pytest.mark.parametrize(
     "content, words",
-    [("[UNK]\na\na\n", "'a' is given twice"), ("[UNK]\n\nb\n", ":2: empty piece"), ("", "empty"),
-     ("a\nb\n", "unknown token")],
+    [
+        ("[UNK]\na\na\n", "'a' is given twice"),
+        ("[UNK]\n\nb\n", ":2: empty piece"),
+        ("", "empty"),
+        ("a\nb\n", "unknown token"),
+    ],
 )
 def test_malformed_vocabularies_name_file_and_line(tmp_path, content, words):
     path = tmp_path / "vocab.txt"

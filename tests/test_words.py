@@ -3,6 +3,7 @@ types the caller passes, the errors, and the Word record.
 
 Expected words are written from the rules (what a reader of the transcript calls a word), not
 copied from the implementation's output."""
+
 from __future__ import annotations
 
 import math
@@ -209,7 +210,9 @@ def test_bare_word_boundary_token(table):
 
 @pytest.fixture(scope="module")
 def icefall():
-    return build_tokenizer(TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")}))
+    return build_tokenizer(
+        TokenizerSpec("symbol_table", {"units": shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")})
+    )
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +232,10 @@ def test_icefall_word_that_begins_with_a_bare_piece(icefall, icefall_sp):
     frames = [4 * k for k in range(len(ids))]
     words = icefall.word_timings(ids, frames)
     assert [(w.text, w.first_token, w.last_token) for w in words] == [
-        ("HE", 0, 0), ("KNEW", 1, 1), ("ZEUS", bare + 1, len(ids) - 1)]
+        ("HE", 0, 0),
+        ("KNEW", 1, 1),
+        ("ZEUS", bare + 1, len(ids) - 1),
+    ]
     # KNEW ends where the ▁ starts (no ends given); ZEUS starts with Z: the ▁ is the gap.
     assert (words[1].start, words[1].end) == (frames[bare - 1], frames[bare])
     assert (words[2].start, words[2].end) == (frames[bare + 1], frames[-1])
@@ -285,6 +291,7 @@ def test_int_times_stay_ints_and_float_times_stay_floats():
 
 def test_numpy_arrays():
     import numpy as np
+
     words = group_words([" a", " b"], np.array([100, 250], dtype=np.int64))
     assert [(w.start, w.end) for w in words] == [(100, 250), (250, 250)]
     assert all(type(w.start) is int for w in words)

@@ -13,8 +13,8 @@ For any pieces and monotone times:
 - words never overlap: when token spans do not (ends[k] <= starts[k + 1]), word i's end is at
   most word i+1's start unless the two share a token.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pytest
 from hypothesis import given
@@ -22,10 +22,9 @@ from hypothesis import strategies as st
 
 from oasr_tok.words import group_words
 
+import words_reference
 from cases import all_cases
 from strategies import id_streams
-
-import words_reference
 
 # Characters that exercise every class and rule: letters, digits, apostrophes and hyphens,
 # opening/closing punctuation (ASCII, typographic, CJK), whitespace of several kinds, Han, kana
@@ -40,9 +39,7 @@ ALPHABET = list(
     " \t\n\u3000\u00a0\u2028"
 )
 
-pieces_strategy = st.lists(
-    st.one_of(st.text(st.sampled_from(ALPHABET), max_size=4), st.text(max_size=3)), max_size=30
-)
+pieces_strategy = st.lists(st.one_of(st.text(st.sampled_from(ALPHABET), max_size=4), st.text(max_size=3)), max_size=30)
 
 
 @st.composite

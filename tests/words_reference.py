@@ -5,26 +5,36 @@ the compiled code against it, and the tests use it as a differential oracle. It 
 differently on purpose — in phases over whole lists, not as one state machine — so that the
 two implementations share the rules and nothing else.
 """
+
 from __future__ import annotations
 
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
 
 from oasr_tok import TimingError, Word
 
 # Scripts written without spaces, by code point range (Unicode Scripts.txt).
 NO_SPACE_SCRIPTS = [
-    (0x0E01, 0x0E3E), (0x0E40, 0x0E7F),  # Thai, without the baht sign
+    (0x0E01, 0x0E3E),
+    (0x0E40, 0x0E7F),  # Thai, without the baht sign
     (0x0E80, 0x0EFF),  # Lao
-    (0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F),  # Myanmar
-    (0x1780, 0x17FF), (0x19E0, 0x19FF),  # Khmer
+    (0x1000, 0x109F),
+    (0xA9E0, 0xA9FF),
+    (0xAA60, 0xAA7F),  # Myanmar
+    (0x1780, 0x17FF),
+    (0x19E0, 0x19FF),  # Khmer
     (0x2E80, 0x2FDF),  # radicals
-    (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303B),
+    (0x3005, 0x3007),
+    (0x3021, 0x3029),
+    (0x3038, 0x303B),
     (0x3041, 0x309F),  # Hiragana
     (0x30A0, 0x30FF),  # Katakana
-    (0x3100, 0x312F), (0x31A0, 0x31BF),  # Bopomofo
+    (0x3100, 0x312F),
+    (0x31A0, 0x31BF),  # Bopomofo
     (0x31F0, 0x31FF),
-    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF),  # Han
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),  # Han
     (0xFF66, 0xFF9D),  # halfwidth Katakana
     (0x1AFF0, 0x1B16F),
     (0x20000, 0x323AF),

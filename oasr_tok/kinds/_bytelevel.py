@@ -2,6 +2,7 @@
 written as one printable character in token strings. The `tokenizers` ByteLevel decoder maps
 a token's characters back to bytes, or keeps the token's own UTF-8 when any character lies
 outside the alphabet (added tokens such as "中" or "<|音频|>")."""
+
 from __future__ import annotations
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "token_bytes"]

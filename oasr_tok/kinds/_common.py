@@ -1,10 +1,12 @@
 """Small helpers the built-in kinds share."""
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..archive import is_archive_ref, read_member
 from ..errors import AssetNotFoundError, EncodeError, MalformedAssetError, SpecError, short_repr
@@ -124,7 +126,9 @@ def read_json(path: str, what: str) -> Any:
     return parse_json(path, read_text(path, what), what)
 
 
-def special_ids_option(options: Mapping[str, Any], default: Iterable[int], vocab_size: int, kind: str) -> frozenset[int]:
+def special_ids_option(
+    options: Mapping[str, Any], default: Iterable[int], vocab_size: int, kind: str
+) -> frozenset[int]:
     """The `special_ids` option, checked: ints inside the vocabulary."""
     raw = options.get("special_ids", None)
     if raw is None:

@@ -11,6 +11,7 @@ User-defined tokens are matched in the text (llama.cpp does so even without pars
 control tokens are not. Anything else (bert, t5, gemma4, a `pre` without a regex here) is
 refused by encode with an error naming it; decode does not depend on this module.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -27,7 +28,7 @@ __all__ = ["build_encoder", "encode_refusal"]
 # split llama.cpp does with a single regex that `tokenizers` runs the same way.
 _PRE_REGEX = {
     "qwen2": "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
-             "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
     "gpt-2": "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
 }
 _PRE_REGEX["deepseek-r1-qwen"] = _PRE_REGEX["qwen2"]
@@ -40,8 +41,10 @@ def encode_refusal(vocab: GGUFVocab) -> str | None:
     if vocab.model == "gpt2":
         if vocab.pre in _PRE_REGEX:
             return None
-        return (f"{vocab.path}: encode does not reproduce llama.cpp's pre-tokenizer {vocab.pre!r} "
-                f"(reproduced: {', '.join(sorted(_PRE_REGEX))}); decode works")
+        return (
+            f"{vocab.path}: encode does not reproduce llama.cpp's pre-tokenizer {vocab.pre!r} "
+            f"(reproduced: {', '.join(sorted(_PRE_REGEX))}); decode works"
+        )
     return f"{vocab.path}: encode is not available for GGUF tokenizer model {vocab.model!r}; decode works"
 
 
@@ -52,7 +55,9 @@ def _spm_merges(texts: list[str], scores: list[float]) -> list[tuple[str, str]]:
     merges: list[tuple[str, str, float]] = []
     ids = {t: i for i, t in enumerate(texts)}
     for merge, score in vocab.items():
-        local = [(merge[:k], merge[k:], score) for k in range(1, len(merge)) if merge[:k] in vocab and merge[k:] in vocab]
+        local = [
+            (merge[:k], merge[k:], score) for k in range(1, len(merge)) if merge[:k] in vocab and merge[k:] in vocab
+        ]
         local.sort(key=lambda x: (ids[x[0]], ids[x[1]]))
         merges.extend(local)
     merges.sort(key=lambda m: m[2], reverse=True)
@@ -80,8 +85,9 @@ def build_encoder(vocab: GGUFVocab) -> Callable[[str], list[int]]:
     if vocab.model == "llama":
         scores = vocab.meta.values.get("tokenizer.ggml.scores") or [0.0] * len(texts)
         unk = texts[vocab.ids["unk"]] if vocab.ids["unk"] is not None else None
-        backend = Tokenizer(models.BPE(token_ids, _spm_merges(texts, list(scores)), unk_token=unk,
-                                       fuse_unk=True, byte_fallback=True))
+        backend = Tokenizer(
+            models.BPE(token_ids, _spm_merges(texts, list(scores)), unk_token=unk, fuse_unk=True, byte_fallback=True)
+        )
         steps: list[Any] = [normalizers.Replace(" ", "\u2581")]
         if vocab.add_space_prefix:
             steps.insert(0, normalizers.Prepend("\u2581"))
@@ -92,10 +98,12 @@ def build_encoder(vocab: GGUFVocab) -> Callable[[str], list[int]]:
         merges_list = merges_value.load() if hasattr(merges_value, "load") else list(merges_value or [])
         merges = [tuple(m.split(" ", 1)) for m in merges_list if " " in m[1:]]
         backend = Tokenizer(models.BPE(token_ids, merges, ignore_merges=False))
-        backend.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(_PRE_REGEX[vocab.pre]), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+        backend.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(_PRE_REGEX[vocab.pre]), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
         backend.decoder = decoders.ByteLevel()
     user = [i for i, a in enumerate(vocab.attrs) if a & 16 and not a & 9]
     if user:

@@ -13,6 +13,7 @@ or 3 (1 is obsolete), no empty or duplicate keys, no nested arrays, known value 
 Strings are kept as `str` decoded with "surrogateescape", so the exact bytes of a token that
 is not valid UTF-8 survive (`text.encode("utf-8", "surrogateescape")`).
 """
+
 from __future__ import annotations
 
 import mmap
@@ -25,7 +26,15 @@ from typing import Any
 
 from ..errors import AssetNotFoundError, MalformedAssetError
 
-__all__ = ["GGUF_MAGIC", "DeferredStrings", "GGUFMetadata", "ValueType", "is_gguf_file", "read_gguf_header", "read_gguf_metadata"]
+__all__ = [
+    "GGUF_MAGIC",
+    "DeferredStrings",
+    "GGUFMetadata",
+    "ValueType",
+    "is_gguf_file",
+    "read_gguf_header",
+    "read_gguf_metadata",
+]
 
 GGUF_MAGIC = b"GGUF"
 _MAX_STRING = 1 << 30  # llama.cpp's GGUF_MAX_STRING_LENGTH and GGUF_MAX_ARRAY_ELEMENTS
@@ -35,8 +44,21 @@ class ValueType:
     """GGUF value type codes (gguf.h)."""
 
     UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
-    NAMES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array",
-             "uint64", "int64", "float64")
+    NAMES = (
+        "uint8",
+        "int8",
+        "uint16",
+        "int16",
+        "uint32",
+        "int32",
+        "float32",
+        "bool",
+        "string",
+        "array",
+        "uint64",
+        "int64",
+        "float64",
+    )
 
 
 # type code -> (struct letter, array typecode, size)
@@ -119,7 +141,9 @@ class _Cursor:
 
     def need(self, n: int, what: str) -> None:
         if n < 0 or n > self.size - self.pos:
-            raise self.fail(f"{what} needs {n} bytes but only {self.size - self.pos} are left (truncated or corrupt file)")
+            raise self.fail(
+                f"{what} needs {n} bytes but only {self.size - self.pos} are left (truncated or corrupt file)"
+            )
 
     def scalar(self, letter: str, size: int, what: str) -> Any:
         self.need(size, what)
@@ -134,7 +158,7 @@ class _Cursor:
         self.need(length, what)
         start = self.pos
         self.pos += length
-        return bytes(self.data[start:self.pos]).decode("utf-8", "surrogateescape")
+        return bytes(self.data[start : self.pos]).decode("utf-8", "surrogateescape")
 
     def string_array(self, count: int, deferred: bool = False) -> list[str] | DeferredStrings:
         from .._gguf import read_string_array, skip_string_array
@@ -155,7 +179,7 @@ class _Cursor:
         _, code, size = _SCALARS[kind]
         self.need(count * size, f"an array of {count} {ValueType.NAMES[kind]}")
         values = array(code)
-        values.frombytes(self.data[self.pos:self.pos + count * size])
+        values.frombytes(self.data[self.pos : self.pos + count * size])
         if self.order != _NATIVE and size > 1:
             values.byteswap()
         self.pos += count * size
@@ -189,8 +213,9 @@ class DeferredStrings:
         try:
             strings, _ = read_string_array(data, 0, self.count, self.order == ">")
         except ValueError as exc:  # the file changed since it was checked
-            raise MalformedAssetError(f"{self.path}: GGUF string array at offset {self.offset} changed: {exc.args[-1]}",
-                                      path=self.path) from None
+            raise MalformedAssetError(
+                f"{self.path}: GGUF string array at offset {self.offset} changed: {exc.args[-1]}", path=self.path
+            ) from None
         return strings
 
 
@@ -290,8 +315,7 @@ def vocabulary_only_gguf(path: str) -> bytes:
     The kept records are copied byte for byte (their own byte order and version), so the
     result reads exactly as the original does for every kept key. Only the metadata is read
     (the tensor data, gigabytes in a model file, is never touched)."""
-    meta = read_gguf_metadata(path, defer=frozenset(
-        key for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")))
+    meta = read_gguf_metadata(path, defer=frozenset(key for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.merges")))
     starts = sorted(meta.offsets.values())
     ends = dict(zip(starts, starts[1:] + [meta.tensor_info_offset]))
     kept = sorted(meta.offsets[key] for key in meta.offsets if key.startswith(VOCABULARY_KEY_PREFIXES))

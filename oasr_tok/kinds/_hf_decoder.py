@@ -42,11 +42,13 @@ per-token step after a fusing one, ...) either depends on neighbours we would ha
 or is something we have not proved exact, so it is refused with UnsupportedDecoderError
 rather than guessed.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import UnsupportedDecoderError
@@ -56,8 +58,15 @@ if TYPE_CHECKING:
     from .._ctc import CTCStream
 
 
-__all__ = ["UnsupportedDecoderError", "DecoderPlan", "compile_decoder", "table_from_tokens", "fallback_byte",
-           "repeat_classes", "stream_for"]
+__all__ = [
+    "UnsupportedDecoderError",
+    "DecoderPlan",
+    "compile_decoder",
+    "table_from_tokens",
+    "fallback_byte",
+    "repeat_classes",
+    "stream_for",
+]
 
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -84,8 +93,17 @@ def fallback_byte(token: str) -> int | None:
 def _wordpiece_cleanup(text: str) -> str:
     # decoders/wordpiece.rs `cleanup`, in the same order (each replace sees the previous one's output).
     for old, new in (
-        (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-        (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" do not", " don't"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
     ):
         text = text.replace(old, new)
     return text
@@ -159,7 +177,12 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             continue
         if fused:
             # After fusing there is one string: only a one-space leading strip is a known rule.
-            if kind == "Strip" and step.get("content") == " " and step.get("stop", 0) == 0 and step.get("start", 0) in (0, 1):
+            if (
+                kind == "Strip"
+                and step.get("content") == " "
+                and step.get("stop", 0) == 0
+                and step.get("start", 0) in (0, 1)
+            ):
                 if step.get("start", 0) == 1:
                     if plan.lead != "none":
                         raise refuse(step, "a second leading strip")

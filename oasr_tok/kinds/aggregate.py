@@ -18,6 +18,7 @@ special ids are dropped: the whole special sub-vocabulary (Canary's ``<|…|>`` 
 ``<pad>``, and the special model's own pieces). Rendering is piece-local, so streaming and
 token pieces run on the compiled PieceTable at constant cost.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,13 @@ __all__ = ["AggregateTokenizer", "CANARY_SPECIAL_LANG"]
 _OPTIONS = ["langs", "special_lang", "window_stride", "subsampling_factor"]
 CANARY_SPECIAL_LANG = "spl_tokens"
 _TIMESTAMP = re.compile(r"<\|(\d+)\|>")
-_TASKS = {"asr": "<|transcribe|>", "transcribe": "<|transcribe|>", "ast": "<|translate|>",
-          "translate": "<|translate|>", "s2t_translation": "<|translate|>"}
+_TASKS = {
+    "asr": "<|transcribe|>",
+    "transcribe": "<|transcribe|>",
+    "ast": "<|translate|>",
+    "translate": "<|translate|>",
+    "s2t_translation": "<|translate|>",
+}
 
 
 class AggregateTokenizer(TableMethods, Tokenizer):
@@ -49,8 +55,14 @@ class AggregateTokenizer(TableMethods, Tokenizer):
 
     supports_encode = False
 
-    def __init__(self, models: dict[str, str], langs: Sequence[str], special_lang: str | None,
-                 window_stride: float | None = None, subsampling_factor: int | None = None) -> None:
+    def __init__(
+        self,
+        models: dict[str, str],
+        langs: Sequence[str],
+        special_lang: str | None,
+        window_stride: float | None = None,
+        subsampling_factor: int | None = None,
+    ) -> None:
         self._processors = {lang: load_processor(models[lang]) for lang in langs}
         self.langs = list(langs)
         self.special_lang = special_lang
@@ -88,20 +100,24 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         self.canary_tokens: dict[str, int] = {}
         if special_lang is not None:
             start = self.offsets[special_lang]
-            for local, piece in enumerate(self._processors[special_lang].id_to_piece(
-                    list(range(self._processors[special_lang].get_piece_size())))):
+            for local, piece in enumerate(
+                self._processors[special_lang].id_to_piece(list(range(self._processors[special_lang].get_piece_size())))
+            ):
                 if (piece.startswith("<|") and piece.endswith("|>")) or piece == "<pad>":
                     self.canary_tokens[piece] = start + local
-        self._timestamp_frames = {i: int(m.group(1)) for p, i in self.canary_tokens.items()
-                                  if (m := _TIMESTAMP.fullmatch(p))}
+        self._timestamp_frames = {
+            i: int(m.group(1)) for p, i in self.canary_tokens.items() if (m := _TIMESTAMP.fullmatch(p))
+        }
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> AggregateTokenizer:
         reject_unknown_options(spec.options, _OPTIONS, "aggregate")
         langs = spec.options.get("langs")
         if not isinstance(langs, list) or not langs or not all(isinstance(x, str) and x for x in langs):
-            raise SpecError("aggregate: option langs must list the language codes in id order, e.g. "
-                            "['spl_tokens', 'en', 'es'] (NeMo's config order)")
+            raise SpecError(
+                "aggregate: option langs must list the language codes in id order, e.g. "
+                "['spl_tokens', 'en', 'es'] (NeMo's config order)"
+            )
         if len(set(langs)) != len(langs):
             raise SpecError(f"aggregate: option langs names a language twice: {langs}")
         missing = [x for x in langs if x not in spec.files]
@@ -161,12 +177,24 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         try:
             return self.canary_tokens[token]
         except KeyError:
-            raise EncodeError(f"the special-token model has no {token} (Canary special tokens: "
-                              f"{', '.join(list(self.canary_tokens)[:20])} ...)") from None
+            raise EncodeError(
+                f"the special-token model has no {token} (Canary special tokens: "
+                f"{', '.join(list(self.canary_tokens)[:20])} ...)"
+            ) from None
 
-    def canary_prompt(self, source_lang: str, target_lang: str | None = None, *, task: str | None = None,
-                      pnc: bool = True, version: int = 2, itn: bool = False, timestamps: bool = False,
-                      diarize: bool = False, emotion: str = "<|emo:undefined|>") -> list[int]:
+    def canary_prompt(
+        self,
+        source_lang: str,
+        target_lang: str | None = None,
+        *,
+        task: str | None = None,
+        pnc: bool = True,
+        version: int = 2,
+        itn: bool = False,
+        timestamps: bool = False,
+        diarize: bool = False,
+        emotion: str = "<|emo:undefined|>",
+    ) -> list[int]:
         """The decoder prompt of a Canary request, as ids.
 
         version 1 (canary-1b): ``<|startoftranscript|><|src|><|transcribe|/|translate|><|tgt|><|pnc|/|nopnc|>``
@@ -184,8 +212,17 @@ class AggregateTokenizer(TableMethods, Tokenizer):
             return [self._canary("<|startoftranscript|>"), src, self._canary(_TASKS[chosen]), tgt, flag(pnc, "pnc")]
         if version != 2:
             raise EncodeError(f"unknown Canary prompt version {version!r} (1 or 2)")
-        return [self._canary("<|startofcontext|>"), self._canary("<|startoftranscript|>"), self._canary(emotion),
-                src, tgt, flag(pnc, "pnc"), flag(itn, "itn"), flag(timestamps, "timestamp"), flag(diarize, "diarize")]
+        return [
+            self._canary("<|startofcontext|>"),
+            self._canary("<|startoftranscript|>"),
+            self._canary(emotion),
+            src,
+            tgt,
+            flag(pnc, "pnc"),
+            flag(itn, "itn"),
+            flag(timestamps, "timestamp"),
+            flag(diarize, "diarize"),
+        ]
 
     def timestamp_frame(self, token_id: int) -> int | None:
         """N for a Canary timestamp token `<|N|>`, else None."""
@@ -198,8 +235,10 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         time. Word text is a substring of decode(ids)."""
 
         if self.window_stride is None or self.subsampling_factor is None:
-            raise SpecError("aggregate: timestamp_words needs the options window_stride and subsampling_factor "
-                            "(from the checkpoint's preprocessor and encoder config)")
+            raise SpecError(
+                "aggregate: timestamp_words needs the options window_stride and subsampling_factor "
+                "(from the checkpoint's preprocessor and encoder config)"
+            )
         ids = self.check_ids(ids)
         scale = self.window_stride * self.subsampling_factor
         pieces = self.token_pieces(ids)
@@ -240,4 +279,4 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         end_s = None if end is None else end * scale
         # A hypothesis without any timestamp token leaves its words untimed (None), outside
         # Word's declared float times.
-        return Word(text[open_word[0]:end_char], start_s, end_s, open_word[1], open_word[2])  # type: ignore[arg-type]
+        return Word(text[open_word[0] : end_char], start_s, end_s, open_word[1], open_word[2])  # type: ignore[arg-type]

@@ -29,19 +29,21 @@ runs its token steps over the whole list and applies the abbreviation rule in on
 tokens each element came from, so every character lands on the token whose text printed it
 (`g@@ p@@ u` -> g, p, u) and word timings match FunASR's merged time stamps.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..spec import TokenizerSpec
 from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
 from .._textbuf import check_owner, check_state, commit_text, table_tag
+from ..base import Tokenizer
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
+from ..spec import TokenizerSpec
 from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
@@ -67,6 +69,7 @@ CJK_FIRST, CJK_LAST = "\u4e00", "\u9fff"
 
 def _cjk(ch: str) -> bool:
     return CJK_FIRST <= ch <= CJK_LAST
+
 
 def _chinese_string(s: str) -> bool:
     """FunASR's isChinese applied to a whole string: Python's string ORDER, not a per-character
@@ -255,7 +258,7 @@ class FunASRCharTokenizer(Tokenizer):
         return (cls, text, chinese, alpha, divergent, branch_text)
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "FunASRCharTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> FunASRCharTokenizer:
         reject_unknown_options(spec.options, ["special_ids", "mode"], KIND)
         tokens = read_token_list(spec.file("tokens"))
         index = {t: i for i, t in enumerate(tokens)}
@@ -404,7 +407,9 @@ class FunASRCharTokenizer(Tokenizer):
 
     # -- encode (hotwords) --------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """Ids for a hotword or prompt: CJK characters, digits and other symbols one token per
         character; words of letters and apostrophes through `@@` pieces, greedy longest match
         (tried as written, then lower-cased). EncodeError names a character the list lacks.
@@ -413,7 +418,7 @@ class FunASRCharTokenizer(Tokenizer):
         text = checked_text(text, KIND)
         return self.encode_with_special_text(text, self._encode_plain, split_special_tokens)
 
-    def _keep_specials(self) -> "FunASRCharTokenizer":
+    def _keep_specials(self) -> FunASRCharTokenizer:
         # FunASR's sentence_postprocess with nothing stripped first: <blank> shows; <s>, </s>,
         # <unk> are still dropped by FunASR's own rule (WASHED), as FunASR prints them.
         return FunASRCharTokenizer(self._tokens, special_ids=[], mode=self._mode)

@@ -28,6 +28,7 @@ markers are user-defined; `<|end|>` is not an end of generation when `<|return|>
 encode(text) runs a `tokenizers` runtime built from the GGUF metadata, as `transformers`
 does when it loads a GGUF (see _gguf_encode.py); decoding never needs `tokenizers`.
 """
+
 from __future__ import annotations
 
 import re
@@ -61,8 +62,15 @@ ATTR_LSTRIP = 1 << 7  # matched in text: whitespace before it is dropped
 ATTR_RSTRIP = 1 << 8  # matched in text: whitespace after it is dropped
 
 # llama_token_type (the values stored in tokenizer.ggml.token_type) -> attribute
-_TYPE_TO_ATTR = {0: ATTR_UNDEFINED, 1: ATTR_NORMAL, 2: ATTR_UNKNOWN, 3: ATTR_CONTROL, 4: ATTR_USER_DEFINED,
-                 5: ATTR_UNUSED, 6: ATTR_BYTE}
+_TYPE_TO_ATTR = {
+    0: ATTR_UNDEFINED,
+    1: ATTR_NORMAL,
+    2: ATTR_UNKNOWN,
+    3: ATTR_CONTROL,
+    4: ATTR_USER_DEFINED,
+    5: ATTR_UNUSED,
+    6: ATTR_BYTE,
+}
 
 # tokenizer.ggml.model -> llama.cpp's vocabulary type. Anything else is refused.
 MODEL_TYPES = {"llama": "SPM", "gpt2": "BPE", "bert": "WPM", "t5": "UGM", "gemma4": "BPE"}
@@ -78,17 +86,84 @@ def _pre(flags: str, *names: str) -> None:
         _PRE_FLAGS[name] = frozenset(flags.split())
 
 
-_pre("", "default", "minicpm5", "falcon", "mpt", "starcoder", "gpt-2", "phi-2", "jina-es", "jina-de",
-     "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum", "modern-bert", "jais-2", "whitespace",
-     "refact", "stablelm2", "olmo", "dbrx", "smaug-bpe", "jais", "codeshell", "bloom", "gpt3-finnish",
-     "exaone", "exaone4", "exaone-moe", "minerva-7b", "megrez", "mellum2")
-_pre("bos", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
-     "jina-v5-nano")
-_pre("noclean", "deepseek-llm", "deepseek-coder", "deepseek-v3", "spark2_5", "youtu", "command-r", "qwen2",
-     "deepseek-r1-qwen", "kormo", "f2llmv2", "qwen35", "poro-chat", "viking", "smollm", "gpt-4o", "llama4",
-     "kanana2", "talkie", "granite-embed-multi-97m", "tiny_aya", "cohere2moe", "superbpe", "trillion",
-     "granite-docling", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder", "hunyuan", "hunyuan-dense",
-     "hy_v4", "joyai-llm", "kimi-k2", "ufakzeka", "grok-2", "afmoe", "laguna", "minimax-m2", "solar-open")
+_pre(
+    "",
+    "default",
+    "minicpm5",
+    "falcon",
+    "mpt",
+    "starcoder",
+    "gpt-2",
+    "phi-2",
+    "jina-es",
+    "jina-de",
+    "gigachat",
+    "jina-v2-es",
+    "jina-v2-de",
+    "a.x-4.0",
+    "mellum",
+    "modern-bert",
+    "jais-2",
+    "whitespace",
+    "refact",
+    "stablelm2",
+    "olmo",
+    "dbrx",
+    "smaug-bpe",
+    "jais",
+    "codeshell",
+    "bloom",
+    "gpt3-finnish",
+    "exaone",
+    "exaone4",
+    "exaone-moe",
+    "minerva-7b",
+    "megrez",
+    "mellum2",
+)
+_pre("bos", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano")
+_pre(
+    "noclean",
+    "deepseek-llm",
+    "deepseek-coder",
+    "deepseek-v3",
+    "spark2_5",
+    "youtu",
+    "command-r",
+    "qwen2",
+    "deepseek-r1-qwen",
+    "kormo",
+    "f2llmv2",
+    "qwen35",
+    "poro-chat",
+    "viking",
+    "smollm",
+    "gpt-4o",
+    "llama4",
+    "kanana2",
+    "talkie",
+    "granite-embed-multi-97m",
+    "tiny_aya",
+    "cohere2moe",
+    "superbpe",
+    "trillion",
+    "granite-docling",
+    "bailingmoe",
+    "bailingmoe2",
+    "llada-moe",
+    "seed-coder",
+    "hunyuan",
+    "hunyuan-dense",
+    "hy_v4",
+    "joyai-llm",
+    "kimi-k2",
+    "ufakzeka",
+    "grok-2",
+    "afmoe",
+    "laguna",
+    "minimax-m2",
+    "solar-open",
+)
 _pre("escape", "gemma4", "granite-embed-multi-311m")
 _pre("noclean escape", "sarvam-moe")
 _pre("sep", "jina-v1-en", "jina-v2-code", "roberta-bpe")
@@ -106,14 +181,22 @@ K_TEMPLATE = "tokenizer.chat_template"
 
 # role -> keys that set it, in llama.cpp's order (the deprecated prefix/suffix/middle last).
 _SPECIAL_KEYS: tuple[tuple[str, str], ...] = (
-    ("bos", "tokenizer.ggml.bos_token_id"), ("eos", "tokenizer.ggml.eos_token_id"),
-    ("eot", "tokenizer.ggml.eot_token_id"), ("eom", "tokenizer.ggml.eom_token_id"),
-    ("unk", "tokenizer.ggml.unknown_token_id"), ("sep", "tokenizer.ggml.seperator_token_id"),
-    ("pad", "tokenizer.ggml.padding_token_id"), ("mask", "tokenizer.ggml.mask_token_id"),
-    ("fim_pre", "tokenizer.ggml.fim_pre_token_id"), ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
-    ("fim_mid", "tokenizer.ggml.fim_mid_token_id"), ("fim_pad", "tokenizer.ggml.fim_pad_token_id"),
-    ("fim_rep", "tokenizer.ggml.fim_rep_token_id"), ("fim_sep", "tokenizer.ggml.fim_sep_token_id"),
-    ("fim_pre", "tokenizer.ggml.prefix_token_id"), ("fim_suf", "tokenizer.ggml.suffix_token_id"),
+    ("bos", "tokenizer.ggml.bos_token_id"),
+    ("eos", "tokenizer.ggml.eos_token_id"),
+    ("eot", "tokenizer.ggml.eot_token_id"),
+    ("eom", "tokenizer.ggml.eom_token_id"),
+    ("unk", "tokenizer.ggml.unknown_token_id"),
+    ("sep", "tokenizer.ggml.seperator_token_id"),
+    ("pad", "tokenizer.ggml.padding_token_id"),
+    ("mask", "tokenizer.ggml.mask_token_id"),
+    ("fim_pre", "tokenizer.ggml.fim_pre_token_id"),
+    ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
+    ("fim_mid", "tokenizer.ggml.fim_mid_token_id"),
+    ("fim_pad", "tokenizer.ggml.fim_pad_token_id"),
+    ("fim_rep", "tokenizer.ggml.fim_rep_token_id"),
+    ("fim_sep", "tokenizer.ggml.fim_sep_token_id"),
+    ("fim_pre", "tokenizer.ggml.prefix_token_id"),
+    ("fim_suf", "tokenizer.ggml.suffix_token_id"),
     ("fim_mid", "tokenizer.ggml.middle_token_id"),
 )
 # Default special ids per vocabulary type (None = LLAMA_TOKEN_NULL); llama.cpp's member defaults
@@ -125,29 +208,99 @@ _DEFAULT_IDS: dict[str, dict[str, int | None]] = {
     "t5": {"bos": None, "eos": 1, "unk": 2, "sep": None, "pad": 0, "mask": None},
     "gemma4": {"bos": None, "eos": None, "unk": None, "sep": None, "pad": None, "mask": None},
 }
-_ROLES = ("bos", "eos", "eot", "eom", "unk", "sep", "pad", "mask",
-          "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep")
+_ROLES = (
+    "bos",
+    "eos",
+    "eot",
+    "eom",
+    "unk",
+    "sep",
+    "pad",
+    "mask",
+    "fim_pre",
+    "fim_suf",
+    "fim_mid",
+    "fim_pad",
+    "fim_rep",
+    "fim_sep",
+)
 
 # Token texts the loader recognises (llama-vocab.cpp, "auto-detect special tokens by text").
-_EOT_TEXTS = ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-              "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>")
+_EOT_TEXTS = (
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "<｜end▁of▁sentence｜>",
+    "<end_of_utterance>",
+)
 _EOM_TEXTS = ("<|eom_id|>",)
 _FIM_TEXTS = {
-    "fim_pre": ("<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
-                "<|code_prefix|>", "<|prefix|>"),
-    "fim_suf": ("<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
-                "<|code_suffix|>", "<|suffix|>"),
-    "fim_mid": ("<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
-                "<|code_middle|>", "<|middle|>"),
+    "fim_pre": (
+        "<|fim_prefix|>",
+        "<fim-prefix>",
+        "<fim_prefix>",
+        "<｜fim▁begin｜>",
+        "<PRE>",
+        "▁<PRE>",
+        "<|code_prefix|>",
+        "<|prefix|>",
+    ),
+    "fim_suf": (
+        "<|fim_suffix|>",
+        "<fim-suffix>",
+        "<fim_suffix>",
+        "<｜fim▁hole｜>",
+        "<SUF>",
+        "▁<SUF>",
+        "<|code_suffix|>",
+        "<|suffix|>",
+    ),
+    "fim_mid": (
+        "<|fim_middle|>",
+        "<fim-middle>",
+        "<fim_middle>",
+        "<｜fim▁end｜>",
+        "<MID>",
+        "▁<MID>",
+        "<|code_middle|>",
+        "<|middle|>",
+    ),
     "fim_pad": ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"),
     "fim_rep": ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"),
     "fim_sep": ("<|file_sep|>",),
 }
-_EOG_TEXTS = frozenset((
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
-    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
-    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
-))
+_EOG_TEXTS = frozenset(
+    (
+        "<|eot_id|>",
+        "<|im_end|>",
+        "<|end|>",
+        "<|return|>",
+        "<|call|>",
+        "<|flush|>",
+        "<|calls|>",
+        "<end_of_turn>",
+        "<|endoftext|>",
+        "</s>",
+        "<|eom_id|>",
+        "<EOT>",
+        "_<EOT>",
+        "[EOT]",
+        "[EOS]",
+        "<|end_of_text|>",
+        "<end_of_utterance>",
+        "<eos>",
+        "<turn|>",
+        "<|tool_response>",
+        "<｜end▁of▁sentence｜>",
+        "[e~[",
+    )
+)
 _ALWAYS_RENDERED = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")  # gpt-oss
 
 
@@ -156,12 +309,12 @@ class GGUFVocab:
     """A GGUF vocabulary as llama.cpp's loader leaves it."""
 
     path: str
-    model: str                      # tokenizer.ggml.model
-    vocab_type: str                 # "SPM", "BPE", "WPM", "UGM"
-    pre: str                        # tokenizer.ggml.pre ("" when absent)
-    texts: list[str]                # token strings (surrogateescape str: exact bytes)
-    attrs: list[int]                # llama_token_attr flags, after the loader's fix-ups
-    ids: dict[str, int | None]      # bos, eos, eot, eom, unk, sep, pad, mask, fim_*
+    model: str  # tokenizer.ggml.model
+    vocab_type: str  # "SPM", "BPE", "WPM", "UGM"
+    pre: str  # tokenizer.ggml.pre ("" when absent)
+    texts: list[str]  # token strings (surrogateescape str: exact bytes)
+    attrs: list[int]  # llama_token_attr flags, after the loader's fix-ups
+    ids: dict[str, int | None]  # bos, eos, eot, eom, unk, sep, pad, mask, fim_*
     eog_ids: frozenset[int]
     add_bos: bool
     add_eos: bool
@@ -185,8 +338,11 @@ def _key(meta: GGUFMetadata, key: str, kind: int, required: bool = False) -> Any
             raise _fail(meta.path, f"GGUF key {key!r} is missing (llama.cpp refuses a file without it)")
         return None
     if meta.types[key][0] != kind:
-        raise _fail(meta.path, f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
-                               f"llama.cpp expects {ValueType.NAMES[kind]}")
+        raise _fail(
+            meta.path,
+            f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
+            f"llama.cpp expects {ValueType.NAMES[kind]}",
+        )
     return meta.values[key]
 
 
@@ -196,8 +352,11 @@ def _array(meta: GGUFMetadata, key: str, elements: tuple[int, ...]) -> list[Any]
     kind, element = meta.types[key]
     if kind != ValueType.ARRAY or element not in elements:
         wanted = " or ".join(ValueType.NAMES[e] for e in elements)
-        raise _fail(meta.path, f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
-                               f"llama.cpp expects an array of {wanted}")
+        raise _fail(
+            meta.path,
+            f"GGUF key {key!r} at offset {meta.offsets[key]} is {meta.type_name(key)}, "
+            f"llama.cpp expects an array of {wanted}",
+        )
     values: list[Any] = meta.values[key]
     return values
 
@@ -214,8 +373,11 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
     pre = _key(meta, K_PRE, ValueType.STRING) or ""
     _key(meta, "tokenizer.ggml.token_type_count", ValueType.UINT32)
     if model not in MODEL_TYPES:
-        raise _fail(path, f"GGUF tokenizer model {model!r} is not supported by the gguf kind "
-                          f"(supported: {', '.join(sorted(MODEL_TYPES))})")
+        raise _fail(
+            path,
+            f"GGUF tokenizer model {model!r} is not supported by the gguf kind "
+            f"(supported: {', '.join(sorted(MODEL_TYPES))})",
+        )
     vocab_type = MODEL_TYPES[model]
     ids: dict[str, int | None] = {role: None for role in _ROLES}
     ids.update({"bos": 1, "eos": 2, "unk": 0})
@@ -226,7 +388,9 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
     if model in ("gpt2", "gemma4"):
         merges = _array(meta, K_MERGES, (ValueType.STRING,))
         if merges is None and not (model == "gpt2" and pre == "kimi-k2"):
-            raise _fail(path, f"GGUF key {K_MERGES!r} is missing: llama.cpp cannot load a BPE vocabulary without merges")
+            raise _fail(
+                path, f"GGUF key {K_MERGES!r} is missing: llama.cpp cannot load a BPE vocabulary without merges"
+            )
         if model == "gemma4":
             pre = "gemma4"
     if model == "bert":
@@ -282,8 +446,11 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         seen: dict[str, int] = {}
         for i, text in enumerate(texts):
             if text in seen:
-                raise _fail(path, f"GGUF key {K_TOKENS!r}: token {i} {text!r} repeats token {seen[text]} "
-                                  "(llama.cpp refuses duplicate token strings)")
+                raise _fail(
+                    path,
+                    f"GGUF key {K_TOKENS!r}: token {i} {text!r} repeats token {seen[text]} "
+                    "(llama.cpp refuses duplicate token strings)",
+                )
             seen[text] = i
     if types is None:
         attrs = [ATTR_NORMAL] * n
@@ -346,8 +513,10 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
         if ids[role] is not None:
             eog.add(ids[role])  # type: ignore[arg-type]
     eog_texts = {texts[i]: i for i in eog if 0 <= i < n}
-    if "<|end|>" in eog_texts and (("<|return|>" in eog_texts and ("<|call|>" in eog_texts or "<|calls|>" in eog_texts))
-                                   or (("<|call|>" in eog_texts or "<|calls|>" in eog_texts) and "<|flush|>" in eog_texts)):
+    if "<|end|>" in eog_texts and (
+        ("<|return|>" in eog_texts and ("<|call|>" in eog_texts or "<|calls|>" in eog_texts))
+        or (("<|call|>" in eog_texts or "<|calls|>" in eog_texts) and "<|flush|>" in eog_texts)
+    ):
         end_id = eog_texts["<|end|>"]
         eog.discard(end_id)
         attrs[end_id] = ATTR_USER_DEFINED
@@ -359,16 +528,29 @@ def vocab_from_metadata(meta: GGUFMetadata) -> GGUFVocab:
     _strip_attributes_by_name(meta, pre, texts, token_to_id, attrs)
     template = meta.values.get(K_TEMPLATE)
     return GGUFVocab(
-        path=path, model=model, vocab_type=vocab_type, pre=pre, texts=texts, attrs=attrs, ids=ids,
-        eog_ids=frozenset(eog), add_bos=bool(add_bos), add_eos=bool(add_eos), add_sep=bool(add_sep),
-        add_space_prefix=bool(add_space_prefix), remove_extra_whitespaces=remove_extra,
-        clean_spaces=clean_spaces, escape_whitespaces=escape_whitespaces,
-        chat_template=template if isinstance(template, str) else None, meta=meta,
+        path=path,
+        model=model,
+        vocab_type=vocab_type,
+        pre=pre,
+        texts=texts,
+        attrs=attrs,
+        ids=ids,
+        eog_ids=frozenset(eog),
+        add_bos=bool(add_bos),
+        add_eos=bool(add_eos),
+        add_sep=bool(add_sep),
+        add_space_prefix=bool(add_space_prefix),
+        remove_extra_whitespaces=remove_extra,
+        clean_spaces=clean_spaces,
+        escape_whitespaces=escape_whitespaces,
+        chat_template=template if isinstance(template, str) else None,
+        meta=meta,
     )
 
 
-def _strip_attributes_by_name(meta: GGUFMetadata, pre: str, texts: list[str], token_to_id: dict[str, int],
-                              attrs: list[int]) -> None:
+def _strip_attributes_by_name(
+    meta: GGUFMetadata, pre: str, texts: list[str], token_to_id: dict[str, int], attrs: list[int]
+) -> None:
     """llama.cpp's "set attributes by model/tokenizer/architecture name": jina-v2 and
     nomic-bert-moe / jina-bert-v3 give <mask> LSTRIP, modern-bert gives [MASK] LSTRIP, a
     general.name containing phi-3 / phi3 gives every control, user-defined and unknown token
@@ -379,7 +561,8 @@ def _strip_attributes_by_name(meta: GGUFMetadata, pre: str, texts: list[str], to
     arch = meta.values.get("general.architecture")
     arch = arch if isinstance(arch, str) else ""
     if any(p in pre for p in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or any(
-            a in arch for a in ("nomic-bert-moe", "jina-bert-v3")):
+        a in arch for a in ("nomic-bert-moe", "jina-bert-v3")
+    ):
         if "<mask>" in token_to_id:
             attrs[token_to_id["<mask>"]] |= ATTR_LSTRIP
     elif "phi-3" in name or "phi3" in name:
@@ -388,8 +571,11 @@ def _strip_attributes_by_name(meta: GGUFMetadata, pre: str, texts: list[str], to
                 attrs[i] |= ATTR_RSTRIP
         for text, value in (("</s>", True), ("<unk>", False), ("<s>", False), ("<|endoftext|>", False)):
             if text not in token_to_id:
-                raise _fail(meta.path, f"general.name {name!r} asks for llama.cpp's Phi-3 token rules, but the "
-                                       f"vocabulary has no {text!r} token (llama.cpp fails to load it)")
+                raise _fail(
+                    meta.path,
+                    f"general.name {name!r} asks for llama.cpp's Phi-3 token rules, but the "
+                    f"vocabulary has no {text!r} token (llama.cpp fails to load it)",
+                )
             i = token_to_id[text]
             attrs[i] = attrs[i] | ATTR_RSTRIP if value else attrs[i] & ~ATTR_RSTRIP
     elif "modern-bert" in name:
@@ -418,7 +604,7 @@ def _strtol_hex2(text: bytes) -> int:
         sign = -1 if s[i] == "-" else 1
         i += 1
     digits = ""
-    if s[i:i + 2].lower() == "0x" and i + 2 < len(s) and s[i + 2] in "0123456789abcdefABCDEF":
+    if s[i : i + 2].lower() == "0x" and i + 2 < len(s) and s[i + 2] in "0123456789abcdefABCDEF":
         i += 2
     while i < len(s) and s[i] in "0123456789abcdefABCDEF":
         digits += s[i]
@@ -546,7 +732,9 @@ def _plain_pieces_bytes(vocab: GGUFVocab) -> list[bytes]:
     for i in byte:
         raw = texts[i].encode("utf-8", "surrogateescape")
         if vocab.vocab_type == "WPM":
-            raise _fail(path, f"token {i} {texts[i]!r} is typed byte in a WordPiece vocabulary (llama.cpp aborts on it)")
+            raise _fail(
+                path, f"token {i} {texts[i]!r} is typed byte in a WordPiece vocabulary (llama.cpp aborts on it)"
+            )
         if len(raw) < 3:
             raise _fail(path, f"byte token {i} {texts[i]!r} is too short to hold a byte value")
         pieces[i] = bytes([_strtol_hex2(raw[3:5])])
@@ -631,8 +819,9 @@ _HELD_STATES = (("", " "), ("", " ", " '"), ("", " ", " '", " 'r", " 'v"))
 
 
 def _valid_held(held: object) -> bool:
-    return (type(held) is tuple and len(held) == 3
-            and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES)))
+    return (
+        type(held) is tuple and len(held) == 3 and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES))
+    )
 
 
 def clean_feed(held: Held, text: str, first: int = 0) -> tuple[str, Held]:
@@ -695,7 +884,9 @@ class GGUFTokenizer(Tokenizer):
         # such a stream starts on a table without the rule.
         lead = "one_space" if vocab.add_space_prefix else "none"
         self._table = PieceTable(list(self._pieces), flags=flags, mode="bytes", lead=lead)
-        self._plain_table = PieceTable(list(self._pieces), flags=flags, mode="bytes") if vocab.add_space_prefix else self._table
+        self._plain_table = (
+            PieceTable(list(self._pieces), flags=flags, mode="bytes") if vocab.add_space_prefix else self._table
+        )
         self._encoder: Any = None
         self._encoder_error: str | None = None
 
@@ -819,7 +1010,9 @@ class GGUFTokenizer(Tokenizer):
 
         return encode_refusal(self.vocab) is None
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """llama.cpp's `llama_tokenize(text, add_special, parse_special)` with add_special =
         add_special_tokens (None: False) and parse_special = not split_special_tokens: the text
         is cut at the spelling of every control, unknown and user-defined token (longest token
@@ -855,9 +1048,14 @@ class GGUFTokenizer(Tokenizer):
         if order is None:
             wanted = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN if parse_special else ATTR_USER_DEFINED
             attrs, texts = self.vocab.attrs, self.vocab.texts
-            found = [i for i, a in enumerate(attrs) if a & wanted
-                     and (parse_special or not a & (ATTR_CONTROL | ATTR_UNKNOWN))]
-            order = [(texts[i], i) for i in sorted(found, key=lambda i: -len(texts[i].encode("utf-8", "surrogateescape")))]
+            found = [
+                i
+                for i, a in enumerate(attrs)
+                if a & wanted and (parse_special or not a & (ATTR_CONTROL | ATTR_UNKNOWN))
+            ]
+            order = [
+                (texts[i], i) for i in sorted(found, key=lambda i: -len(texts[i].encode("utf-8", "surrogateescape")))
+            ]
             self.__dict__[key] = order
         attrs = self.vocab.attrs
         parts: list[str | int] = [text] if text else []
@@ -902,8 +1100,15 @@ class GGUFTokenizer(Tokenizer):
         v = self.vocab
         builder = SpecialTokensBuilder(self._size)
         keys = dict(_SPECIAL_KEYS[:8])
-        for role, ours in (("bos", "bos"), ("eos", "eos"), ("unk", "unk"), ("pad", "pad"), ("sep", "sep"),
-                           ("mask", "mask"), ("cls", "bos")):
+        for role, ours in (
+            ("bos", "bos"),
+            ("eos", "eos"),
+            ("unk", "unk"),
+            ("pad", "pad"),
+            ("sep", "sep"),
+            ("mask", "mask"),
+            ("cls", "bos"),
+        ):
             token_id = v.ids[ours]
             key = keys[ours]
             if role == "cls":
@@ -946,7 +1151,7 @@ class GGUFTokenizer(Tokenizer):
         for key in sorted(k for k in values if k.startswith(prefix)):
             value = values[key]
             if isinstance(value, str):
-                templates[key[len(prefix):]] = value
+                templates[key[len(prefix) :]] = value
         return templates
 
     # -- metadata ----------------------------------------------------------------------------
@@ -985,6 +1190,8 @@ def _vocabulary_for_value(path: str) -> tuple[bytes, str]:
 
 
 register_value_reader(".gguf", _vocabulary_for_value)
+
+
 class GGUFWithSpecials(GGUFTokenizer):
     """`GGUFTokenizer.with_specials()`: llama_detokenize(ids, remove_special=False,
     unparse_special=True): control and unknown tokens render their own text ("<s>",
@@ -999,5 +1206,7 @@ class GGUFWithSpecials(GGUFTokenizer):
     def supports_encode(self) -> bool:  # type: ignore[override]
         return self._parent.supports_encode
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

@@ -22,13 +22,15 @@ id (or the id the model vocabulary already has for that text), so a declared id 
 where the runtime puts it is a silent corruption of the vocabulary: we warn loudly, naming
 every id (declared -> actual).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import threading
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .._ids import batch_rows
 from .._piece_table import TableMethods
@@ -53,8 +55,12 @@ _OPTIONS = ["add_special_tokens"]
 
 #: The prompt side's optional files, by spec role, and the name each has beside tokenizer.json
 #: (transformers' layout), where they are looked for when the spec does not name them.
-PROMPT_FILES = {"special_tokens_map": "special_tokens_map.json", "generation_config": "generation_config.json",
-                "chat_template": "chat_template.jinja", "chat_template_json": "chat_template.json"}
+PROMPT_FILES = {
+    "special_tokens_map": "special_tokens_map.json",
+    "generation_config": "generation_config.json",
+    "chat_template": "chat_template.jinja",
+    "chat_template_json": "chat_template.json",
+}
 #: Role prefix of a named extra template (additional_chat_templates/<name>.jinja beside tokenizer.json).
 EXTRA_TEMPLATE_ROLE = "chat_template:"
 
@@ -101,7 +107,9 @@ def _read_config(path: str) -> dict[int, dict[str, Any]]:
                 f"{path}: added_tokens_decoder key {short_repr(key)} is not a token id", path=path
             )
         if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
-            raise MalformedAssetError(f"{path}: added_tokens_decoder[{key!r}] must be an object with a non-empty 'content'", path=path)
+            raise MalformedAssetError(
+                f"{path}: added_tokens_decoder[{key!r}] must be an object with a non-empty 'content'", path=path
+            )
         entries[token_id] = entry
     return entries
 
@@ -223,9 +231,9 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         size: int = max(backend.get_vocab_size(with_added_tokens=True), max(vocab.values(), default=-1) + 1)
         # The runtime skips a special token by its text (any id spelling it), and drops ids
         # with no token at all. The with_specials() view keeps the specials (holes stay dropped).
-        special_text = set() if keep_specials else {
-            t.content for t in backend.get_added_tokens_decoder().values() if t.special
-        }
+        special_text = (
+            set() if keep_specials else {t.content for t in backend.get_added_tokens_decoder().values() if t.special}
+        )
         tokens = _tokens_by_id(backend, vocab, size)
         self._special = frozenset(i for i, t in enumerate(tokens) if t is None or t in special_text)
         for i in self._special:
@@ -238,7 +246,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         self._size = size
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "HuggingFaceTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> HuggingFaceTokenizer:
         reject_unknown_options(spec.options, _OPTIONS, "huggingface")
         add_special = spec.options.get("add_special_tokens", False)
         if not isinstance(add_special, bool):
@@ -288,7 +296,9 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         texts: list[str] = self._backend.decode_batch(checked, skip_special_tokens=not self._keep)
         return texts
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """The runtime's encode: added tokens written in `text` are matched as their ids (as
         transformers does) unless split_special_tokens; add_special_tokens=True runs the
         tokenizer.json post-processor (transformers' `tok(text).input_ids`); None: the
@@ -337,8 +347,11 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             extra = {role: path for role, path in named.items() if role.startswith(EXTRA_TEMPLATE_ROLE)}
             folder = os.path.join(os.path.dirname(os.path.abspath(self._where)), "additional_chat_templates")
             if not extra and os.path.isdir(folder):
-                extra = {EXTRA_TEMPLATE_ROLE + name[: -len(".jinja")]: os.path.join(folder, name)
-                         for name in sorted(os.listdir(folder)) if name.endswith(".jinja")}
+                extra = {
+                    EXTRA_TEMPLATE_ROLE + name[: -len(".jinja")]: os.path.join(folder, name)
+                    for name in sorted(os.listdir(folder))
+                    if name.endswith(".jinja")
+                }
             cached.update(extra)
             self.__dict__["_oasr_prompt_files"] = cached
         return cached
@@ -375,8 +388,11 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             for role in ROLES:
                 text = declared.get(role)
                 token_id = token_to_id(text) if text is not None else None
-                where = f"tokenizer_config.json {role}_token {text!r}" if role in declared else (
-                    "not declared in tokenizer_config.json")
+                where = (
+                    f"tokenizer_config.json {role}_token {text!r}"
+                    if role in declared
+                    else ("not declared in tokenizer_config.json")
+                )
                 builder.set(role, token_id, where)
         generation = self._prompt_files().get("generation_config")
         if generation is not None:
@@ -398,9 +414,14 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
     def _vocabulary(self) -> dict[str, int]:
         return dict(self._backend.get_vocab(with_added_tokens=True))
 
-    def _keep_specials(self) -> "HuggingFaceTokenizer":
-        return HuggingFaceTokenizer(self._backend, where=self._where, add_special_tokens=self._add_special_tokens,
-                                    config=self._config_path, keep_specials=True)
+    def _keep_specials(self) -> HuggingFaceTokenizer:
+        return HuggingFaceTokenizer(
+            self._backend,
+            where=self._where,
+            add_special_tokens=self._add_special_tokens,
+            config=self._config_path,
+            keep_specials=True,
+        )
 
     def _chat_templates(self) -> dict[str, str]:
         """transformers' order: chat_template.jinja (and additional_chat_templates/*.jinja)
@@ -413,7 +434,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             templates["default"] = read_text(jinja, "chat_template.jinja")
         for role, path in files.items():
             if role.startswith(EXTRA_TEMPLATE_ROLE):
-                templates[role[len(EXTRA_TEMPLATE_ROLE):]] = read_text(path, "chat template")
+                templates[role[len(EXTRA_TEMPLATE_ROLE) :]] = read_text(path, "chat template")
         if templates:
             return templates
         value = self._config().get("chat_template")
@@ -421,8 +442,11 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             return {"default": value}
         if isinstance(value, list):
             for entry in value:
-                if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)
-                        and isinstance(entry.get("template"), str)):
+                if not (
+                    isinstance(entry, dict)
+                    and isinstance(entry.get("name"), str)
+                    and isinstance(entry.get("template"), str)
+                ):
                     raise MalformedAssetError(
                         f"{self._config_path}: chat_template list entries must be {{'name': str, 'template': str}}",
                         path=self._config_path,

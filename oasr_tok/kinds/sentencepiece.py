@@ -29,9 +29,11 @@ table's streaming attribution (the U+FFFD of a broken prefix lands on the token 
 it) differs from SentencePiece's (on the invalid byte itself), so that rare case asks
 SentencePiece for the surfaces.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from .._ids import check_ids
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
@@ -61,7 +63,9 @@ def load_processor(path: str) -> Any:
         else:
             processor.LoadFromFile(path)
     except (RuntimeError, OSError) as exc:
-        raise MalformedAssetError(f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path) from None
+        raise MalformedAssetError(
+            f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path
+        ) from None
     if processor.get_piece_size() <= 0:
         raise MalformedAssetError(f"{path}: the SentencePiece model has no pieces", path=path)
     piece_strings(processor, path)
@@ -159,7 +163,8 @@ def build_piece_table(
             value = byte_piece_value(processor.id_to_piece(token_id))
             if value is None:
                 raise MalformedAssetError(
-                    f"{path}: byte piece {token_id} is spelled {processor.id_to_piece(token_id)!r}, not <0xNN>", path=path
+                    f"{path}: byte piece {token_id} is spelled {processor.id_to_piece(token_id)!r}, not <0xNN>",
+                    path=path,
                 )
             flags[token_id] = FLAG_BYTE
             values[token_id] = value
@@ -183,7 +188,9 @@ def build_piece_table(
         head = len(first[primer])
         for token_id, text in zip(text_ids, decode([[primer, i] for i in text_ids])):
             if text[:head] != first[primer]:
-                raise MalformedAssetError(f"{path}: SentencePiece's decode is not piece-local for this model", path=path)
+                raise MalformedAssetError(
+                    f"{path}: SentencePiece's decode is not piece-local for this model", path=path
+                )
             rest[token_id] = text[head:]
 
     # A probe: an id that renders differently while the rule is in force. None: no rule to track.
@@ -197,7 +204,7 @@ def build_piece_table(
         before = decode([[i] for i in everything])
         after = decode([[i, probe] for i in everything])
         for token_id, head_text, text in zip(everything, before, after):
-            surface = text[len(head_text):] if text.startswith(head_text) else None
+            surface = text[len(head_text) :] if text.startswith(head_text) else None
             if surface == rest[probe]:
                 continue
             if surface == first[probe]:
@@ -207,7 +214,9 @@ def build_piece_table(
                 f"{path}: SentencePiece's decode is not piece-local for this model (id {token_id})", path=path
             )
         if primer is not None and flags[primer] & FLAG_KEEP_FIRST:
-            raise MalformedAssetError(f"{path}: no piece of this model ends SentencePiece's leading-space rule", path=path)
+            raise MalformedAssetError(
+                f"{path}: no piece of this model ends SentencePiece's leading-space rule", path=path
+            )
 
     for token_id in special:
         flags[token_id] = FLAG_SKIP
@@ -216,7 +225,9 @@ def build_piece_table(
         rest[token_id] = text
         if first_pieces is not None:
             first_pieces[token_id] = text
-    return PieceTable(rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte")
+    return PieceTable(
+        rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte"
+    )
 
 
 class SentencePieceTokenizer(TableMethods, Tokenizer):
@@ -247,7 +258,7 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
     nemo_chat_template: Mapping[str, Any] | None = None
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "SentencePieceTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> SentencePieceTokenizer:
         reject_unknown_options(spec.options, ["special_ids", "chat_template"], "sentencepiece")
         template = spec.options.get("chat_template")
         if template is not None and not (isinstance(template, dict) and isinstance(template.get("roles"), dict)):
@@ -279,7 +290,9 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         text: str = self._sp.decode(check_ids(ids, len(self._skip), self._skip))
         return text
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """SentencePiece's encode of `text`. The spelling of a special id in the text ("<s>")
         is that id unless split_special_tokens (SentencePiece itself would spell it out
         piece by piece); add_special_tokens=True puts the model's bos in front when it has
@@ -353,8 +366,18 @@ class SentencePieceWithSpecials(TableMethods, Tokenizer):
         self._table = build_piece_table(sp, frozenset(), spelled=self._spelled)
         # A piece that renders text and ends the leading rule, to decode a run that follows
         # visible text (decode [primer] + run, cut the primer's text off).
-        self._primer = next((i for i in range(parent.vocab_size) if i not in self._spelled and sp.decode([i])
-                             and not sp.is_control(i) and not sp.is_unknown(i) and not sp.is_byte(i)), None)
+        self._primer = next(
+            (
+                i
+                for i in range(parent.vocab_size)
+                if i not in self._spelled
+                and sp.decode([i])
+                and not sp.is_control(i)
+                and not sp.is_unknown(i)
+                and not sp.is_byte(i)
+            ),
+            None,
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -374,7 +397,7 @@ class SentencePieceWithSpecials(TableMethods, Tokenizer):
                 return
             if out and any(out) and primer is not None:
                 head = sp.decode([primer])
-                out.append(sp.decode([primer, *run])[len(head):])
+                out.append(sp.decode([primer, *run])[len(head) :])
             else:
                 out.append(sp.decode(run))
             run.clear()
@@ -392,5 +415,7 @@ class SentencePieceWithSpecials(TableMethods, Tokenizer):
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

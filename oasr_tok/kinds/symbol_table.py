@@ -11,9 +11,11 @@ and no piece is empty (an empty piece would end a byte run without adding a byte
 run on the compiled PieceTable (constant work per token); `decode` below is the plain
 Python statement of the same rules and the oracle the compiled paths are tested against.
 """
+
 from __future__ import annotations
 
-from typing import Any, Collection, Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from .._ids import check_ids
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
@@ -83,7 +85,9 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         self._rendered = [piece.replace(WORD_BOUNDARY, " ") for piece in self._symbols]
         for token_id, piece in enumerate(self._symbols):
             if not piece and token_id not in self._special:
-                raise MalformedAssetError(f"symbol_table: piece {token_id} is empty (a table piece is at least one character)")
+                raise MalformedAssetError(
+                    f"symbol_table: piece {token_id} is empty (a table piece is at least one character)"
+                )
         self._byte_of: dict[int, int] = {}
         flags = bytearray(size)
         values = bytearray(size)
@@ -104,7 +108,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         self._table = PieceTable(self._rendered, flags=bytes(flags), byte_values=bytes(values), lead="whitespace")
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "SymbolTableTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> SymbolTableTokenizer:
         reject_unknown_options(spec.options, ["special_ids"], "symbol_table")
         if "units" not in spec.files and "sentencepiece_model" in spec.files:
             # The legacy table made of a SentencePiece model's pieces, as its spec says.
@@ -115,7 +119,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         return tokenizer
 
     @classmethod
-    def from_sentencepiece_model(cls, path: str, options: dict[str, Any] | None = None) -> "SymbolTableTokenizer":
+    def from_sentencepiece_model(cls, path: str, options: dict[str, Any] | None = None) -> SymbolTableTokenizer:
         """The legacy path: a symbol table made of a SentencePiece model's pieces."""
         from .sentencepiece import load_processor
 
@@ -139,16 +143,19 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         return self._symbols[self.check_ids([token_id])[0]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        return b"".join(map(self._utf8.__getitem__, check_ids(ids, len(self._utf8)))).decode("utf-8", "replace").lstrip()
+        return (
+            b"".join(map(self._utf8.__getitem__, check_ids(ids, len(self._utf8)))).decode("utf-8", "replace").lstrip()
+        )
 
-    def _keep_specials(self) -> "SymbolTableTokenizer":
+    def _keep_specials(self) -> SymbolTableTokenizer:
         # Rendering is piece-local: the view is the same table with nothing stripped.
         return SymbolTableTokenizer(self._symbols, special_ids=[])
+
 
 def _utf8(text: str, token_id: int) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        raise MalformedAssetError(f"symbol_table: piece {token_id} ({text!r}) is not valid text (a lone surrogate)") from None
-
-
+        raise MalformedAssetError(
+            f"symbol_table: piece {token_id} ({text!r}) is not valid text (a lone surrogate)"
+        ) from None

@@ -26,6 +26,7 @@ FLAG_BREAK on the special ids.
 
 Decoding needs nothing but this module; encode() needs `tiktoken` (extra `[tekken]`).
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,15 @@ from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ._common import base64_token, checked_text, read_json, reject_unknown_options
 
-__all__ = ["BUILTIN_SPECIAL_TOKENS", "FILLER_TEMPLATE", "MAX_SPECIAL_TOKENS", "TekkenFile", "TekkenTokenizer",
-           "TekkenWithSpecials", "read_tekken"]
+__all__ = [
+    "BUILTIN_SPECIAL_TOKENS",
+    "FILLER_TEMPLATE",
+    "MAX_SPECIAL_TOKENS",
+    "TekkenFile",
+    "TekkenTokenizer",
+    "TekkenWithSpecials",
+    "read_tekken",
+]
 
 #: The names mistral-common's Tekkenizer gives its roles (bos_id, eos_id, pad_id, unk_id).
 _ROLE_NAMES = {"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}
@@ -51,9 +59,25 @@ _ROLE_NAMES = {"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}
 #: The special tokens mistral-common gives a tekken file that lists none (its
 #: `Tekkenizer.DEPRECATED_SPECIAL_TOKENS`, ranks 0 ... 19, all control tokens).
 BUILTIN_SPECIAL_TOKENS: tuple[str, ...] = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[IMG]",
+    "<pad>",
+    "[IMG_BREAK]",
+    "[IMG_END]",
+    "[PREFIX]",
+    "[MIDDLE]",
+    "[SUFFIX]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
     "[TOOL_CONTENT]",
 )
 #: How mistral-common names the special ids a file does not list.
@@ -114,19 +138,26 @@ def read_tekken(path: str) -> TekkenFile:
     vocab_size = _count(path, config, "default_vocab_size")
     num_special = _count(path, config, "default_num_special_tokens")
     if num_special > MAX_SPECIAL_TOKENS:
-        raise _malformed(path, "config.default_num_special_tokens",
-                         f"{num_special} is more than {MAX_SPECIAL_TOKENS} special tokens")
+        raise _malformed(
+            path, "config.default_num_special_tokens", f"{num_special} is more than {MAX_SPECIAL_TOKENS} special tokens"
+        )
     if num_special > vocab_size:
-        raise _malformed(path, "config.default_vocab_size",
-                         f"{vocab_size} is smaller than default_num_special_tokens ({num_special})")
+        raise _malformed(
+            path,
+            "config.default_vocab_size",
+            f"{vocab_size} is smaller than default_num_special_tokens ({num_special})",
+        )
     vocab = data.get("vocab")
     if not isinstance(vocab, list):
         raise _malformed(path, "vocab", "missing or not a list")
     inner = vocab_size - num_special
     if len(vocab) < inner:
-        raise _malformed(path, "config.default_vocab_size",
-                         f"{vocab_size} needs {inner} vocabulary ranks after {num_special} special tokens, "
-                         f"but 'vocab' holds {len(vocab)}")
+        raise _malformed(
+            path,
+            "config.default_vocab_size",
+            f"{vocab_size} needs {inner} vocabulary ranks after {num_special} special tokens, "
+            f"but 'vocab' holds {len(vocab)}",
+        )
     rank_bytes = _read_ranks(path, vocab, inner)
     listed = data.get("special_tokens")
     if listed is None:
@@ -138,20 +169,31 @@ def read_tekken(path: str) -> TekkenFile:
         names, control = _read_specials(path, listed)
         from_file = True
     if len(names) > num_special:
-        raise _malformed(path, "special_tokens",
-                         f"{len(names)} special tokens, more than default_num_special_tokens ({num_special})")
+        raise _malformed(
+            path, "special_tokens", f"{len(names)} special tokens, more than default_num_special_tokens ({num_special})"
+        )
     taken = set(names)
     for token_id in range(len(names), num_special):
         filler = FILLER_TEMPLATE.format(id=token_id)
         if filler in taken:  # mistral-common asserts the full list is unique
-            raise _malformed(path, "special_tokens", f"{filler!r} is listed, but id {token_id} is filled with that name")
+            raise _malformed(
+                path, "special_tokens", f"{filler!r} is listed, but id {token_id} is filled with that name"
+            )
         names.append(filler)
         control.append(True)
     audio, image = data.get("audio"), data.get("image", data.get("multimodal"))
     return TekkenFile(
-        path=path, pattern=pattern, version=str(version), vocab_size=vocab_size, num_special=num_special,
-        rank_bytes=rank_bytes, special_names=tuple(names), control=tuple(control), listed_specials=from_file,
-        audio=audio if isinstance(audio, dict) else None, image=image if isinstance(image, dict) else None,
+        path=path,
+        pattern=pattern,
+        version=str(version),
+        vocab_size=vocab_size,
+        num_special=num_special,
+        rank_bytes=rank_bytes,
+        special_names=tuple(names),
+        control=tuple(control),
+        listed_specials=from_file,
+        audio=audio if isinstance(audio, dict) else None,
+        image=image if isinstance(image, dict) else None,
     )
 
 
@@ -164,7 +206,9 @@ def _read_ranks(path: str, vocab: list[Any], inner: int) -> list[bytes]:
         entry = vocab[rank]
         if type(entry) is not dict or entry.keys() != _VOCAB_KEYS:
             keys = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
-            raise _malformed(path, f"vocab[{rank}]", f"must be an object with keys rank, token_bytes, token_str; got {keys}")
+            raise _malformed(
+                path, f"vocab[{rank}]", f"must be an object with keys rank, token_bytes, token_str; got {keys}"
+            )
         if entry["rank"] != rank or type(entry["rank"]) is not int:
             raise _malformed(path, f"vocab[{rank}].rank", f"is {entry['rank']!r}, where rank {rank} belongs")
         encoded = entry["token_bytes"]
@@ -174,8 +218,11 @@ def _read_ranks(path: str, vocab: list[Any], inner: int) -> list[bytes]:
         if piece is None:
             raise _malformed(path, f"vocab[{rank}].token_bytes", f"{encoded[:40]!r} is not base64")
         if rank < 256 and piece != bytes([rank]):
-            raise _malformed(path, f"vocab[{rank}].token_bytes", f"rank {rank} must be the single byte {rank:#04x}, "
-                                                                 f"got {piece[:16]!r}")
+            raise _malformed(
+                path,
+                f"vocab[{rank}].token_bytes",
+                f"rank {rank} must be the single byte {rank:#04x}, got {piece[:16]!r}",
+            )
         if piece in seen:
             raise _malformed(path, f"vocab[{rank}].token_bytes", f"{piece[:32]!r} is also rank {seen[piece]}")
         seen[piece] = rank
@@ -197,8 +244,11 @@ def _read_specials(path: str, listed: Any) -> tuple[list[str], list[bool]]:
         # mistral-common takes the list's order as the ids (its fillers and KEEP rendering index
         # by position), so a rank other than the position would make two ids disagree.
         if type(rank) is not int or rank != position:
-            raise _malformed(path, f"{where}.rank", f"is {rank!r}; special tokens must be listed in rank order "
-                                                    f"from 0, so this one must be {position}")
+            raise _malformed(
+                path,
+                f"{where}.rank",
+                f"is {rank!r}; special tokens must be listed in rank order from 0, so this one must be {position}",
+            )
         if not isinstance(name, str):
             raise _malformed(path, f"{where}.token_str", f"must be a string, got {name!r}")
         if not isinstance(is_control, bool):
@@ -355,7 +405,9 @@ class TekkenTokenizer(TableMethods, Tokenizer):
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """tiktoken's BPE over the file's pattern and ranks, shifted past the special ids.
 
         A special token's name written in the text ("[INST]", "<s>") is that one id, as
@@ -378,8 +430,11 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         """bos <s>, eos </s>, pad <pad>, unk <unk> by name, as mistral-common's Tekkenizer finds
         them; eos is the one stop id (mistral-common knows no other end-of-turn token)."""
         builder = SpecialTokensBuilder(self._vocab_size)
-        where = "the tekken.json special token" if self._file.listed_specials else (
-            "mistral-common's built-in special token")
+        where = (
+            "the tekken.json special token"
+            if self._file.listed_specials
+            else ("mistral-common's built-in special token")
+        )
         for role in ROLES:
             name = _ROLE_NAMES.get(role)
             token_id = self._named(name) if name is not None else None
@@ -410,8 +465,10 @@ class TekkenTokenizer(TableMethods, Tokenizer):
                 ranks = {piece: rank for rank, piece in enumerate(self._file.rank_bytes)}
                 try:
                     self._encoding = tiktoken.Encoding(
-                        name=os.path.basename(self._path).removesuffix(".json"), pat_str=self.pattern,
-                        mergeable_ranks=ranks, special_tokens={},
+                        name=os.path.basename(self._path).removesuffix(".json"),
+                        pat_str=self.pattern,
+                        mergeable_ranks=ranks,
+                        special_tokens={},
                     )
                 except ValueError as exc:  # tiktoken's own refusal (a pattern it cannot compile)
                     raise MalformedAssetError(f"{self._path}: tiktoken cannot use it: {exc}", path=self._path) from None
@@ -431,7 +488,7 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
     def __init__(self, parent: TekkenTokenizer) -> None:
         self._parent = parent
         names = parent.special_token_names
-        self._bytes = [name.encode("utf-8") for name in names] + parent._bytes[len(names):]
+        self._bytes = [name.encode("utf-8") for name in names] + parent._bytes[len(names) :]
         flags = bytes(0 if name else FLAG_SKIP | FLAG_BREAK for name in names) + bytes(len(self._bytes) - len(names))
         self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
 
@@ -463,5 +520,7 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

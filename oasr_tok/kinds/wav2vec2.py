@@ -27,6 +27,7 @@ instead (correct, but linear per token in the transcript length; see docs/kinds/
 `clean_up_tokenization_spaces: true`, and `do_lower_case` over a vocabulary holding `Σ`
 (Python lower-cases a final sigma by its context).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -79,7 +80,9 @@ def _load_json(path: str, what: str) -> Any:
 
 def _check_table(table: Any, path: str, where: str) -> dict[str, int]:
     if not isinstance(table, dict) or not table:
-        raise MalformedAssetError(f"{path}: {where} must be a non-empty JSON object mapping a piece to an id", path=path)
+        raise MalformedAssetError(
+            f"{path}: {where} must be a non-empty JSON object mapping a piece to an id", path=path
+        )
     by_id: dict[int, str] = {}
     for piece, token_id in table.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
@@ -126,14 +129,22 @@ def _token_text(value: Any, path: str, key: str) -> str | None:
         return content
     if isinstance(value, str):
         return value
-    raise MalformedAssetError(f"{path}: {key} must be a token string (or an object with 'content'), got {value!r}", path=path)
+    raise MalformedAssetError(
+        f"{path}: {key} must be a token string (or an object with 'content'), got {value!r}", path=path
+    )
 
 
 def read_settings(config_path: str | None, specials_path: str | None) -> dict[str, Any]:
     """The tokenizer settings of a checkpoint: the config, then special_tokens_map.json on top."""
-    settings: dict[str, Any] = dict(_DEFAULTS, word_delimiter_token="|", replace_word_delimiter_char=" ",
-                                    do_lower_case=False, target_lang=None, clean_up_tokenization_spaces=False,
-                                    additional_special_tokens=[])
+    settings: dict[str, Any] = dict(
+        _DEFAULTS,
+        word_delimiter_token="|",
+        replace_word_delimiter_char=" ",
+        do_lower_case=False,
+        target_lang=None,
+        clean_up_tokenization_spaces=False,
+        additional_special_tokens=[],
+    )
     for path, what in ((config_path, "tokenizer_config.json"), (specials_path, "special_tokens_map.json")):
         if path is None:
             continue
@@ -152,8 +163,12 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
             if not isinstance(extra, list):
                 raise MalformedAssetError(f"{path}: {key} must be a list of tokens", path=path)
             settings["additional_special_tokens"] += [_token_text(t, path, key) for t in extra]
-        for key, kind in (("replace_word_delimiter_char", str), ("do_lower_case", bool),
-                          ("clean_up_tokenization_spaces", bool), ("target_lang", str)):
+        for key, kind in (
+            ("replace_word_delimiter_char", str),
+            ("do_lower_case", bool),
+            ("clean_up_tokenization_spaces", bool),
+            ("target_lang", str),
+        ):
             if key in data and data[key] is not None:
                 if not isinstance(data[key], kind):
                     raise MalformedAssetError(f"{path}: {key} must be a {kind.__name__}, got {data[key]!r}", path=path)
@@ -163,8 +178,18 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
 
 def clean_up_tokenization(text: str) -> str:
     # transformers' PreTrainedTokenizerBase.clean_up_tokenization, in its order.
-    for old, new in ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-                     (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")):
+    for old, new in (
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
+    ):
         text = text.replace(old, new)
     return text
 
@@ -185,8 +210,9 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
         # transformers turns an id the table lacks into the unk token, which is special.
         tokens: list[str] = [unk if t is None else t for t in by_id]
         delimiter = settings["word_delimiter_token"]
-        special_text = {t for t in (*(settings[k] for k in _SPECIAL_KEYS), *settings["additional_special_tokens"])
-                        if t is not None} - {delimiter}
+        special_text = {
+            t for t in (*(settings[k] for k in _SPECIAL_KEYS), *settings["additional_special_tokens"]) if t is not None
+        } - {delimiter}
         pad = settings["pad_token"]
         self._tokens = tokens
         self._special = frozenset(i for i, t in enumerate(tokens) if t in special_text or t == pad)
@@ -201,8 +227,9 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
                 raw_pieces.append(settings["replace_word_delimiter_char"] if token == delimiter else token)
         self._raw_pieces = raw_pieces
         # Identifies the vocabulary and rules in a stream state (equal for a rebuilt tokenizer).
-        self._fingerprint = hashlib.sha1(json.dumps(
-            [raw_pieces, lower, bool(settings["clean_up_tokenization_spaces"])]).encode("utf-8")).hexdigest()
+        self._fingerprint = hashlib.sha1(
+            json.dumps([raw_pieces, lower, bool(settings["clean_up_tokenization_spaces"])]).encode("utf-8")
+        ).hexdigest()
         pieces = [p.lower() for p in raw_pieces] if lower else raw_pieces
         self._lower = lower
         self._cleanup = bool(settings["clean_up_tokenization_spaces"])
@@ -283,9 +310,15 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
         if "_w2v" not in state and state:
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         held = state.get("_w2v", ([], 0, False, self._fingerprint))
-        if (type(held) is not tuple or len(held) != 4 or type(held[0]) is not list or type(held[1]) is not int
-                or type(held[2]) is not bool or held[3] != self._fingerprint
-                or not all(type(i) is int and 0 <= i < self._size for i in held[0])):
+        if (
+            type(held) is not tuple
+            or len(held) != 4
+            or type(held[0]) is not list
+            or type(held[1]) is not int
+            or type(held[2]) is not bool
+            or held[3] != self._fingerprint
+            or not all(type(i) is int and 0 <= i < self._size for i in held[0])
+        ):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         ids, emitted, closed, _ = held
         if closed:

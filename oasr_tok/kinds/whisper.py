@@ -38,13 +38,15 @@ Streaming and token pieces run on the compiled PieceTable in byte mode; the prom
 is the one piece of context: the table's prompt rule keeps it in the stream state as a single
 bool (key "_prompt").
 """
+
 from __future__ import annotations
 
 import math
 import os
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
@@ -75,8 +77,16 @@ from ._common import (
 if TYPE_CHECKING:
     from ..segments import Segment
 
-__all__ = ["WhisperTokenizer", "WhisperLayout", "read_whisper_layout", "read_tiktoken_layout", "LANGUAGE_CODES",
-           "TIMESTAMP_COUNT", "TIMESTAMP_STEP", "GPT2_PATTERN"]
+__all__ = [
+    "WhisperTokenizer",
+    "WhisperLayout",
+    "read_whisper_layout",
+    "read_tiktoken_layout",
+    "LANGUAGE_CODES",
+    "TIMESTAMP_COUNT",
+    "TIMESTAMP_STEP",
+    "GPT2_PATTERN",
+]
 
 #: <|0.00|> ... <|30.00|>
 TIMESTAMP_COUNT = 1501
@@ -85,7 +95,14 @@ TIMESTAMP_STEP = 0.02
 _PER_SECOND = 50  # 1 / TIMESTAMP_STEP, exact: k / 50 is the correctly rounded k * 0.02
 
 #: The control tokens after the languages, in Whisper's order; nospeech was nocaptions before large-v3.
-_TASK_BLOCK = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>")
+_TASK_BLOCK = (
+    "<|translate|>",
+    "<|transcribe|>",
+    "<|startoflm|>",
+    "<|startofprev|>",
+    "<|nospeech|>",
+    "<|notimestamps|>",
+)
 _LANGUAGE = re.compile(r"<\|([a-z]{2,3}(?:-[A-Za-z]+)?)\|>")
 _TIMESTAMP = re.compile(r"<\|(\d+(?:\.\d*)?)\|>")
 
@@ -102,6 +119,7 @@ def _seconds(value: Any, name: str) -> float:
         raise TimingError(f"{name} must be a finite number of seconds, got {short_repr(value)}")
     return seconds
 
+
 #: Whisper's language codes in openai-whisper's order (its `LANGUAGES`); a model has the first
 #: 99 (100 from large-v3 on, which added "yue").
 LANGUAGE_CODES = (
@@ -116,8 +134,20 @@ GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
 class WhisperLayout:
     """The ids of Whisper's control tokens, found in one tokenizer.json."""
 
-    __slots__ = ("eot", "sot", "languages", "translate", "transcribe", "sot_lm", "sot_prev", "no_speech",
-                 "no_timestamps", "tokens", "special_below_eot", "max_id")
+    __slots__ = (
+        "eot",
+        "sot",
+        "languages",
+        "translate",
+        "transcribe",
+        "sot_lm",
+        "sot_prev",
+        "no_speech",
+        "no_timestamps",
+        "tokens",
+        "special_below_eot",
+        "max_id",
+    )
 
     eot: int
     sot: int
@@ -132,9 +162,22 @@ class WhisperLayout:
     special_below_eot: frozenset[int]
     max_id: int
 
-    def __init__(self, *, eot: int, sot: int, languages: dict[str, int], translate: int, transcribe: int,
-                 sot_lm: int, sot_prev: int, no_speech: int, no_timestamps: int, tokens: dict[int, str],
-                 special_below_eot: frozenset[int], max_id: int) -> None:
+    def __init__(
+        self,
+        *,
+        eot: int,
+        sot: int,
+        languages: dict[str, int],
+        translate: int,
+        transcribe: int,
+        sot_lm: int,
+        sot_prev: int,
+        no_speech: int,
+        no_timestamps: int,
+        tokens: dict[int, str],
+        special_below_eot: frozenset[int],
+        max_id: int,
+    ) -> None:
         self.eot, self.sot, self.languages = eot, sot, languages
         self.translate, self.transcribe, self.sot_lm, self.sot_prev = translate, transcribe, sot_lm, sot_prev
         self.no_speech, self.no_timestamps = no_speech, no_timestamps
@@ -194,14 +237,20 @@ def read_whisper_layout(path: str) -> WhisperLayout:
     eot, sot = by_content["<|endoftext|>"], by_content["<|startoftranscript|>"]
     task_ids = [by_content[t] for t in _TASK_BLOCK]
     if sot != eot + 1 or task_ids != list(range(task_ids[0], task_ids[0] + len(_TASK_BLOCK))):
-        raise _malformed(path, f"its control tokens are not in Whisper's order (eot {eot}, sot {sot}, "
-                               f"translate ... notimestamps at {task_ids})")
+        raise _malformed(
+            path,
+            f"its control tokens are not in Whisper's order (eot {eot}, sot {sot}, "
+            f"translate ... notimestamps at {task_ids})",
+        )
     languages: dict[str, int] = {}
     for token_id in range(sot + 1, task_ids[0]):
         match = _LANGUAGE.fullmatch(tokens.get(token_id, ""))
         if match is None:
-            raise _malformed(path, f"id {token_id} ({tokens.get(token_id)!r}) lies between "
-                                   "<|startoftranscript|> and <|translate|> but is not a language token")
+            raise _malformed(
+                path,
+                f"id {token_id} ({tokens.get(token_id)!r}) lies between "
+                "<|startoftranscript|> and <|translate|> but is not a language token",
+            )
         languages[match.group(1)] = token_id
     begin = task_ids[-1] + 1
     for token_id in range(begin, begin + TIMESTAMP_COUNT):
@@ -216,9 +265,18 @@ def read_whisper_layout(path: str) -> WhisperLayout:
         if match is None or abs(float(match.group(1)) - expected) > TIMESTAMP_STEP / 4:
             raise _malformed(path, f"id {token_id} is {token!r}, where timestamp <|{expected:.2f}|> belongs")
     return WhisperLayout(
-        eot=eot, sot=sot, languages=languages, translate=task_ids[0], transcribe=task_ids[1], sot_lm=task_ids[2],
-        sot_prev=task_ids[3], no_speech=task_ids[4], no_timestamps=task_ids[5], tokens=tokens,
-        special_below_eot=frozenset(i for i in special if i < eot), max_id=max(tokens),
+        eot=eot,
+        sot=sot,
+        languages=languages,
+        translate=task_ids[0],
+        transcribe=task_ids[1],
+        sot_lm=task_ids[2],
+        sot_prev=task_ids[3],
+        no_speech=task_ids[4],
+        no_timestamps=task_ids[5],
+        tokens=tokens,
+        special_below_eot=frozenset(i for i in special if i < eot),
+        max_id=max(tokens),
     )
 
 
@@ -227,41 +285,64 @@ def read_tiktoken_layout(path: str, num_languages: int = 99) -> tuple[WhisperLay
     number) and lay the control block out after its ranks as `get_encoding` does. The layout
     spells each rank as the tokenizer.json of the same model does (the byte-level alphabet),
     and the ranks' bytes. MalformedAssetError names the file and line."""
-    if isinstance(num_languages, bool) or not isinstance(num_languages, int) or not 0 <= num_languages <= len(LANGUAGE_CODES):
-        raise SpecError(f"whisper: option num_languages must be an integer 0 ... {len(LANGUAGE_CODES)}, "
-                        f"got {num_languages!r}")
+    if (
+        isinstance(num_languages, bool)
+        or not isinstance(num_languages, int)
+        or not 0 <= num_languages <= len(LANGUAGE_CODES)
+    ):
+        raise SpecError(
+            f"whisper: option num_languages must be an integer 0 ... {len(LANGUAGE_CODES)}, got {num_languages!r}"
+        )
     text = read_text(path, "Whisper .tiktoken")
     ranks: list[bytes] = []
     seen: dict[bytes, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if len(fields) != 2 or not fields[1].isdigit():
-            raise MalformedAssetError(f"{path}:{number}: not a `base64 rank` line: {line[:60]!r}", path=path,
-                                      line=number)
+            raise MalformedAssetError(
+                f"{path}:{number}: not a `base64 rank` line: {line[:60]!r}", path=path, line=number
+            )
         if int(fields[1]) != len(ranks):
-            raise MalformedAssetError(f"{path}:{number}: rank {fields[1]} where rank {len(ranks)} belongs (the ranks "
-                                      "must count up from 0, one per line)", path=path, line=number)
+            raise MalformedAssetError(
+                f"{path}:{number}: rank {fields[1]} where rank {len(ranks)} belongs (the ranks "
+                "must count up from 0, one per line)",
+                path=path,
+                line=number,
+            )
         piece = base64_token(fields[0])
         if piece is None:
             raise MalformedAssetError(f"{path}:{number}: {fields[0][:40]!r} is not base64", path=path, line=number)
         if piece in seen:
-            raise MalformedAssetError(f"{path}:{number}: rank {len(ranks)} repeats the bytes of rank {seen[piece]}",
-                                      path=path, line=number)
+            raise MalformedAssetError(
+                f"{path}:{number}: rank {len(ranks)} repeats the bytes of rank {seen[piece]}", path=path, line=number
+            )
         seen[piece] = len(ranks)
         ranks.append(piece)
     if not ranks:
         raise MalformedAssetError(f"{path}: the .tiktoken file has no ranks", path=path)
     eot = len(ranks)
     tokens: dict[int, str] = {rank: "".join([BYTE_TO_CHAR[b] for b in piece]) for rank, piece in enumerate(ranks)}
-    controls = ["<|endoftext|>", "<|startoftranscript|>", *[f"<|{code}|>" for code in LANGUAGE_CODES[:num_languages]],
-                *_TASK_BLOCK]
+    controls = [
+        "<|endoftext|>",
+        "<|startoftranscript|>",
+        *[f"<|{code}|>" for code in LANGUAGE_CODES[:num_languages]],
+        *_TASK_BLOCK,
+    ]
     for offset, name in enumerate(controls):
         tokens[eot + offset] = name
     sot, translate = eot + 1, eot + 2 + num_languages
     layout = WhisperLayout(
-        eot=eot, sot=sot, languages={code: sot + 1 + k for k, code in enumerate(LANGUAGE_CODES[:num_languages])},
-        translate=translate, transcribe=translate + 1, sot_lm=translate + 2, sot_prev=translate + 3,
-        no_speech=translate + 4, no_timestamps=translate + 5, tokens=tokens, special_below_eot=frozenset(),
+        eot=eot,
+        sot=sot,
+        languages={code: sot + 1 + k for k, code in enumerate(LANGUAGE_CODES[:num_languages])},
+        translate=translate,
+        transcribe=translate + 1,
+        sot_lm=translate + 2,
+        sot_prev=translate + 3,
+        no_speech=translate + 4,
+        no_timestamps=translate + 5,
+        tokens=tokens,
+        special_below_eot=frozenset(),
         max_id=translate + 5,
     )
     return layout, ranks
@@ -275,8 +356,9 @@ class WhisperTokenizer(TableMethods, Tokenizer):
 
     supports_encode = True
 
-    def __init__(self, path: str, vocab_size: int | None = None, *, tiktoken: bool = False,
-                 num_languages: int = 99) -> None:
+    def __init__(
+        self, path: str, vocab_size: int | None = None, *, tiktoken: bool = False, num_languages: int = 99
+    ) -> None:
         self._ranks: list[bytes] | None = None
         if tiktoken:
             layout, self._ranks = read_tiktoken_layout(path, num_languages)
@@ -313,20 +395,30 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
-        self._table = PieceTable(self._bytes + [b""] * (vocab_size - eot), flags=bytes(flags), mode="bytes",
-                                 prompt=(layout.sot_prev, layout.sot))
+        self._table = PieceTable(
+            self._bytes + [b""] * (vocab_size - eot),
+            flags=bytes(flags),
+            mode="bytes",
+            prompt=(layout.sot_prev, layout.sot),
+        )
         self._runtime: Any = None
         self._runtime_lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: TokenizerSpec) -> "WhisperTokenizer":
+    def from_spec(cls, spec: TokenizerSpec) -> WhisperTokenizer:
         if "tiktoken" in spec.files:
             if "tokenizer" in spec.files:
-                raise SpecError("whisper: give one vocabulary, file role 'tokenizer' (tokenizer.json) or "
-                                "'tiktoken' (.tiktoken), not both")
+                raise SpecError(
+                    "whisper: give one vocabulary, file role 'tokenizer' (tokenizer.json) or "
+                    "'tiktoken' (.tiktoken), not both"
+                )
             reject_unknown_options(spec.options, ["vocab_size", "num_languages"], "whisper")
-            tokenizer = cls(spec.file("tiktoken"), spec.options.get("vocab_size"), tiktoken=True,
-                            num_languages=spec.options.get("num_languages", 99))
+            tokenizer = cls(
+                spec.file("tiktoken"),
+                spec.options.get("vocab_size"),
+                tiktoken=True,
+                num_languages=spec.options.get("num_languages", 99),
+            )
         else:
             reject_unknown_options(spec.options, ["vocab_size"], "whisper")
             tokenizer = cls(spec.file("tokenizer"), spec.options.get("vocab_size"))
@@ -481,7 +573,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         times.extend([marks[-1][1]] * (len(ids) - len(times)))
         return [t + offset for t in times]
 
-    def segments(self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0) -> list["Segment"]:
+    def segments(self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0) -> list[Segment]:
         """One window's segments from its timestamp tokens, exactly as openai-whisper's
         transcribe splits them (oasr_tok.segments.whisper_segments states the rules): `offset`
         is the window's start in seconds, `duration` its length (30 s but for the last window)."""
@@ -491,8 +583,15 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         for name, value in (("offset", offset), ("duration", duration)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise TimingError(f"option {name} must be a finite number >= 0, got {value!r}")
-        return whisper_segments(ids, eot=self.eot, sot=self.sot, timestamp_begin=self.timestamp_begin,
-                                decode=self.decode, offset=offset, duration=duration)
+        return whisper_segments(
+            ids,
+            eot=self.eot,
+            sot=self.sot,
+            timestamp_begin=self.timestamp_begin,
+            decode=self.decode,
+            offset=offset,
+            duration=duration,
+        )
 
     def decode_with_timestamps(self, ids: Sequence[int]) -> str:
         """Every id rendered, control tokens and timestamps included ("<|0.00|> Hello<|1.08|>"),
@@ -529,7 +628,9 @@ class WhisperTokenizer(TableMethods, Tokenizer):
 
     # -- encoding -----------------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         """Ids for a prompt, as the `tokenizers` runtime encodes it: without special tokens
         by default (no sot/eot added); add_special_tokens=True runs the file's post-processor
         (transformers' `tok(text).input_ids`). Control markup written in the text (e.g.
@@ -600,8 +701,11 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 for step in range(TIMESTAMP_COUNT):
                     specials[f"<|{step * TIMESTAMP_STEP:.2f}|>"] = layout.timestamp_begin + step
                 self._runtime = tiktoken.Encoding(
-                    name=os.path.basename(self._path), explicit_n_vocab=layout.size, pat_str=GPT2_PATTERN,
-                    mergeable_ranks={piece: rank for rank, piece in enumerate(self._ranks)}, special_tokens=specials,
+                    name=os.path.basename(self._path),
+                    explicit_n_vocab=layout.size,
+                    pat_str=GPT2_PATTERN,
+                    mergeable_ranks={piece: rank for rank, piece in enumerate(self._ranks)},
+                    special_tokens=specials,
                 )
             return self._runtime
 
@@ -617,7 +721,9 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 try:
                     self._runtime = Runtime.from_file(self._path)
                 except Exception as exc:  # the runtime's own parse error, whatever its type
-                    raise MalformedAssetError(f"{self._path}: tokenizers cannot load it: {exc}", path=self._path) from None
+                    raise MalformedAssetError(
+                        f"{self._path}: tokenizers cannot load it: {exc}", path=self._path
+                    ) from None
             return self._runtime
 
 
@@ -634,9 +740,12 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
         self._parent = parent
         size = parent.vocab_size
         tokens = parent._layout.tokens
-        self._bytes = [token_bytes(tokens[i]) if i in tokens else
-                       (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
-                       for i in range(size)]
+        self._bytes = [
+            token_bytes(tokens[i])
+            if i in tokens
+            else (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
+            for i in range(size)
+        ]
         self._table = PieceTable(self._bytes, mode="bytes")
 
     @property
@@ -654,5 +763,7 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
 
-    def encode(self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False) -> list[int]:
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)

@@ -15,6 +15,7 @@ gives it from `do_lower_case`), `strip_accents` (None: follow lowercase), `clean
 the special token strings `unk_token`, `sep_token`, `cls_token`, `pad_token`, `mask_token`
 ([UNK] [SEP] [CLS] [PAD] [MASK]; those the vocabulary lacks are simply not special).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,8 +28,14 @@ from .huggingface import HuggingFaceTokenizer
 __all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
 
 _BOOL_OPTIONS = {"lowercase": True, "clean_text": True, "handle_chinese_chars": True, "add_special_tokens": False}
-_TOKEN_OPTIONS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]",
-                  "mask_token": "[MASK]", "wordpieces_prefix": "##"}
+_TOKEN_OPTIONS = {
+    "unk_token": "[UNK]",
+    "sep_token": "[SEP]",
+    "cls_token": "[CLS]",
+    "pad_token": "[PAD]",
+    "mask_token": "[MASK]",
+    "wordpieces_prefix": "##",
+}
 _OPTIONS = [*_BOOL_OPTIONS, *_TOKEN_OPTIONS, "strip_accents"]
 
 
@@ -48,7 +55,8 @@ def read_wordpiece_vocab(path: str) -> dict[str, int]:
         if piece in vocab:
             raise MalformedAssetError(
                 f"{path}:{number}: the piece {piece!r} is given twice (first on line {vocab[piece] + 1})",
-                path=path, line=number,
+                path=path,
+                line=number,
             )
         vocab[piece] = number - 1
     if not vocab:
@@ -72,14 +80,17 @@ class WordPieceTokenizer(HuggingFaceTokenizer):
             if not isinstance(options[key], str) or not options[key]:
                 raise SpecError(f"wordpiece: option {key} must be a non-empty string, got {options[key]!r}")
         if options["strip_accents"] is not None and not isinstance(options["strip_accents"], bool):
-            raise SpecError(f"wordpiece: option strip_accents must be true, false or null, got {options['strip_accents']!r}")
+            raise SpecError(
+                f"wordpiece: option strip_accents must be true, false or null, got {options['strip_accents']!r}"
+            )
         path = spec.file("vocab")
         vocab = read_wordpiece_vocab(path)
         present = {key: options[key] for key in ("unk_token", "sep_token", "cls_token", "pad_token", "mask_token")}
         if options["unk_token"] not in vocab:
             raise MalformedAssetError(
                 f"{path}: the unknown token {options['unk_token']!r} is not in the vocabulary "
-                "(WordPiece needs it; set the option unk_token)", path=path,
+                "(WordPiece needs it; set the option unk_token)",
+                path=path,
             )
         runtime = BertWordPieceTokenizer(
             vocab,

@@ -1,12 +1,13 @@
 """Every kind plugs into the contract suite by adding a module here that defines
 ``CASES: list[KindCase]``. The suite (test_contract.py) discovers them all."""
+
 from __future__ import annotations
 
 import functools
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from oasr_tok import Tokenizer
 
@@ -48,12 +49,12 @@ def vocabulary(tok: Tokenizer) -> list[str]:
     return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _built(case: KindCase) -> Tokenizer:
     return case.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _inputs(case: KindCase) -> tuple[Tokenizer, list[int], list[list[int]]]:
     tok = case.tokenizer()
     if case.realistic is not None:

@@ -1,9 +1,11 @@
 """funasr_char cases: the real Paraformer list (tokens.txt and tokens.json) and the project's
 lists (fixtures/funasr_char/), in both modes, plus runs with no special ids so that <blank>,
 <s>, </s> and <unk> reach FunASR's rules mid-stream."""
+
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
+
 from cases import KindCase, vocabulary
 from paths import own, shared
 
@@ -40,10 +42,57 @@ def _ids_of(tok, tokens):
 def _interesting(tok) -> list[int]:
     """Markup words, single letters and their pieces, digits and digit pieces, apostrophes,
     punctuation, a few CJK characters and English words: every branch of the rules."""
-    wanted = ["<blank>", "<s>", "</s>", "<unk>", "<OOV>", "a", "b", "c", "n", "x", "a@@", "b@@", "x@@", "'", "'@@",
-              "i'@@", "it's", "1", "9", "1@@", "9@@", "0@@", "@", "@@", "-@@", "&", ".", "，", "。", "中", "文", "的",
-              "hello", "world", "hel@@", "lo", "and@@", "\U0002b5af", "中 文", "a b", "a中", "中a", "x<s>",
-              "1<unk>", "中x@@", "", " ", "\u3000", "A"]
+    wanted = [
+        "<blank>",
+        "<s>",
+        "</s>",
+        "<unk>",
+        "<OOV>",
+        "a",
+        "b",
+        "c",
+        "n",
+        "x",
+        "a@@",
+        "b@@",
+        "x@@",
+        "'",
+        "'@@",
+        "i'@@",
+        "it's",
+        "1",
+        "9",
+        "1@@",
+        "9@@",
+        "0@@",
+        "@",
+        "@@",
+        "-@@",
+        "&",
+        ".",
+        "，",
+        "。",
+        "中",
+        "文",
+        "的",
+        "hello",
+        "world",
+        "hel@@",
+        "lo",
+        "and@@",
+        "\U0002b5af",
+        "中 文",
+        "a b",
+        "a中",
+        "中a",
+        "x<s>",
+        "1<unk>",
+        "中x@@",
+        "",
+        " ",
+        "\u3000",
+        "A",
+    ]
     return _ids_of(tok, wanted)
 
 
@@ -64,21 +113,49 @@ def _odd_realistic(tok):
 
 
 CASES = [
-    KindCase(f"funasr_char/paraformer-{form}[{mode}]", _build(shared(f"{REAL}.{form}"), {"mode": mode}),
-             interesting=_interesting, realistic=_realistic(REAL_TEXTS))
+    KindCase(
+        f"funasr_char/paraformer-{form}[{mode}]",
+        _build(shared(f"{REAL}.{form}"), {"mode": mode}),
+        interesting=_interesting,
+        realistic=_realistic(REAL_TEXTS),
+    )
     for form in ("txt", "json")
     for mode in ("parity", "clean")
 ] + [
-    KindCase("funasr_char/paraformer-txt[no specials]", _build(shared(f"{REAL}.txt"), {"special_ids": []}),
-             interesting=_interesting, realistic=_realistic(REAL_TEXTS)),
-    KindCase("funasr_char/small-txt[parity]", _build(own("funasr_char/small/tokens.txt")),
-             interesting=_interesting, realistic=_realistic(SMALL_TEXTS)),
-    KindCase("funasr_char/small-json[clean]", _build(own("funasr_char/small/tokens.json"), {"mode": "clean"}),
-             interesting=_interesting, realistic=_realistic(SMALL_TEXTS)),
-    KindCase("funasr_char/odd[parity]", _build(own("funasr_char/odd/tokens.json")),
-             interesting=_interesting, realistic=_odd_realistic),
-    KindCase("funasr_char/odd[parity, no specials]", _build(own("funasr_char/odd/tokens.json"), {"special_ids": []}),
-             interesting=_interesting, realistic=_odd_realistic),
-    KindCase("funasr_char/odd[clean]", _build(own("funasr_char/odd/tokens.json"), {"mode": "clean"}),
-             interesting=_interesting, realistic=_odd_realistic),
+    KindCase(
+        "funasr_char/paraformer-txt[no specials]",
+        _build(shared(f"{REAL}.txt"), {"special_ids": []}),
+        interesting=_interesting,
+        realistic=_realistic(REAL_TEXTS),
+    ),
+    KindCase(
+        "funasr_char/small-txt[parity]",
+        _build(own("funasr_char/small/tokens.txt")),
+        interesting=_interesting,
+        realistic=_realistic(SMALL_TEXTS),
+    ),
+    KindCase(
+        "funasr_char/small-json[clean]",
+        _build(own("funasr_char/small/tokens.json"), {"mode": "clean"}),
+        interesting=_interesting,
+        realistic=_realistic(SMALL_TEXTS),
+    ),
+    KindCase(
+        "funasr_char/odd[parity]",
+        _build(own("funasr_char/odd/tokens.json")),
+        interesting=_interesting,
+        realistic=_odd_realistic,
+    ),
+    KindCase(
+        "funasr_char/odd[parity, no specials]",
+        _build(own("funasr_char/odd/tokens.json"), {"special_ids": []}),
+        interesting=_interesting,
+        realistic=_odd_realistic,
+    ),
+    KindCase(
+        "funasr_char/odd[clean]",
+        _build(own("funasr_char/odd/tokens.json"), {"mode": "clean"}),
+        interesting=_interesting,
+        realistic=_odd_realistic,
+    ),
 ]

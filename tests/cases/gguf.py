@@ -7,6 +7,7 @@ Realistic streams are llama.cpp's golden ids (`*.gguf.out`) where they exist; in
 are the ones with a rule of their own: byte tokens, specials (BOS first keeps the space),
 user-defined tokens, short pieces with a leading space, and the punctuation and apostrophe
 pieces clean_spaces rewrites across tokens."""
+
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
@@ -47,5 +48,6 @@ def realistic(name: str):
     return streams
 
 
-CASES = [KindCase(f"gguf/{name}", build(name), interesting=interesting, realistic=realistic(name))
-         for name in SHARED + OWN]
+CASES = [
+    KindCase(f"gguf/{name}", build(name), interesting=interesting, realistic=realistic(name)) for name in SHARED + OWN
+]

@@ -2,6 +2,7 @@
 (Canary-style: special-token model + English + Spanish), and sentencepiece / wordpiece /
 symbol_table on archive members. Realistic streams: a Canary-2 prompt, timestamped words in
 two languages, and the end of text."""
+
 from __future__ import annotations
 
 import oasr_tok
@@ -17,8 +18,12 @@ def _load(name: str):
 def _canary_interesting(tok) -> list[int]:
     picks = ["<|endoftext|>", "<pad>", "<|0|>", "<|7|>", "<|en|>"]
     found = [tok.canary_tokens[p] for p in picks if p in tok.canary_tokens]
-    return found + [tok.offsets["en"], tok.offsets["es"], tok.offsets["es"] - 1, tok.vocab_size - 1] + \
-        tok.encode_language("hello", "en") + tok.encode_language("niño", "es")
+    return (
+        found
+        + [tok.offsets["en"], tok.offsets["es"], tok.offsets["es"] - 1, tok.vocab_size - 1]
+        + tok.encode_language("hello", "en")
+        + tok.encode_language("niño", "es")
+    )
 
 
 def _canary_realistic(tok) -> list[list[int]]:
@@ -42,9 +47,17 @@ def _char_realistic(tok) -> list[list[int]]:
 
 CASES = [
     KindCase("aggregate/canary.nemo", _load("canary"), interesting=_canary_interesting, realistic=_canary_realistic),
-    KindCase("sentencepiece/bpe.nemo", _load("bpe"), interesting=_plain_interesting,
-             texts=("hello world speech recognition", "the quick brown fox")),
-    KindCase("wordpiece/wpe.nemo", _load("wpe"), interesting=_plain_interesting,
-             texts=("hello world speech recognition", "good morning, canary!")),
+    KindCase(
+        "sentencepiece/bpe.nemo",
+        _load("bpe"),
+        interesting=_plain_interesting,
+        texts=("hello world speech recognition", "the quick brown fox"),
+    ),
+    KindCase(
+        "wordpiece/wpe.nemo",
+        _load("wpe"),
+        interesting=_plain_interesting,
+        texts=("hello world speech recognition", "good morning, canary!"),
+    ),
     KindCase("symbol_table/char.nemo", _load("char"), interesting=_plain_interesting, realistic=_char_realistic),
 ]

@@ -1,12 +1,14 @@
 """sentencepiece cases: every real model in ../shared/fixtures/sentencepiece/, every model the
 project trains (fixtures/sentencepiece/), and two with no special ids so that <unk>, <s>,
 </s> and <pad> reach the renderer mid-stream."""
+
 from __future__ import annotations
 
 import functools
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from cases import KindCase, MULTISCRIPT
+
+from cases import MULTISCRIPT, KindCase
 from paths import own, shared
 
 SHARED_MODELS = [
@@ -26,8 +28,31 @@ OWN_MODELS = [  # the denormalizer fixture is refused by the kind (tested in tes
 # Byte values that make the UTF-8 assembly interesting: complete 2-, 3- and 4-byte characters
 # (é, 中, 😀), lone lead and continuation bytes, overlong leads, a surrogate prefix, a prefix
 # beyond U+10FFFF, bytes that are never valid, ASCII and space.
-BYTES = [0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xFF, 0xC0, 0xE0, 0xED, 0xA0, 0xF4, 0x90, 0xF5,
-         0xEF, 0xBF, 0xBD, 0x41, 0x20, 0x00]
+BYTES = [
+    0xC3,
+    0xA9,
+    0xE4,
+    0xB8,
+    0xAD,
+    0xF0,
+    0x9F,
+    0x98,
+    0x80,
+    0xFF,
+    0xC0,
+    0xE0,
+    0xED,
+    0xA0,
+    0xF4,
+    0x90,
+    0xF5,
+    0xEF,
+    0xBF,
+    0xBD,
+    0x41,
+    0x20,
+    0x00,
+]
 
 
 def _path(name: str) -> str:
@@ -38,7 +63,7 @@ def _build(name: str, options: dict | None = None):
     return lambda: build_tokenizer(TokenizerSpec("sentencepiece", {"model": _path(name)}, options or {}))
 
 
-@functools.lru_cache(maxsize=None)  # the suite asks once per example; a 32k-piece scan is slow
+@functools.cache  # the suite asks once per example; a 32k-piece scan is slow
 def interesting(tok) -> list[int]:
     """Byte pieces, control and unknown ids, whitespace-only pieces, pieces that start with
     `▁`, and the vocabulary edges: what the leading rule and the byte runs turn on."""

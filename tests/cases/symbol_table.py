@@ -1,5 +1,6 @@
 """symbol_table cases: every real table, plus generated tables with byte pieces and
 id-only space lines."""
+
 from __future__ import annotations
 
 import functools
@@ -7,6 +8,7 @@ import os
 import tempfile
 
 from oasr_tok import TokenizerSpec, build_tokenizer
+
 from cases import MULTISCRIPT, KindCase, vocabulary
 from paths import shared
 
@@ -33,7 +35,7 @@ def _boundaries(tok):
     return _by_piece(tok, lambda s: s.startswith("\u2581"))[:20] + _by_piece(tok, lambda s: s.startswith("#"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _generated_table() -> str:
     """A table with byte pieces, a space written as an id-only line, and multi-script pieces."""
     pieces = ["<blk>", "<sos/eos>", "<unk>", None, "\u2581", "\u2581the", "cat", "\u2581a", "b", "\u2581\u2581"]
@@ -48,12 +50,42 @@ def _generated_table() -> str:
 
 
 def _generated_interesting(tok):
-    byte = lambda b: 10 + b  # noqa: E731  (byte pieces start at id 10)
+    byte = lambda b: 10 + b
     # Complete 2-, 3- and 4-byte characters, lone lead and continuation bytes, invalid bytes
     # (0xFF, surrogate and overlong starts), the bytes of a genuine U+FFFD, and a U+FFFD piece.
-    return [3, 4, 5, 6, 7, 9, byte(0xE4), byte(0xB8), byte(0xAD), byte(0xC3), byte(0xA9), byte(0xF0),
-            byte(0x9F), byte(0x98), byte(0x80), byte(0xFF), byte(0x80), byte(0x20), byte(0x41), byte(0xEF), byte(0xBF),
-            byte(0xBD), byte(0xED), byte(0xA0), byte(0xC0), 266, 267, 268, 270, 271, 272]
+    return [
+        3,
+        4,
+        5,
+        6,
+        7,
+        9,
+        byte(0xE4),
+        byte(0xB8),
+        byte(0xAD),
+        byte(0xC3),
+        byte(0xA9),
+        byte(0xF0),
+        byte(0x9F),
+        byte(0x98),
+        byte(0x80),
+        byte(0xFF),
+        byte(0x80),
+        byte(0x20),
+        byte(0x41),
+        byte(0xEF),
+        byte(0xBF),
+        byte(0xBD),
+        byte(0xED),
+        byte(0xA0),
+        byte(0xC0),
+        266,
+        267,
+        268,
+        270,
+        271,
+        272,
+    ]
 
 
 def _sp_ids(tok):

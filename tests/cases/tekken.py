@@ -3,6 +3,7 @@ layout (listed special tokens, see tests/tekken_files.py). Streams mix encoded t
 scripts, chat and audio markup (BOS, [INST], [AUDIO], [TRANSCRIBE]), multi-byte characters whose
 byte tokens a special id splits (rendered apart: tekken never joins bytes across a special),
 incomplete characters at the end, a genuine U+FFFD and invalid bytes."""
+
 from __future__ import annotations
 
 from tekken_files import path_of
@@ -26,8 +27,11 @@ def byte_ids(tok) -> list[int]:
 
 
 def interesting(tok) -> list[int]:
-    named = [tok.special_token_id(n) for n in ("<s>", "</s>", "[INST]", "[/INST]", "[AUDIO]", "[TRANSCRIBE]")
-             if n in tok.special_token_ids]
+    named = [
+        tok.special_token_id(n)
+        for n in ("<s>", "</s>", "[INST]", "[/INST]", "[AUDIO]", "[TRANSCRIBE]")
+        if n in tok.special_token_ids
+    ]
     return [*byte_ids(tok), *named, tok.num_special_tokens - 1, tok.num_special_tokens, tok.vocab_size - 1]
 
 
@@ -35,16 +39,53 @@ def realistic(tok) -> list[list[int]]:
     s = tok.special_token_id
     b = dict(zip(SPLIT_BYTES, byte_ids(tok)))
     streams = [tok.encode(text) for text in MULTISCRIPT]
-    chat = [s("<s>"), s("[INST]"), *tok.encode("Transcribe this: 今天天气很好 😀"), s("[/INST]"),
-            *tok.encode(" Sure — here it is: café, naïve."), s("</s>")]
-    split = [b[0xE4], b[0xB8], s("[INST]"), b[0xAD], b[0xF0], b[0x9F], s("</s>"), b[0x98], b[0x80],
-             b[0xEF], b[0xBF], b[0xBD], b[0xFF], b[0xC3], b[0x20], b[0xC3], b[0xA9], b[0xE4], b[0xB8]]
+    chat = [
+        s("<s>"),
+        s("[INST]"),
+        *tok.encode("Transcribe this: 今天天气很好 😀"),
+        s("[/INST]"),
+        *tok.encode(" Sure — here it is: café, naïve."),
+        s("</s>"),
+    ]
+    split = [
+        b[0xE4],
+        b[0xB8],
+        s("[INST]"),
+        b[0xAD],
+        b[0xF0],
+        b[0x9F],
+        s("</s>"),
+        b[0x98],
+        b[0x80],
+        b[0xEF],
+        b[0xBF],
+        b[0xBD],
+        b[0xFF],
+        b[0xC3],
+        b[0x20],
+        b[0xC3],
+        b[0xA9],
+        b[0xE4],
+        b[0xB8],
+    ]
     streams += [chat, split]
     if "[AUDIO]" in tok.special_token_ids:
-        streams.append([s("<s>"), s("[INST]"), s("[BEGIN_AUDIO]"), *[s("[AUDIO]")] * 5, s("[/INST]"),
-                        s("[TRANSCRIBE]"), *tok.encode("lang:en Hello there, 東京!"), s("</s>")])
+        streams.append(
+            [
+                s("<s>"),
+                s("[INST]"),
+                s("[BEGIN_AUDIO]"),
+                *[s("[AUDIO]")] * 5,
+                s("[/INST]"),
+                s("[TRANSCRIBE]"),
+                *tok.encode("lang:en Hello there, 東京!"),
+                s("</s>"),
+            ]
+        )
     return streams
 
 
-CASES = [KindCase(f"tekken/{name.removesuffix('.json')}", build(name), interesting=interesting, realistic=realistic)
-         for name in NAMES]
+CASES = [
+    KindCase(f"tekken/{name.removesuffix('.json')}", build(name), interesting=interesting, realistic=realistic)
+    for name in NAMES
+]

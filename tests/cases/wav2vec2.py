@@ -2,6 +2,7 @@
 MMS-shaped variants (fixtures/wav2vec2/), and one vocabulary with clean-up on (the
 re-decoding path). Realistic streams are sentences spelled in the vocabulary's characters
 with `|` between words (and a leading / trailing delimiter, as CTC output has)."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,10 @@ SENTENCES = ("HE HOPED THERE WOULD BE STEW FOR DINNER", "IT'S NOT  DON'T", "A B 
 
 
 def _files(folder: str) -> dict[str, str]:
-    out = {"vocab": own(f"wav2vec2/{folder}/vocab.json"),
-           "tokenizer_config": own(f"wav2vec2/{folder}/tokenizer_config.json")}
+    out = {
+        "vocab": own(f"wav2vec2/{folder}/vocab.json"),
+        "tokenizer_config": own(f"wav2vec2/{folder}/tokenizer_config.json"),
+    }
     specials = os.path.join(os.path.dirname(out["vocab"]), "special_tokens_map.json")
     if os.path.exists(specials):
         out["special_tokens_map"] = specials
@@ -37,8 +40,15 @@ def _cleanup_build():
         json.dump(vocab, handle)
     with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as handle:
         json.dump({"clean_up_tokenization_spaces": True, "do_lower_case": True}, handle)
-    return build_tokenizer(TokenizerSpec("wav2vec2", {"vocab": os.path.join(folder, "vocab.json"),
-                                                      "tokenizer_config": os.path.join(folder, "tokenizer_config.json")}))
+    return build_tokenizer(
+        TokenizerSpec(
+            "wav2vec2",
+            {
+                "vocab": os.path.join(folder, "vocab.json"),
+                "tokenizer_config": os.path.join(folder, "tokenizer_config.json"),
+            },
+        )
+    )
 
 
 def _index(tok) -> dict[str, int]:
@@ -47,8 +57,11 @@ def _index(tok) -> dict[str, int]:
 
 def _interesting(tok) -> list[int]:
     index = _index(tok)
-    return [index[p] for p in ("<pad>", "<s>", "</s>", "<unk>", "|", "'", ".", ",", "S", "T", "N", "Σ", "e", "é")
-            if p in index]
+    return [
+        index[p]
+        for p in ("<pad>", "<s>", "</s>", "<unk>", "|", "'", ".", ",", "S", "T", "N", "Σ", "e", "é")
+        if p in index
+    ]
 
 
 def _realistic(tok) -> list[list[int]]:
@@ -65,7 +78,11 @@ def _realistic(tok) -> list[list[int]]:
 CASES = [
     KindCase("wav2vec2/base-960h", _build("base-960h"), interesting=_interesting, realistic=_realistic),
     KindCase("wav2vec2/lower-case", _build("lower-case"), interesting=_interesting, realistic=_realistic),
-    KindCase("wav2vec2/mms-like-fra", _build("mms-like", {"target_lang": "fra"}), interesting=_interesting,
-             realistic=_realistic),
+    KindCase(
+        "wav2vec2/mms-like-fra",
+        _build("mms-like", {"target_lang": "fra"}),
+        interesting=_interesting,
+        realistic=_realistic,
+    ),
     KindCase("wav2vec2/cleanup-lower", _cleanup_build, interesting=_interesting, realistic=_realistic),
 ]

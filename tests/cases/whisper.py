@@ -2,11 +2,13 @@
 (the same model's vocabulary in its other source) and the project's three generated layouts
 (en, multilingual, large-v3). Streams mix decoder-shaped outputs (sot, language, task,
 timestamps, eot), prompt blocks, CJK and emoji split across byte tokens, and random ids."""
+
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.kinds._bytelevel import BYTE_TO_CHAR
-from cases import KindCase, MULTISCRIPT
+
+from cases import MULTISCRIPT, KindCase
 from paths import own, shared
 
 FILES = {
@@ -22,8 +24,11 @@ SPLIT_BYTES = (0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xC3, 0xA9, 0xFF, 0x20)
 
 def build(name: str):
     if name == "tiktoken-multilingual":
-        return lambda: build_tokenizer(TokenizerSpec(
-            "whisper", {"tiktoken": shared("whisper-tiktoken/multilingual.tiktoken")}, {"num_languages": 99}))
+        return lambda: build_tokenizer(
+            TokenizerSpec(
+                "whisper", {"tiktoken": shared("whisper-tiktoken/multilingual.tiktoken")}, {"num_languages": 99}
+            )
+        )
     return lambda: build_tokenizer(TokenizerSpec("whisper", {"tokenizer": FILES[name]()}))
 
 
@@ -48,9 +53,25 @@ def interesting(tok) -> list[int]:
     languages = tok.all_language_tokens
     return [
         *byte_token_ids(tok),
-        tok.eot, tok.sot, tok.sot_prev, tok.sot_prev, tok.sot, tok.sot_lm, tok.no_speech, tok.no_timestamps,
-        tok.transcribe, tok.translate, languages[0], languages[-1],
-        ts, ts + 1, ts + 150, tok.timestamp_end, tok.vocab_size - 1, tok.eot - 1, 0,
+        tok.eot,
+        tok.sot,
+        tok.sot_prev,
+        tok.sot_prev,
+        tok.sot,
+        tok.sot_lm,
+        tok.no_speech,
+        tok.no_timestamps,
+        tok.transcribe,
+        tok.translate,
+        languages[0],
+        languages[-1],
+        ts,
+        ts + 1,
+        ts + 150,
+        tok.timestamp_end,
+        tok.vocab_size - 1,
+        tok.eot - 1,
+        0,
     ]
 
 

@@ -1,18 +1,26 @@
 """The with_specials() views run through the contract suite: one case per kind and file type
 (the views render special ids as text, so their streams must keep the three contracts too).
 The view's own special_ids is empty, so the parent's special ids are fed in as interesting."""
+
 from __future__ import annotations
 
 from cases import KindCase, funasr_char, gguf, huggingface, sentencepiece, symbol_table, tekken, whisper
 
 _PICKED = {
-    "huggingface/qwen3", "huggingface/mistral-7b", "huggingface/moonshine", "huggingface/wordpiece-bert",
+    "huggingface/qwen3",
+    "huggingface/mistral-7b",
+    "huggingface/moonshine",
+    "huggingface/wordpiece-bert",
     "huggingface/metaspace-first",
     "whisper/faster-whisper-base",
     # gguf: SPM with add_space_prefix, byte-level BPE with fillers, clean_spaces over special text
-    "gguf/ggml-vocab-llama-spm", "gguf/ggml-vocab-qwen2", "gguf/gpt2-cleanspaces", "gguf/gemma4-bpe",
+    "gguf/ggml-vocab-llama-spm",
+    "gguf/ggml-vocab-qwen2",
+    "gguf/gpt2-cleanspaces",
+    "gguf/gemma4-bpe",
     # tekken: names that cut byte runs, in both layouts
-    "tekken/tekken_240911", "tekken/derived",
+    "tekken/tekken_240911",
+    "tekken/derived",
 }
 
 
@@ -25,8 +33,12 @@ def _view_case(case: KindCase) -> KindCase:
     def realistic(view, case=case):
         return case.inputs()[2]
 
-    return KindCase(f"with_specials/{case.name}", lambda case=case: case.tokenizer().with_specials(),
-                    interesting=interesting, realistic=realistic)
+    return KindCase(
+        f"with_specials/{case.name}",
+        lambda case=case: case.tokenizer().with_specials(),
+        interesting=interesting,
+        realistic=realistic,
+    )
 
 
 def _picked(cases: list[KindCase], first: int = 0) -> list[KindCase]:

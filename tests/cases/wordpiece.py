@@ -1,5 +1,6 @@
 """wordpiece cases: the project's BERT vocab.txt files (uncased and cased), built as
 `tokenizers`' BertWordPieceTokenizer."""
+
 from __future__ import annotations
 
 from oasr_tok import TokenizerSpec, build_tokenizer
@@ -14,7 +15,9 @@ def _build(name: str, options: dict):
 
 def _interesting(tok) -> list[int]:
     backend = tok.backend
-    found = [backend.token_to_id(t) for t in (".", ",", "?", "!", "'", "s", "t", "m", "n", "do", "not", "##s", "##t", "##n")]
+    found = [
+        backend.token_to_id(t) for t in (".", ",", "?", "!", "'", "s", "t", "m", "n", "do", "not", "##s", "##t", "##n")
+    ]
     return [i for i in found if i is not None] + sorted(tok.special_ids) + [tok.vocab_size - 1]
 
 
