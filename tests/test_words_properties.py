@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oasr_tok.kinds.wav2vec2 import Wav2Vec2Tokenizer
 from oasr_tok.words import group_words
 
 import words_reference
@@ -150,4 +151,28 @@ def test_every_kind(case, data):
     words = tok.word_timings(ids, starts, ends)
     pieces = tok.token_pieces(ids)
     check_words(pieces, starts, ends, words, tok.decode(ids))
-    assert words == words_reference.group_words(pieces, starts, ends)
+    # A CTC character model's words are transformers' word offsets (runs between whitespace,
+    # docs/kinds/wav2vec2.md; tests/test_wav2vec2.py checks them against transformers itself).
+    reference = _runs_between_whitespace if isinstance(tok, Wav2Vec2Tokenizer) else words_reference.group_words
+    assert words == reference(pieces, starts, ends)
+
+
+def _runs_between_whitespace(pieces, starts, ends):
+    """Wav2Vec2CTCTokenizer's word-offset rule, stated with a regex: each maximal run of
+    non-whitespace characters, timed by the first and last tokens it overlaps."""
+    import re
+
+    from oasr_tok import Word
+
+    text, bounds, offset = "".join(pieces), [], 0
+    for piece in pieces:
+        bounds.append((offset, offset + len(piece)))
+        offset += len(piece)
+    n = len(pieces)
+    out = []
+    for match in re.finditer(r"\S+", text):
+        tokens = [k for k, (a, b) in enumerate(bounds) if a < match.end() and match.start() < b]
+        first, last = tokens[0], tokens[-1]
+        end = ends[last] if ends is not None else (starts[last + 1] if last + 1 < n else starts[last])
+        out.append(Word(match.group(), starts[first], end, first, last))
+    return out

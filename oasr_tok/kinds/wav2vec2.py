@@ -45,6 +45,7 @@ from ._common import existing_file, read_text, reject_unknown_options
 
 if TYPE_CHECKING:
     from .._wordtypes import Words
+    from ..words import Times
 
 __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 
@@ -292,15 +293,18 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
             raw = raw.lower()
         return clean_up_tokenization(raw) if self._cleanup else raw
 
-    def word_offsets(self, ids: Sequence[int], starts: Sequence[float], ends: Sequence[float] | None = None) -> Words:
+    def word_timings(self, ids: Sequence[int], starts: Times, ends: Times | None = None) -> Words:
         """Words as Wav2Vec2CTCTokenizer's `output_word_offsets` cuts them: the runs between
         word delimiters, each timed by the tokens that printed its first and last characters
         (the delimiter lends no time). With ids, starts and ends from oasr_tok.collapse_ctc,
         the words and frame spans are transformers' word offsets (the text is lower-cased
         when do_lower_case is set, as the transcript is; transformers' offsets keep the
-        vocabulary's case). `word_timings` keeps the library's general word rules
-        (docs/decoding.md), where a delimiter token lends its time to the words beside it."""
+        vocabulary's case). A CTC character model marks its own word boundaries, so this kind
+        uses that rule rather than the general one of docs/decoding.md."""
         return delimited_words(self.token_pieces(ids), starts, ends)
+
+    #: The same words under transformers' name for them.
+    word_offsets = word_timings
 
     def _redecode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """The re-decoding stream, for the settings whose rendering looks at neighbours."""
