@@ -1,0 +1,20 @@
+from collections.abc import Sequence
+from typing import Any
+
+from .base import Tokenizer
+from .errors import StreamStateError
+from .words import Word
+
+WINDOW: int
+STATE_KEY: str
+
+def forged() -> StreamStateError: ...
+def lean(stream: dict[str, Any]) -> dict[str, Any]: ...
+def decode_hypothesis(
+    tok: Tokenizer,
+    hypothesis_ids: Sequence[int],
+    state: dict[str, Any],
+    final: bool = False,
+    agreement: int = 2,
+    times: Sequence[float] | None = None,
+) -> tuple[str, str] | tuple[str, str, list[Word]]: ...
