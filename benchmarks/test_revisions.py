@@ -110,7 +110,7 @@ def test_decode_hypothesis(benchmark, label: str, n: int, op: str) -> None:
     _MEDIANS[(label, op, n)] = benchmark.stats.stats.median / K
 
 
-def test_ratios(request: pytest.FixtureRequest) -> None:
+def test_ratios(capsys: pytest.CaptureFixture[str]) -> None:
     """Print, per kind, decode_hypothesis per call at each position, decode_incremental of the
     same tails, and the two ratios of issue 16 (run after the rows above, in this module)."""
     if not _MEDIANS:
@@ -131,9 +131,5 @@ def test_ratios(request: pytest.FixtureRequest) -> None:
         cost = f"{worst:7.1f}" if worst else f"{'-':>7}"
         lines.append(f"{case.label:34} " + " ".join(cells) + (f" {ref * 1e6:10.2f}" if ref else f" {'-':>10}")
                      + f" {growth} {cost}")
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    text = "\n".join(lines)
-    if reporter is not None:
-        reporter.write_line(text)
-    else:
-        print(text)
+    with capsys.disabled():  # shown with the benchmark tables, not captured as test output
+        print("\n".join(lines))

@@ -134,12 +134,19 @@ cdef tuple _batch_at(tuple steps, Py_ssize_t at):
     return <tuple>entry
 
 
+# char_class of the ASCII characters, asked once (the rule stays _words.pyx's).
+cdef bytes _ASCII_CLASSES = bytes([char_class(chr(i)) for i in range(128)])
+cdef const unsigned char* _ascii_classes = _ASCII_CLASSES
+
+
 cdef Py_ssize_t _first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2:
     """Index in text of the first word or solo-script character of text[a:b], -1 if none."""
     cdef Py_ssize_t k
     cdef int c
+    cdef Py_UCS4 ch
     for k in range(a, b):
-        c = char_class(text[k])
+        ch = text[k]
+        c = _ascii_classes[ch] if ch < 128 else char_class(text[k])
         if c == C_WORD or c == C_SOLO:
             return k
     return -1
@@ -203,7 +210,8 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     if closed:
         raise StreamStateError("this hypothesis stream was closed with final=True; start a new state ({})")
     # -- the ids: read from the window on, never before ------------------------------------------
-    if isinstance(hypothesis_ids, (str, bytes)) or not hasattr(hypothesis_ids, "__len__"):
+    if type(hypothesis_ids) is not list and (isinstance(hypothesis_ids, (str, bytes))
+                                             or not hasattr(hypothesis_ids, "__len__")):
         hypothesis_ids = check_ids(hypothesis_ids, tok.vocab_size)  # str: NonIntegerIdError
     total = len(hypothesis_ids)
     width = PyTuple_GET_SIZE(window)
