@@ -134,9 +134,10 @@ cdef tuple _batch_at(tuple steps, Py_ssize_t at):
     return <tuple>entry
 
 
-# char_class of the ASCII characters, asked once (the rule stays _words.pyx's).
-cdef bytes _ASCII_CLASSES = bytes([char_class(chr(i)) for i in range(128)])
-cdef const unsigned char* _ascii_classes = _ASCII_CLASSES
+# char_class's answers for the Basic Multilingual Plane, asked once per character (the rule
+# stays _words.pyx's; 0: not asked yet).
+cdef bytearray _BMP_CLASSES = bytearray(0x10000)
+cdef unsigned char* _bmp_classes = _BMP_CLASSES
 
 
 cdef Py_ssize_t _first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2:
@@ -146,7 +147,13 @@ cdef Py_ssize_t _first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2:
     cdef Py_UCS4 ch
     for k in range(a, b):
         ch = text[k]
-        c = _ascii_classes[ch] if ch < 128 else char_class(text[k])
+        if ch < 0x10000:
+            c = _bmp_classes[ch]
+            if c == 0:
+                c = char_class(text[k])
+                _bmp_classes[ch] = c
+        else:
+            c = char_class(text[k])
         if c == C_WORD or c == C_SOLO:
             return k
     return -1
