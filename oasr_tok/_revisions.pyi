@@ -2,13 +2,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import Tokenizer
-from .errors import StreamStateError
 from .words import Word
 
 WINDOW: int
-STATE_KEY: str
 
-def forged() -> StreamStateError: ...
 def lean(stream: dict[str, Any]) -> dict[str, Any]: ...
 def decode_hypothesis(
     tok: Tokenizer,

@@ -1,13 +1,13 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
-"""The per-call path of `decode_hypothesis` (the policy and its guarantees: oasr_tok/revisions.py
-and docs/decoding.md § Revisions), compiled: a call of a bounded tail must cost about what the
+"""`decode_hypothesis` (the policy and its guarantees: oasr_tok/revisions.py and
+docs/decoding.md § Revisions), compiled: a call of a bounded tail should cost about what the
 kind's own decode_incremental of that tail costs, and in Python the bookkeeping around the
-steps (tuples, slices, the window comparison, the word offsets) cost twenty times that.
+steps (tuples, slices, the window comparison, the word offsets) cost twenty to forty times that.
 
 Everything read from state[_STATE_KEY] may be forged: its containers are type-checked before
 use, and entries are only read through checked Python operations, so a forged value raises
-(TypeError, IndexError...) and `revisions.decode_hypothesis` turns that into StreamStateError.
-The state is written only once the whole call has succeeded.
+(TypeError, IndexError...), which decode_hypothesis turns into StreamStateError. The state is
+written only once the whole call has succeeded.
 """
 from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_SIZE
@@ -32,8 +32,7 @@ cdef extern from "Python.h":
 WINDOW = 64
 cdef Py_ssize_t _WINDOW = WINDOW
 
-STATE_KEY = "_hypothesis"
-cdef str _STATE_KEY = STATE_KEY
+cdef str _STATE_KEY = "_hypothesis"
 cdef str _COMMITTED = "committed"
 cdef str _PLACEHOLDER = "\u3007"  # IDEOGRAPHIC NUMBER ZERO: a solo-script character, a word by itself
 cdef Py_ssize_t _PLACEHOLDER_LEN = 1
@@ -44,11 +43,11 @@ cdef int C_WORD = 2
 cdef int C_SOLO = 3
 
 # The base class's decode_incremental, looked up on first use (oasr_tok.base imports this
-# module's caller lazily, so importing it here at load time would be circular).
+# module while it loads, so importing base here at load time would be circular).
 cdef object _abc_decode_incremental = None
 
 
-def forged() -> StreamStateError:
+cdef object _forged():
     return StreamStateError(f"state[{_STATE_KEY!r}] was not made by decode_hypothesis; start a new stream from {{}}")
 
 
@@ -175,7 +174,7 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
     except (TypeError, IndexError, KeyError, AttributeError, ValueError) as exc:
         # Only a forged state gets here: everything the caller passes is checked first.
         if _STATE_KEY in state:
-            raise forged() from exc
+            raise _forged() from exc
         raise
 
 
@@ -204,16 +203,16 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         n, window, h_stream, pending, skip, history, steps, closed = 0, _EMPTY, {}, _EMPTY, 0, _EMPTY, _EMPTY, False
     else:
         if type(data) is not tuple or PyTuple_GET_SIZE(data) != 8:
-            raise forged()
+            raise _forged()
         o_n, o_window, o_stream, o_pending, o_skip, o_history, o_steps, closed = data
         if not (type(o_n) is int and o_n >= 0 and type(o_window) is tuple and type(o_stream) is dict
                 and type(o_pending) is tuple and type(o_skip) is int and type(o_history) is tuple
                 and type(o_steps) is tuple and type(closed) is bool):
-            raise forged()
+            raise _forged()
         n, window, h_stream, pending, skip = o_n, o_window, o_stream, o_pending, o_skip
         history, steps = o_history, o_steps
         if PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= skip <= (1 if pending else 0):
-            raise forged()
+            raise _forged()
     if closed:
         raise StreamStateError("this hypothesis stream was closed with final=True; start a new state ({})")
     # -- the ids: read from the window on, never before ------------------------------------------
@@ -255,7 +254,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
             agreed = n_tail
             for past in used:
                 if type(past) is not tuple:
-                    raise forged()
+                    raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
     # -- step the tail from the committed stream, reusing the previous call's steps --------------
     # The agreed ids are stepped one at a time (where the commit point falls is decided per id);
@@ -264,7 +263,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     new_steps = list(steps[:reuse])
     start_state = new_steps[reuse - 1][2] if reuse else h_stream
     if type(start_state) is not dict:
-        raise forged()
+        raise _forged()
     stream = start_state
     step = tok.decode_incremental
     per_id = max(reuse, agreed)
@@ -358,7 +357,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     if k:
         absorbed = new_steps[k - 1][2]
         if type(absorbed) is not dict:
-            raise forged()
+            raise _forged()
         h_stream = lean(PyDict_Copy(absorbed)) if lean_stream else absorbed
         window = (window + tail_ids[:k])[-_WINDOW:]
     if n_agree > 1:
