@@ -15,8 +15,10 @@ kind's no-retraction contract (held-back characters, byte runs and FunASR's rewr
 
 Cost. Ids behind the commit point are never read again, except a bounded look-back window
 (WINDOW ids) where a revision of committed ids is detected. The uncommitted tail is stepped one
-id at a time from the committed stream state, and the steps of the previous hypothesis are kept,
-so a call only steps the ids where the new hypothesis differs from the previous one. Grouping
+id at a time from the committed stream state, as far as the hypotheses agree (where the commit
+point falls is decided per id), and the rest in one call; the steps are kept, so a call only
+steps the ids where the new hypothesis differs from the previous one, and the ids that became
+agreed. Grouping
 into words (the compiled word rules of `oasr_tok.words`) runs over the agreed, uncommitted text
 only, and state["committed"] grows in place (_textbuf.h's oasr_append), never by a copy. Nothing
 in a call is proportional to the transcript. The per-call path is compiled (_revisions.pyx):
@@ -48,5 +50,7 @@ __all__ = ["WINDOW", "decode_hypothesis"]
 #            committed text, one entry per token
 #   skip     1 when pending's first piece starts with the placeholder for committed text
 #   history  the uncommitted tails (ids after the commit point) of the previous hypotheses
-#   steps    ((id, delta, stream state after it), ...) for the previous hypothesis's tail
+#   steps    ((id, delta, stream state after it), ...) for the ids of the previous hypothesis's
+#            tail that were stepped one at a time (at least its agreed ids), then at most one
+#            entry ((ids, ...), their delta, stream state after them) for the rest of it
 #   closed   final=True was given
