@@ -15,14 +15,13 @@ kind's no-retraction contract (held-back characters, byte runs and FunASR's rewr
 
 Cost. Ids behind the commit point are never read again, except a bounded look-back window
 (WINDOW ids) where a revision of committed ids is detected. The uncommitted tail is stepped one
-id at a time from the committed stream state, as far as the hypotheses agree (where the commit
-point falls is decided per id), and the rest in one call; the steps are kept, so a call only
-steps the ids where the new hypothesis differs from the previous one, and the ids that became
-agreed. Grouping
-into words (the compiled word rules of `oasr_tok.words`) runs over the agreed, uncommitted text
-only, and state["committed"] grows in place (_textbuf.h's oasr_append), never by a copy. Nothing
-in a call is proportional to the transcript. The per-call path is compiled (_revisions.pyx):
-this module holds the documented entry point and turns a forged state into StreamStateError.
+id at a time from the committed stream state as far as the hypotheses agree (where the commit
+point falls is decided per id), and the rest of it in one call; the steps are kept, so a call
+steps again only the ids where the new hypothesis differs from the previous one, and those that
+became agreed. Grouping into words (the compiled word rules of `oasr_tok.words`) runs over the
+agreed, uncommitted text only, and state["committed"] grows in place (_textbuf.h's oasr_append),
+never by a copy. Nothing in a call is proportional to the transcript. The whole call is compiled
+(_revisions.pyx); this module is its documented home.
 
 Where the commit point can be. Committed text ends at the end of a word `w` of the agreed text
 only when the next word starts with its first letter (a word or solo-script character, not
