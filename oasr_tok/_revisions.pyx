@@ -10,6 +10,8 @@ use, and entries are only read through checked Python operations, so a forged va
 written only once the whole call has succeeded.
 """
 from cpython.dict cimport PyDict_Copy
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.long cimport PyLong_AsSsize_t, PyLong_CheckExact
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_SIZE
@@ -118,6 +120,28 @@ cdef Py_ssize_t _common_steps(list ids, Py_ssize_t start, tuple steps) except -1
     return n
 
 
+cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab_size) except -1:
+    """Whether ids[w0:w0 + len(window)] are the window's ids, each an exact int in range (as
+    check_ids would accept them). The caller makes sure ids has that many items."""
+    cdef Py_ssize_t k, value
+    cdef PyObject* x
+    cdef PyObject* y
+    for k in range(PyTuple_GET_SIZE(window)):
+        x = PyList_GET_ITEM(ids, w0 + k)
+        if not PyLong_CheckExact(<object>x):
+            return False
+        value = PyLong_AsSsize_t(<object>x)
+        if value == -1 and PyErr_Occurred():
+            PyErr_Clear()
+            return False
+        if value < 0 or value >= vocab_size:
+            return False
+        y = PyTuple_GET_ITEM(window, k)
+        if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
+            return False
+    return True
+
+
 cdef tuple _batch_at(tuple steps, Py_ssize_t at):
     """The batch entry (ids, their settled text, stream state after them) at steps[at], if
     that is one (it is always the last entry)."""
@@ -184,6 +208,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     cdef Py_ssize_t letter, settled, end, pos, first, n_agree
     cdef bint lean_stream, after, timed = times is not None
     cdef list seen, tail, new_steps, pieces, deltas, ptexts, tail_times = None, kept
+    cdef Py_ssize_t vocab_size
     cdef tuple window, pending, history, steps, tail_ids, used
     cdef dict stream, h_stream, end_state
     cdef str batch_delta
@@ -222,25 +247,35 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     total = len(hypothesis_ids)
     width = PyTuple_GET_SIZE(window)
     w0 = n - width
-    seen = check_ids(hypothesis_ids[w0:], tok.vocab_size)
+    vocab_size = tok.vocab_size
+    revision = None
+    tail = None
+    if type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size):
+        # The usual case: the window holds the committed ids. Only the tail needs checking (on
+        # a bad id, the general path below raises with the same message as always).
+        try:
+            tail = check_ids(hypothesis_ids[n:], vocab_size)
+        except (ValueError, TypeError):
+            tail = None
+    if tail is None:
+        seen = check_ids(hypothesis_ids[w0:], vocab_size)
+        # -- revisions of committed ids ----------------------------------------------------------
+        if PyList_GET_SIZE(seen) < width:
+            looked = tuple(seen)
+            k = _common(looked, window)
+            revision = (w0 + k, window[k:], looked[k:])
+        else:
+            for k in range(width):
+                x = PyList_GET_ITEM(seen, k)
+                y = PyTuple_GET_ITEM(window, k)
+                if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
+                    revision = (w0 + k, window[k:], tuple(seen[k:width]))
+                    break
+        tail = seen[width:]
     if timed:
         if len(times) != total:
             raise TimingError(f"times has {len(times)} entries for {total} hypothesis ids; give one start per id")
         tail_times = _tail_times(times, n)
-    # -- revisions of committed ids --------------------------------------------------------------
-    revision = None
-    if PyList_GET_SIZE(seen) < width:
-        looked = tuple(seen)
-        k = _common(looked, window)
-        revision = (w0 + k, window[k:], looked[k:])
-    else:
-        for k in range(width):
-            x = PyList_GET_ITEM(seen, k)
-            y = PyTuple_GET_ITEM(window, k)
-            if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
-                revision = (w0 + k, window[k:], tuple(seen[k:width]))
-                break
-    tail = seen[width:]
     tail_ids = tuple(tail)
     # -- agreement -------------------------------------------------------------------------------
     n_tail = PyList_GET_SIZE(tail)
@@ -259,7 +294,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     # -- step the tail from the committed stream, reusing the previous call's steps --------------
     # The agreed ids are stepped one at a time (where the commit point falls is decided per id);
     # the rest, which only the partial needs, in one call (the batch entry at the end of `steps`).
-    reuse = _common_steps(seen, width, steps)
+    reuse = _common_steps(tail, 0, steps)
     new_steps = list(steps[:reuse])
     start_state = new_steps[reuse - 1][2] if reuse else h_stream
     if type(start_state) is not dict:

@@ -382,3 +382,20 @@ def test_a_forged_step_raises_and_leaves_the_state_as_it_was(bpe):
             bpe.decode_hypothesis(ids, forged, agreement=3)
         assert forged == keep
     assert bpe.decode_hypothesis(ids, state, agreement=3) == ("", bpe.decode(ids))
+
+
+def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
+    ids = bpe.encode(" ".join(["HELLO WORLD"] * 20))
+    state: dict = {}
+    for k in range(5, len(ids), 3):
+        bpe.decode_hypothesis(ids[:k], state)
+    n = state["committed_tokens"]
+    assert n > 5
+    before = copy.deepcopy(state)
+    # Equal in value to the committed id there, but not an id: refused like any other non-id.
+    for bad in (bpe.vocab_size, -1, float(ids[n - 2]), "x", True):
+        hyp = list(ids)
+        hyp[n - 2] = bad
+        with pytest.raises((InvalidIdError, NonIntegerIdError)):
+            bpe.decode_hypothesis(hyp, state)
+        assert state == before
