@@ -440,4 +440,41 @@ static int oasr_commit(PyObject *state, PyObject *settled, PyObject *tail)
     return oasr_commit_tagged(state, settled, tail, NULL);
 }
 
+/* state[key] += delta for a text that only grows (decode_hypothesis's state["committed"]), with
+ * the in-place rule of oasr_commit_tagged: the dict's reference is dropped first, so when the
+ * state held the only one, CPython's own append resizes the str in place (amortised O(delta))
+ * instead of copying the whole text. A missing key starts from "". Returns 0, or -1 with an
+ * exception set (state[key] as it was, but for a MemoryError: see below); StreamStateError when
+ * state[key] is not a str. */
+static int oasr_append(PyObject *state, PyObject *key, PyObject *delta)
+{
+    PyObject *text;
+    if (!PyDict_Check(state) || !PyUnicode_CheckExact(delta)) {
+        PyErr_SetString(PyExc_TypeError, "oasr_append: a dict and a str");
+        return -1;
+    }
+    text = PyDict_GetItemWithError(state, key);
+    if (text == NULL) {
+        if (PyErr_Occurred()) return -1;
+        return PyDict_SetItem(state, key, delta);
+    }
+    if (!PyUnicode_CheckExact(text)) {
+        PyErr_Format(oasr_state_error(), "state[%R] must be a str; start a new stream from {}", key);
+        return -1;
+    }
+    if (PyUnicode_GET_LENGTH(delta) == 0) return 0;
+    Py_INCREF(text);
+#ifndef Py_GIL_DISABLED
+    /* Condition 1 of the top of this file: ours may then be the only reference. */
+    if (PyDict_SetItem(state, key, Py_None) < 0) { Py_DECREF(text); return -1; }
+#endif
+    /* On a MemoryError CPython has dropped the str: state[key] stays None, and the next call
+     * refuses the state rather than lose the text silently (as oasr_commit_tagged does). */
+    PyUnicode_Append(&text, delta);
+    if (text == NULL) return -1;
+    if (PyDict_SetItem(state, key, text) < 0) { Py_DECREF(text); return -1; }
+    Py_DECREF(text);
+    return 0;
+}
+
 #endif

@@ -4,3 +4,4 @@ cdef extern from "_textbuf.h":
     int oasr_check_owner(object state, object tag) except -1
     int oasr_check_tail(object state, object tail) except -1
     object oasr_tag(object data)
+    int oasr_append(object state, object key, object delta) except -1

@@ -350,3 +350,52 @@ def test_the_demo_shows_a_flickering_naive_decode_beside_a_growing_committed_str
         committed = [row["committed"] for row in rows]
         assert all(b.startswith(a) for a, b in itertools.pairwise(committed))  # this never does
         assert committed[-1] == record["final"] and record["revisions_match_decode"] is True
+
+
+
+def test_committed_text_a_caller_holds_is_never_changed_under_it(bpe):
+    # state["committed"] grows in place when the state holds the only reference to it: a
+    # reference the caller kept must still read the text as it was when it was taken.
+    words = bpe.encode(" ".join(["HELLO WORLD"] * 30))
+    state: dict = {}
+    held = []
+    for k in range(5, len(words), 4):
+        bpe.decode_hypothesis(words[:k], state)
+        text = state["committed"]
+        held.append((text, (text + ".")[:-1]))  # the object, and an equal str of its own
+    assert len({copied for _, copied in held}) > 3
+    assert all(text == copied for text, copied in held)
+
+
+def test_a_forged_step_raises_and_leaves_the_state_as_it_was(bpe):
+    ids = bpe.encode("THE QUICK BROWN FOX JUMPS")
+    state: dict = {}
+    bpe.decode_hypothesis(ids, state, agreement=3)
+    data = state["_hypothesis"]
+    (batch,) = data[6]  # nothing is agreed yet: the tail was stepped in one call
+    assert batch[0] == tuple(ids)
+    # The second call with agreement=3 still agrees on nothing, so it continues from that step.
+    for bad in ((batch[0], batch[1], "not a state"), (batch[0], 7, batch[2]), (1, 2), "x"):
+        forged = {**state, "_hypothesis": (*data[:6], (bad,), data[7])}
+        keep = copy.deepcopy(forged)
+        with pytest.raises(StreamStateError):
+            bpe.decode_hypothesis(ids, forged, agreement=3)
+        assert forged == keep
+    assert bpe.decode_hypothesis(ids, state, agreement=3) == ("", bpe.decode(ids))
+
+
+def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
+    ids = bpe.encode(" ".join(["HELLO WORLD"] * 20))
+    state: dict = {}
+    for k in range(5, len(ids), 3):
+        bpe.decode_hypothesis(ids[:k], state)
+    n = state["committed_tokens"]
+    assert n > 5
+    before = copy.deepcopy(state)
+    # Equal in value to the committed id there, but not an id: refused like any other non-id.
+    for bad in (bpe.vocab_size, -1, float(ids[n - 2]), "x", True):
+        hyp = list(ids)
+        hyp[n - 2] = bad
+        with pytest.raises((InvalidIdError, NonIntegerIdError)):
+            bpe.decode_hypothesis(hyp, state)
+        assert state == before
