@@ -20,6 +20,7 @@ Each round's state is a deep copy of the prepared one, whose committed text is a
 deep copy shares the str with the prototype, and the first append of the round would then copy
 it (correctly: someone else holds it), which a stream owned by one caller never pays.
 """
+
 from __future__ import annotations
 
 import copy
@@ -63,7 +64,7 @@ def _prepare(label: str, n: int):
     tails = []
     probe = copy.deepcopy(state)
     for hyp in timed_hyps:
-        tails.append(hyp[probe["committed_tokens"]:])
+        tails.append(hyp[probe["committed_tokens"] :])
         tok.decode_hypothesis(hyp, probe)
     return tok, proto, timed_hyps, tails, ids
 
@@ -71,8 +72,12 @@ def _prepare(label: str, n: int):
 #: (case, op, n) -> {"median": s, "min": s} per call, for test_ratios.
 _PER_CALL: dict[tuple[str, str, int], dict[str, float]] = {}
 
-PARAMS = [pytest.param(case.label, n, op, id=f"{case.label}|{op}|{n}")
-          for case in STREAM_CASES for n in POSITIONS for op in ("decode_hypothesis", "decode_incremental(tail)")]
+PARAMS = [
+    pytest.param(case.label, n, op, id=f"{case.label}|{op}|{n}")
+    for case in STREAM_CASES
+    for n in POSITIONS
+    for op in ("decode_hypothesis", "decode_incremental(tail)")
+]
 
 
 @pytest.mark.parametrize("label,n,op", PARAMS)
@@ -106,19 +111,33 @@ def test_decode_hypothesis(benchmark, label: str, n: int, op: str) -> None:
                 decode_incremental(tail, state)
 
     benchmark.group = f"revisions {label}"
-    timed(benchmark, run, make, per=K,
-          info={"suite": "revisions", "case": label, "kind": tokenizer(label).spec.kind, "impl": "oasr_tok",
-                "op": op, "n": n})
+    timed(
+        benchmark,
+        run,
+        make,
+        per=K,
+        info={
+            "suite": "revisions",
+            "case": label,
+            "kind": tokenizer(label).spec.kind,
+            "impl": "oasr_tok",
+            "op": op,
+            "n": n,
+        },
+    )
     stats = benchmark.stats.stats
     _PER_CALL[(label, op, n)] = {"median": stats.median / K, "min": stats.min / K}
 
 
 def _ratio_table(stat: str) -> list[str]:
     per_call = {key: values[stat] for key, values in _PER_CALL.items()}
-    lines = [f"decode_hypothesis per call (us, {stat} of rounds) at N committed tokens, beside "
-             "decode_incremental of the same tail",
-             f"{'case':34} " + " ".join(f"{'@' + format(n, ','):>10}" for n in POSITIONS)
-             + f" {'incr(tail)':>10} {'growth':>7} {'x incr':>7}"]
+    lines = [
+        f"decode_hypothesis per call (us, {stat} of rounds) at N committed tokens, beside "
+        "decode_incremental of the same tail",
+        f"{'case':34} "
+        + " ".join(f"{'@' + format(n, ','):>10}" for n in POSITIONS)
+        + f" {'incr(tail)':>10} {'growth':>7} {'x incr':>7}",
+    ]
     for case in STREAM_CASES:
         hyp = [per_call.get((case.label, "decode_hypothesis", n)) for n in POSITIONS]
         incr = [per_call.get((case.label, "decode_incremental(tail)", n)) for n in POSITIONS]
@@ -130,8 +149,12 @@ def _ratio_table(stat: str) -> list[str]:
         # Each position against the decode_incremental row of its own tails; the worst is shown.
         worst = max((h / i for h, i in zip(hyp, incr) if h and i), default=None)
         cost = f"{worst:7.1f}" if worst else f"{'-':>7}"
-        lines.append(f"{case.label:34} " + " ".join(cells) + (f" {ref * 1e6:10.2f}" if ref else f" {'-':>10}")
-                     + f" {growth} {cost}")
+        lines.append(
+            f"{case.label:34} "
+            + " ".join(cells)
+            + (f" {ref * 1e6:10.2f}" if ref else f" {'-':>10}")
+            + f" {growth} {cost}"
+        )
     return lines
 
 

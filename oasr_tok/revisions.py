@@ -30,6 +30,7 @@ anything to `w`: punctuation between `w` and that letter is already there, and w
 belongs to the next word or later. Those committed ids may have printed text after `w` (the
 space and the next word's start); it is kept as "pending" text and committed with the next word.
 """
+
 from __future__ import annotations
 
 from ._revisions import WINDOW, decode_hypothesis

@@ -5,6 +5,7 @@ The oracles are the kind's `decode` (committed + partial is the transcript of th
 its `decode_incremental` (what an exact stream of the same ids has settled), and the word
 rules of `oasr_tok.words` applied to the *final* transcript (a commit point never falls inside
 one of its words)."""
+
 from __future__ import annotations
 
 import copy
@@ -12,11 +13,8 @@ import itertools
 
 import numpy
 import pytest
-from cases import all_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import shared
-from strategies import revision_scripts
 
 from oasr_tok import (
     InvalidIdError,
@@ -28,6 +26,10 @@ from oasr_tok import (
 )
 from oasr_tok.revisions import WINDOW
 from oasr_tok.words import group_words
+
+from cases import all_cases
+from paths import shared
+from strategies import revision_scripts
 
 CASES = all_cases()
 IDS = [case.name for case in CASES]
@@ -164,8 +166,9 @@ def test_committed_words_are_the_words_of_the_stream(case, data):
         assert words == []
 
 
-@pytest.mark.parametrize("case", CASES[:1] + [c for c in CASES if c.name.startswith(("huggingface/qwen3", "funasr"))],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case", CASES[:1] + [c for c in CASES if c.name.startswith(("huggingface/qwen3", "funasr"))], ids=lambda c: c.name
+)
 def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
     tok, _interesting, realistic = case.inputs()
     ids = realistic[0] if realistic else list(range(3, 40))
@@ -183,9 +186,21 @@ def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
     with pytest.raises(TimingError):
         tok.decode_hypothesis(ids, state, times=[0.0])
     assert state == before
-    for forged in ({"_hypothesis": (1, 2, 3)}, {"_hypothesis": "x"}, {"committed": 5},
-                   {**before, "_hypothesis": (*before["_hypothesis"][:2], {"text": 5, "_tail": 1},
-                                                *before["_hypothesis"][3:6], (), before["_hypothesis"][7])}):
+    for forged in (
+        {"_hypothesis": (1, 2, 3)},
+        {"_hypothesis": "x"},
+        {"committed": 5},
+        {
+            **before,
+            "_hypothesis": (
+                *before["_hypothesis"][:2],
+                {"text": 5, "_tail": 1},
+                *before["_hypothesis"][3:6],
+                (),
+                before["_hypothesis"][7],
+            ),
+        },
+    ):
         keep = copy.deepcopy(forged)
         with pytest.raises(StreamStateError):
             tok.decode_hypothesis(ids + ids, forged)
@@ -198,7 +213,9 @@ def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
 
 @pytest.fixture(scope="module")
 def bpe():
-    return build_tokenizer(TokenizerSpec("sentencepiece", {"model": shared("sentencepiece/icefall-librispeech-bpe500.model")}))
+    return build_tokenizer(
+        TokenizerSpec("sentencepiece", {"model": shared("sentencepiece/icefall-librispeech-bpe500.model")})
+    )
 
 
 def test_the_cat_becomes_the_caterpillar_without_a_half_word(bpe):
@@ -235,7 +252,9 @@ def test_a_revision_of_committed_ids_keeps_the_committed_text_and_reanchors(bpe)
     # rest after them commits as usual.
     delta, partial = bpe.decode_hypothesis(revised, state)
     assert state["revision"] == (position, old, new)
-    assert state["committed"] == "THE CAT SAT" + delta and state["committed"] + partial == bpe.decode(first[:n] + revised[n:])
+    assert state["committed"] == "THE CAT SAT" + delta and state["committed"] + partial == bpe.decode(
+        first[:n] + revised[n:]
+    )
     bpe.decode_hypothesis(revised, state, final=True)
     assert state["committed"] == bpe.decode(first[:n] + revised[n:])
 
@@ -304,8 +323,14 @@ def _cli(*args: str, stdin: str):
 
     from paths import PACKAGE_PARENT, subprocess_env
 
-    return subprocess.run([sys.executable, "-m", "oasr_tok", *args], check=False, input=stdin.encode("utf-8"),
-                          capture_output=True, env=subprocess_env(PYTHONIOENCODING="ascii"), cwd=PACKAGE_PARENT)
+    return subprocess.run(
+        [sys.executable, "-m", "oasr_tok", *args],
+        check=False,
+        input=stdin.encode("utf-8"),
+        capture_output=True,
+        env=subprocess_env(PYTHONIOENCODING="ascii"),
+        cwd=PACKAGE_PARENT,
+    )
 
 
 def test_cli_stream_revisions_commits_words_and_reports_partials():
@@ -318,7 +343,10 @@ def test_cli_stream_revisions_commits_words_and_reports_partials():
     words = sp.encode("THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG")
     hyps = [words[:k] + sp.encode(" FROG")[: k % 2] for k in range(1, len(words) + 1)] + [words]
     stdin = "".join(json.dumps(h) + "\n" for h in hyps)
-    events = [json.loads(line) for line in _cli("stream", "--revisions", "--json", table, stdin=stdin).stdout.decode().splitlines()]
+    events = [
+        json.loads(line)
+        for line in _cli("stream", "--revisions", "--json", table, stdin=stdin).stdout.decode().splitlines()
+    ]
     assert len(events) == len(hyps) + 1 and events[-1]["final"] is True
     committed = ""
     for hyp, event in zip(hyps, events):
@@ -328,8 +356,9 @@ def test_cli_stream_revisions_commits_words_and_reports_partials():
     committed += events[-1]["committed"]
     assert committed == events[-1]["text"] == sp.decode(words)
     # Committed text grew by whole words only.
-    assert all(e["committed"] == "" or e["committed"].strip() in sp.decode(words).split() or e is events[-1]
-               for e in events)
+    assert all(
+        e["committed"] == "" or e["committed"].strip() in sp.decode(words).split() or e is events[-1] for e in events
+    )
     plain = _cli("stream", "--revisions", table, stdin=stdin)
     assert plain.returncode == 0 and plain.stdout.decode() == sp.decode(words) + "\n"
     assert plain.stderr.decode().splitlines()[-1] == events[-2]["partial"]
@@ -350,7 +379,6 @@ def test_the_demo_shows_a_flickering_naive_decode_beside_a_growing_committed_str
         committed = [row["committed"] for row in rows]
         assert all(b.startswith(a) for a, b in itertools.pairwise(committed))  # this never does
         assert committed[-1] == record["final"] and record["revisions_match_decode"] is True
-
 
 
 def test_committed_text_a_caller_holds_is_never_changed_under_it(bpe):
