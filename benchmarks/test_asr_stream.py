@@ -51,7 +51,8 @@ def _hf(name: str):
         while len(ids) < POSITIONS[-1] + STEP:  # frames: repeats and blanks, as a CTC head emits
             ids += [rng.randrange(4, 32)] * rng.randint(1, 3) + [0] * rng.randint(0, 2)
         return tok, ids
-    text = " ".join(rng.choice("speech recognition token stream decode hello world".split()) for _ in range(30_000))
+    words = "speech recognition token stream decode hello world".split()
+    text = " ".join(rng.choice(words) for _ in range(POSITIONS[-1] + STEP))  # one token per word here
     return tok, tok.encode(text)
 
 
