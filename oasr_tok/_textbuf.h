@@ -16,7 +16,9 @@
  *      unequal to the same ASCII text). The new parts must fit the kind, and some character
  *      of the result must need it: one of the new parts, or the character of the kept text
  *      that state["_wide"] points at (checked, never trusted);
- *   3. the length changes (the resize is what drops the cached UTF-8 copy of the str);
+ *   3. no cached copy of the str in another encoding is left stale: the length changes (the
+ *      resize drops its cached UTF-8), or the str has none (a step that swaps a held "\ufffd"
+ *      for the character it completes keeps the length: copying then would cost O(n));
  *   4. the build has a GIL: on free-threaded builds (Py_GIL_DISABLED) a refcount of 1 does
  *      not prove that no other thread is about to read the str, so they always copy.
  *
@@ -299,6 +301,19 @@ static int oasr_check_tail(PyObject *state, PyObject *tail)
     return 0;
 }
 
+#ifndef Py_GIL_DISABLED
+/* Whether `s` carries a cached copy of its text in another encoding (its UTF-8, which C code
+ * reads through PyUnicode_AsUTF8, or before 3.12 its wchar_t form): an edit in place would
+ * leave it describing the old text. A resize drops both; an ASCII str's UTF-8 is its data. */
+static inline int oasr_has_cached_copies(PyObject *s)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (((PyASCIIObject *)s)->wstr != NULL) return 1;
+#endif
+    return !PyUnicode_IS_ASCII(s) && ((PyCompactUnicodeObject *)s)->utf8 != NULL;
+}
+#endif
+
 /* The in-place write of conditions 1-4 (see the top of this file): text[keep:] becomes
  * settled + tail, text keeping its storage kind. Returns 1 if done, 0 if the copying path
  * must run instead (nothing changed), -1 on error (MemoryError; text is still valid). */
@@ -317,8 +332,8 @@ static int oasr_write_in_place(PyObject **text, Py_ssize_t keep, PyObject *settl
         return 0;                                                   /* 1 */
     if ((sl && oasr_str_level(settled) > level) || (tl && oasr_str_level(tail) > level) || !result_needs_kind)
         return 0;                                                   /* 2 */
-    if (total == n) return 0;                                       /* 3 */
-    if (PyUnicode_Resize(text, total) < 0) return -1;
+    if (total == n && oasr_has_cached_copies(s)) return 0;          /* 3 */
+    if (total != n && PyUnicode_Resize(text, total) < 0) return -1;
     if (sl && PyUnicode_CopyCharacters(*text, keep, settled, 0, sl) < 0) return -1;
     if (tl && PyUnicode_CopyCharacters(*text, keep + sl, tail, 0, tl) < 0) return -1;
     assert(oasr_str_level(*text) == level);

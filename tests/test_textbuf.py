@@ -48,3 +48,14 @@ def test_replacing_a_tail_in_place_never_leaves_a_stale_utf8_copy():
         as_utf8(state["text"])  # make the cache
         commit_text(state, "", new_tail)
         assert as_utf8(state["text"]).decode("utf-8") == settled + new_tail == state["text"]
+
+
+def test_a_same_length_tail_swap_without_cached_copies_is_done_in_place():
+    """A byte-level stream often swaps a held "\\ufffd" for the character it completes: the
+    text keeps its length. Without a cached UTF-8 copy to go stale, that is written in place
+    (the str object is kept), not copied: a copy would make such a step cost O(transcript)."""
+    state: dict = {}
+    commit_text(state, "中" * 1000, "\ufffd")
+    before = id(state["text"])
+    commit_text(state, "文", "")
+    assert state["text"] == "中" * 1000 + "文" and id(state["text"]) == before
