@@ -395,10 +395,23 @@ def cues(
         return len(_lines(group, max_line_width, max_line_width_cjk)) <= max_lines
 
     groups: list[list[_Word]] = []
+
+    def emit(group: list[_Word]) -> None:
+        # What a cut leaves may not fit on its own (it fitted beside a CJK word, whose lines
+        # are wider): such a group is filled into cues greedily, never shown over the limits.
+        part: list[_Word] = []
+        for w in group:
+            if part and not fits(part + [w]):
+                groups.append(part)
+                part = []
+            part.append(w)
+        if part:
+            groups.append(part)
+
     current: list[_Word] = []
     for word in items:
         if current and _break_score(current, len(current) - 1, pause) == 3 and word.start - current[-1].end >= pause:
-            groups.append(current)  # a sentence that ends before a pause ends its cue
+            emit(current)  # a sentence that ends before a pause ends its cue
             current = []
         while current and not fits(current + [word]):
             # Break where it reads best: the latest sentence end, else clause end, else pause,
@@ -407,11 +420,11 @@ def cues(
             scores = [_break_score(candidate, k, pause) for k in range(len(current))]
             best = max(scores)
             cut = len(current) if best == 0 else max(k for k, s in enumerate(scores) if s == best) + 1
-            groups.append(current[:cut])
+            emit(current[:cut])
             current = current[cut:]
         current.append(word)
     if current:
-        groups.append(current)
+        emit(current)
 
     out: list[Cue] = []
     for k, group in enumerate(groups):

@@ -39,7 +39,9 @@ PACKAGE_PARENT = _package_parent()
 def subprocess_env(**extra: str) -> dict[str, str]:
     import os
 
-    return {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT), **extra}
+    # PYTHONSAFEPATH: `python -c` / `-m` would otherwise put the working directory first on
+    # sys.path, and from a source checkout or an unpacked sdist that is an unbuilt oasr_tok.
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT), "PYTHONSAFEPATH": "1", **extra}
 
 
 def require_shared(relative: str) -> str:

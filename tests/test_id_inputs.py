@@ -20,6 +20,7 @@ import pytest
 import oasr_tok
 
 from cases import all_cases
+from paths import PACKAGE_PARENT, subprocess_env
 
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
@@ -281,9 +282,14 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
 def test_a_list_mutated_by_an_ids_index_cannot_crash_any_entry_point(case):
     script = CHILD.format(tests=os.path.join(ROOT, "tests"), name=case.name)
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(
-        [sys.executable, "-c", script], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script],
+        check=False,
+        cwd=PACKAGE_PARENT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
     assert done.stdout.split() == ["survived", str(6 * 5 * 3)]

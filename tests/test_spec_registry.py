@@ -132,7 +132,14 @@ def test_importing_oasr_tok_imports_no_backend():
     code = (
         "import sys, oasr_tok; print(sorted(m for m in ('tokenizers', 'sentencepiece', 'numpy') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=subprocess_env(),
+        cwd=PACKAGE_PARENT,
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -145,7 +152,14 @@ def test_missing_backend_gives_an_install_hint():
         "except oasr_tok.BackendNotInstalledError as e:\n"
         "    print(isinstance(e, ImportError), e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=subprocess_env(),
+        cwd=PACKAGE_PARENT,
+    )
     assert out.stdout.startswith("True") and "pip install 'oasr_tok[sentencepiece]'" in out.stdout
 
 

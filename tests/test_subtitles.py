@@ -12,7 +12,7 @@ import math
 import pytest
 import srt
 import webvtt
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, subtitles
@@ -220,6 +220,10 @@ reader_options = st.fixed_dictionaries(
 
 
 @given(words=timed_words(), opts=reader_options)
+@example(  # found by CI: what a cut after "Hello." left had fitted only beside the CJK word
+    words=[Word(t, 0.0, 0.0, k, k) for k, t in enumerate(["a", "a", "\u30a4", "Hello."] + ["a"] * 12)],
+    opts={"max_line_width": 20, "max_line_width_cjk": 36, "max_lines": 1, "max_duration": 7.0},
+)
 def test_default_cues_keep_the_reader_rules(words, opts):
     cues = subtitles.cues(words, **opts)
     # every word once, in order
