@@ -945,6 +945,14 @@ class GGUFTokenizer(Tokenizer):
         return delta
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+        if type(state) is dict and not self.vocab.clean_spaces:
+            started = state.get(_STARTED)
+            if started == "lead" or started == "plain":
+                # A started stream stays on its table: straight to the compiled engine, which
+                # checks the ids and the state (its tag names the table) before changing anything.
+                table = self._plain_table if started == "plain" else self._table
+                delta: str = table.decode_incremental(new_ids, state, final)
+                return delta
         new = self.check_ids(new_ids)  # before anything changes: a bad id leaves state as it was
         if type(state) is not dict:
             raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
