@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import pickle
 import random
 
@@ -313,6 +314,20 @@ def test_byte_runs_match_sentencepiece(name, specials, items, data):
     ids = [resolve(sp, item) for item in items]
     chunks = data.draw(splits(ids)) if data is not None else [ids[:1], ids[1:]]
     assert_matches_sentencepiece(tok, sp, ids, chunks)
+
+
+@pytest.mark.parametrize("name,specials", [(m, s) for m in BYTE_MODELS for s in ("default", "none")])
+def test_every_short_mix_of_bytes_spaces_and_controls_decodes_like_sentencepiece(name, specials):
+    """Every sequence of up to four of: a lead byte, two continuation bytes, "▁" alone (which
+    renders nothing while the leading rule is in force), a word, a control piece and unk.
+    decode joins UTF-8 across pieces, so an id that renders nothing but cuts a byte run
+    (SentencePiece decodes each run on its own) is the case it must not get wrong."""
+    tok, sp = tokenizer(name, specials), processor(name)
+    alphabet = [byte_id(sp, 0xE4), byte_id(sp, 0xB8), byte_id(sp, 0xA5), sp.piece_to_id("\u2581"), word_id(sp)]
+    alphabet += [max(i for i in range(sp.get_piece_size()) if sp.is_control(i)), sp.unk_id()]
+    for length in range(1, 5):
+        for ids in itertools.product(alphabet, repeat=length):
+            assert tok.decode(list(ids)) == expected(tok, sp, list(ids))[0], ids
 
 
 def _adversarial(sp) -> list[list[int]]:

@@ -45,7 +45,7 @@ from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ._bytelevel import CHAR_TO_BYTE
-from ._common import checked_text, existing_file, reject_unknown_options
+from ._common import checked_text, existing_file, join_pieces, reject_unknown_options
 from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata, vocabulary_only_gguf
 
 __all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
@@ -915,7 +915,7 @@ class GGUFTokenizer(Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         ids = self.check_ids(ids)
         pieces = self._pieces
-        raw = b"".join([pieces[i] for i in ids])
+        raw = join_pieces(pieces, ids)
         if ids and self.vocab.add_space_prefix and pieces[ids[0]][:1] == b" ":
             raw = raw[1:]
         text = raw.decode("utf-8", "replace")

@@ -1,7 +1,9 @@
 """sentencepiece: ids are SentencePiece piece ids; SentencePiece itself is the oracle.
 
-`decode` is SentencePiece's own decode of the ids left after stripping `special_ids`
-(option, default [0, 1, 2]); `encode` is its encode (no BOS/EOS).
+`decode` equals SentencePiece's own decode of the ids left after stripping `special_ids`
+(option, default [0, 1, 2]), stated over the per-id renderings below (which is faster than
+asking SentencePiece, whose decode builds a proto of every piece); `encode` is its encode (no
+BOS/EOS).
 
 Streaming runs on the compiled PieceTable (constant work per token, no call into
 SentencePiece per token). SentencePiece's decode (sentencepiece_processor.cc, `Decode`) is
@@ -33,7 +35,7 @@ SentencePiece for the surfaces.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._ids import check_ids
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
@@ -42,7 +44,14 @@ from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
-from ._common import byte_piece_value, checked_text, existing_file, reject_unknown_options, special_ids_option
+from ._common import (
+    byte_piece_value,
+    checked_text,
+    existing_file,
+    join_pieces,
+    reject_unknown_options,
+    special_ids_option,
+)
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
 
@@ -146,10 +155,32 @@ def _has_denormalizer(serialized: bytes) -> bool:
 # -- the table, asked of SentencePiece -----------------------------------------------------------
 
 
+class Renderings(NamedTuple):
+    """What each id renders, as SentencePiece decodes it (see build_renderings)."""
+
+    rest: list[str]  # once the leading rule has ended ("" for byte and special ids)
+    first: list[str] | None  # while it is in force; None: the model has no such rule
+    flags: bytes  # per id: FLAG_SKIP, FLAG_BYTE, FLAG_KEEP_FIRST (the PieceTable flags)
+    values: bytes  # per id: the byte of a byte piece
+
+    def table(self) -> PieceTable:
+        return PieceTable(
+            self.rest, first_pieces=self.first, flags=self.flags, byte_values=self.values, byte_rule="per_byte"
+        )
+
+
 def build_piece_table(
     processor: Any, special: frozenset[int], path: str = "<model>", spelled: Mapping[int, str] | None = None
 ) -> PieceTable:
     """The PieceTable that renders ids exactly as `processor.decode` does after `special` is
+    stripped (build_renderings)."""
+    return build_renderings(processor, special, path, spelled).table()
+
+
+def build_renderings(
+    processor: Any, special: frozenset[int], path: str = "<model>", spelled: Mapping[int, str] | None = None
+) -> Renderings:
+    """What each id renders when `processor.decode` decodes the ids left after `special` is
     stripped. Every per-id fact comes from the processor (see the module docstring).
     `spelled` (the with_specials() view): ids rendered as the given text, which is visible
     and so ends the leading-space rule, and cuts byte runs."""
@@ -225,9 +256,7 @@ def build_piece_table(
         rest[token_id] = text
         if first_pieces is not None:
             first_pieces[token_id] = text
-    return PieceTable(
-        rest, first_pieces=first_pieces, flags=bytes(flags), byte_values=bytes(values), byte_rule="per_byte"
-    )
+    return Renderings(rest, first_pieces, bytes(flags), bytes(values))
 
 
 class SentencePieceTokenizer(TableMethods, Tokenizer):
@@ -247,8 +276,10 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         options = {} if special_ids is None else {"special_ids": special_ids}
         self._special = special_ids_option(options, DEFAULT_SPECIAL_IDS, self._sp.get_piece_size(), "sentencepiece")
         # decode_incremental is TableMethods' (the compiled engine); token_pieces is below.
-        self._table = build_piece_table(self._sp, self._special, path)
+        renderings = build_renderings(self._sp, self._special, path)
+        self._table = renderings.table()
         self._skip = bytes(1 if i in self._special else 0 for i in range(self._sp.get_piece_size()))
+        self._decoding = _DecodeTables(renderings)
         if special_ids is not None:
             options = {"special_ids": list(special_ids)}
         self.spec = TokenizerSpec("sentencepiece", {"model": path}, options)
@@ -287,8 +318,32 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         return piece
 
     def decode(self, ids: Sequence[int]) -> str:
-        text: str = self._sp.decode(check_ids(ids, len(self._skip), self._skip))
-        return text
+        """SentencePiece's decode of the ids left after stripping special_ids, stated over the
+        per-id renderings (module docstring): while the leading rule is in force an id renders
+        its first surface, and the first id that does not keep the rule ends it; after that each
+        id renders its surface. A byte piece is its byte; the UTF-8 of everything is decoded
+        with one U+FFFD per invalid byte. (Faster than asking SentencePiece: its decode builds
+        a proto of every piece. tests/test_sentencepiece.py checks the two are equal.)"""
+        ids = check_ids(ids, len(self._skip), self._skip)
+        tables = self._decoding
+        if tables.cuts and not tables.cuts.isdisjoint(ids):
+            # An id that renders nothing still cuts a byte run in two (bytes never join
+            # across it), which joined UTF-8 cannot say: SentencePiece decodes these.
+            text: str = self._sp.decode(ids)
+            return text
+        start = 0
+        head = b""
+        if tables.first is not None and ids:
+            keeps = tables.keeps_first
+            while start < len(ids) - 1 and keeps[ids[start]]:
+                start += 1
+            start += 1
+            lead = ids[:start]
+            if any(map(tables.is_byte.__getitem__, lead)) and any(map(tables.first_cuts.__getitem__, lead)):
+                text = self._sp.decode(ids)  # a cut inside the lead's byte run (as above)
+                return text
+            head = join_pieces(tables.first, lead)
+        return (head + join_pieces(tables.rest, ids[start:])).decode("utf-8", "oasr_tok.per_byte")
 
     def encode(
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
@@ -335,6 +390,31 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         special = self._special
         surfaces = iter(_surfaces(self._sp.decode([i for i in ids if i not in special], out_type="serialized_proto")))
         return ["" if i in special else next(surfaces) for i in ids]
+
+
+class _DecodeTables:
+    """The renderings as UTF-8, for decode."""
+
+    def __init__(self, renderings: Renderings) -> None:
+        flags, values = renderings.flags, renderings.values
+
+        def utf8(texts: list[str]) -> list[bytes]:
+            return [
+                bytes([values[i]]) if flags[i] & FLAG_BYTE else text.encode("utf-8") for i, text in enumerate(texts)
+            ]
+
+        self.rest = utf8(renderings.rest)
+        self.first = None if renderings.first is None else utf8(renderings.first)
+        self.keeps_first = bytes(1 if f & FLAG_KEEP_FIRST else 0 for f in flags)
+        #: Ids that render nothing but are not stripped (an unstripped control piece, an empty
+        #: unknown surface): they still cut a byte run in two.
+        self.cuts = frozenset(i for i, f in enumerate(flags) if not f & (FLAG_SKIP | FLAG_BYTE) and not self.rest[i])
+        #: The same while the leading rule is in force ("▁" alone renders nothing then).
+        self.first_cuts = bytes(
+            1 if not f & (FLAG_SKIP | FLAG_BYTE) and self.first is not None and not self.first[i] else 0
+            for i, f in enumerate(flags)
+        )
+        self.is_byte = bytes(1 if f & FLAG_BYTE else 0 for f in flags)
 
 
 def _surfaces(serialized: bytes) -> list[str]:

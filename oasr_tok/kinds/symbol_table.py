@@ -22,7 +22,7 @@ from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, short_repr
 from ..spec import TokenizerSpec
-from ._common import byte_piece_value, read_lines, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, join_pieces, read_lines, reject_unknown_options, special_ids_option
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
@@ -144,7 +144,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         return (
-            b"".join(map(self._utf8.__getitem__, check_ids(ids, len(self._utf8)))).decode("utf-8", "replace").lstrip()
+            join_pieces(self._utf8, check_ids(ids, len(self._utf8))).decode("utf-8", "replace").lstrip()
         )
 
     def _keep_specials(self) -> SymbolTableTokenizer:

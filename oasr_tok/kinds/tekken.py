@@ -41,7 +41,7 @@ from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ._common import base64_token, checked_text, read_json, reject_unknown_options
+from ._common import base64_token, checked_text, join_bytes, join_pieces, read_json, reject_unknown_options
 
 __all__ = [
     "BUILTIN_SPECIAL_TOKENS",
@@ -389,18 +389,18 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         ids = self.check_ids(ids)
         pieces, num_special = self._bytes, self._num_special
         if not ids or min(ids) >= num_special:
-            return b"".join([pieces[i] for i in ids]).decode("utf-8", "replace")
+            return join_pieces(pieces, ids).decode("utf-8", "replace")
         texts: list[str] = []
         run: list[bytes] = []
         for token_id in ids:
             if token_id < num_special:
                 if run:
-                    texts.append(b"".join(run).decode("utf-8", "replace"))
+                    texts.append(join_bytes(run).decode("utf-8", "replace"))
                     run = []
             else:
                 run.append(pieces[token_id])
         if run:
-            texts.append(b"".join(run).decode("utf-8", "replace"))
+            texts.append(join_bytes(run).decode("utf-8", "replace"))
         return "".join(texts)
 
     # -- encoding -----------------------------------------------------------------------------
@@ -508,13 +508,13 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
         for token_id in ids:
             if token_id < num_special:
                 if run:
-                    texts.append(b"".join(run).decode("utf-8", "replace"))
+                    texts.append(join_bytes(run).decode("utf-8", "replace"))
                     run = []
                 texts.append(pieces[token_id].decode("utf-8"))
             else:
                 run.append(pieces[token_id])
         if run:
-            texts.append(b"".join(run).decode("utf-8", "replace"))
+            texts.append(join_bytes(run).decode("utf-8", "replace"))
         return "".join(texts)
 
     def id_to_piece(self, token_id: int) -> str:

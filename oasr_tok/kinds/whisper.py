@@ -68,6 +68,8 @@ from ._common import (
     base64_token,
     check_id_span,
     checked_text,
+    join_bytes,
+    join_pieces,
     json_id,
     read_json,
     read_text,
@@ -607,7 +609,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 out.append(f"<|{(token_id - begin) * 0.02:.2f}|>".encode())
             else:
                 out.append(tokens.get(token_id, "").encode("utf-8"))
-        return b"".join(out).decode("utf-8", "replace")
+        return join_bytes(out).decode("utf-8", "replace")
 
     # -- decoding -----------------------------------------------------------------------------
 
@@ -624,7 +626,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 in_prompt = True
             elif token_id == sot:
                 in_prompt = False
-        return b"".join(kept).decode("utf-8", "replace")
+        return join_bytes(kept).decode("utf-8", "replace")
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -758,7 +760,7 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         pieces = self._bytes
-        return b"".join([pieces[i] for i in self.check_ids(ids)]).decode("utf-8", "replace")
+        return join_pieces(pieces, self.check_ids(ids)).decode("utf-8", "replace")
 
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
