@@ -9,6 +9,7 @@ FLAG_SKIP: int
 FLAG_BYTE: int
 FLAG_KEEP_FIRST: int
 FLAG_BREAK: int
+FLAG_END_FIRST: int
 
 # One rendering per id: str pieces (mode "text") or bytes (mode "bytes"); an id flagged
 # FLAG_SKIP or FLAG_BYTE may hold None. The engine takes a list, no other sequence.

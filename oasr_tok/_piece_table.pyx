@@ -33,7 +33,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 cimport cython
 
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail, oasr_commit_tagged, oasr_tag
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
 from oasr_tok.errors import StreamStateError, stream_closed_error
 
 cdef extern from "Python.h":
@@ -60,12 +60,14 @@ FLAG_SKIP = 1
 FLAG_BYTE = 2
 FLAG_KEEP_FIRST = 4
 FLAG_BREAK = 8
+FLAG_END_FIRST = 16
 
 cdef enum:
     F_SKIP = 1
     F_BYTE = 2
     F_KEEP_FIRST = 4
     F_BREAK = 8
+    F_END_FIRST = 16
 
 cdef enum:
     MODE_TEXT = 0
@@ -100,7 +102,9 @@ cdef class PieceTable:
     flags: bytes, one per id: FLAG_SKIP (renders nothing, changes nothing), FLAG_BYTE (a byte
       piece, mode "text" only; its value is in `byte_values`), FLAG_KEEP_FIRST (does not end
       the first rule), FLAG_BREAK (with FLAG_SKIP: renders nothing, but ends the byte run as
-      the end of the ids would, so bytes never join across it; mistral-common's tekken).
+      the end of the ids would, so bytes never join across it; mistral-common's tekken),
+      FLAG_END_FIRST (with FLAG_SKIP: renders nothing, but ends the first rule, which skipped
+      ids otherwise leave in force; llama.cpp's rule is about the first id, whatever it is).
     byte_values: bytes, one per id (the byte of a FLAG_BYTE id; anything for the others).
     prompt: optional (open_id, close_id): the ids from an open_id up to the next close_id render
       nothing (Whisper's <|startofprev|> block, closed by <|startoftranscript|>); streams keep
@@ -110,6 +114,7 @@ cdef class PieceTable:
     cdef list pieces
     cdef list first_pieces
     cdef list texts            # mode bytes: the piece decoded, when it is complete UTF-8 alone
+    cdef list first_texts      # mode bytes: the same for first_pieces
     cdef bytes flags
     cdef bytes byte_values
     cdef const unsigned char* _flags
@@ -144,8 +149,8 @@ cdef class PieceTable:
                     raise TypeError(f"PieceTable: piece {i} must be {want.__name__}")
             if self.mode == MODE_BYTES and flags[i] & F_BYTE:
                 raise ValueError("PieceTable: byte pieces are only for mode 'text'")
-            if flags[i] & F_BREAK and not flags[i] & F_SKIP:
-                raise ValueError("PieceTable: FLAG_BREAK is only for skipped ids (FLAG_SKIP)")
+            if flags[i] & (F_BREAK | F_END_FIRST) and not flags[i] & F_SKIP:
+                raise ValueError("PieceTable: FLAG_BREAK and FLAG_END_FIRST are only for skipped ids (FLAG_SKIP)")
         self.vocab_size = n
         self.pieces = list(pieces)
         self.first_pieces = list(first_pieces) if first_pieces is not None else self.pieces
@@ -156,8 +161,9 @@ cdef class PieceTable:
         self._bytes = self.byte_values
         if self.mode == MODE_BYTES:
             self.texts = [_complete_text(p) for p in self.pieces]
+            self.first_texts = [_complete_text(p) for p in self.first_pieces] if self.has_first else self.texts
         else:
-            self.texts = None
+            self.texts = self.first_texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
         self.prompt_open = self.prompt_close = -1
         if prompt is not None:
@@ -223,14 +229,18 @@ cdef class PieceTable:
         if f & F_SKIP:
             if f & F_BREAK:
                 out = self._break_run(v, pending_box, out)
+            if f & F_END_FIRST:
+                v.first = False
             return out
         pending = <bytes>pending_box[0]
         if self.mode == MODE_BYTES:
-            text = self.texts[tid]
+            text = (self.first_texts if v.first else self.texts)[tid]
             if text is not None and not PyBytes_GET_SIZE(pending):
                 out = self._emit(v, out, text)
             else:
-                out = self._step_bytes(v, pending, <bytes>self.pieces[tid], pending_box, out)
+                out = self._step_bytes(
+                    v, pending, <bytes>(self.first_pieces if v.first else self.pieces)[tid], pending_box, out
+                )
         elif f & F_BYTE:
             cand = pending + self.byte_values[tid:tid + 1]
             if self.rule == RULE_WHOLE_RUN:
@@ -310,9 +320,12 @@ cdef class PieceTable:
         cdef str text
         if not PyBytes_GET_SIZE(pending):
             return ""
-        if self.mode == MODE_BYTES:  # utf_8_decode(pending, "replace", True)[0], without the call
-            text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(pending), PyBytes_GET_SIZE(pending), "replace")
-        elif self.rule == RULE_WHOLE_RUN:
+        if self.mode == MODE_BYTES:
+            # Held bytes are always a proper prefix of one valid character (_valid_state, and
+            # _step_bytes keeps nothing else), which "replace" renders as one U+FFFD, never
+            # whitespace for a lead rule to strip.
+            return "\ufffd"
+        if self.rule == RULE_WHOLE_RUN:
             text = _whole_run_text(pending)
         elif self.rule == RULE_PER_BYTE:
             # Pending bytes are an unfinished character (a valid prefix, see _dead_end): cut
@@ -357,6 +370,7 @@ cdef class PieceTable:
         cdef bint fast
         cdef bint in_prompt = False
         cdef object prompt_flag = None
+        cdef oasr_textstate text_read
         oasr_check_owner(state, self.tag)
         st = (<dict>state).get("_s")
         if st is None:
@@ -378,7 +392,7 @@ cdef class PieceTable:
         v.run_invalid = held[3]
         v.closed = held[4]
         # What the state's text must end with: its held tail, rendered from its own pending bytes.
-        oasr_check_tail(state, self._tail(v, pending) if not v.closed else "")
+        oasr_check_tail_read(state, self._tail(v, pending) if not v.closed else "", &text_read)
         if v.closed:
             if n:
                 raise stream_closed_error()
@@ -419,12 +433,12 @@ cdef class PieceTable:
             settled = "".join(<list>out)
         else:
             settled = <str>out
-        oasr_commit_tagged(state, settled, tail, self.tag)
+        oasr_commit_read(state, &text_read, settled, tail, self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]
                 or v.run_invalid != <bint>held[3] or v.closed != <bint>held[4]):
             (<dict>state)["_s"] = (v.first, v.lead, pending, v.run_invalid, v.closed)
-        if in_prompt or prompt_flag is not None:
+        if (in_prompt if prompt_flag is None else in_prompt != <bint>prompt_flag):  # written when it changes
             (<dict>state)["_prompt"] = in_prompt
         return settled
 
@@ -455,10 +469,7 @@ cdef class PieceTable:
             return True
         if n > MAX_HELD_BYTES:
             return False
-        try:
-            return <Py_ssize_t>_utf8_decode(pending, "strict", False)[1] == 0
-        except UnicodeDecodeError:
-            return False
+        return _unfinished_character(<const unsigned char*>PyBytes_AS_STRING(pending), n)
 
     cdef list _pieces(self, IdBuffer* ids):
         cdef Py_ssize_t i, tid, n = ids.n, last_visible = -1
@@ -594,6 +605,35 @@ cdef inline bint _dead_end(bytes data):
     bytes back as if a third could complete them, but no byte can (they would encode a
     surrogate): they are invalid now, and an invalid byte is emitted at once."""
     return _dead_end_at(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef inline bint _unfinished_character(const unsigned char* p, Py_ssize_t n):
+    """Whether p[:n] (n >= 1) is a proper prefix of a valid UTF-8 character: what a strict
+    decode consumes nothing of and does not reject, ED A0..ED BF excepted (see _dead_end).
+    Said in C: the per-token state check ran a codec call for it."""
+    cdef unsigned char lead = p[0], low = 0x80, high = 0xBF
+    cdef Py_ssize_t size
+    if 0xC2 <= lead <= 0xDF:
+        size = 2
+    elif 0xE0 <= lead <= 0xEF:
+        size = 3
+    elif 0xF0 <= lead <= 0xF4:
+        size = 4
+    else:
+        return False
+    if n >= size:
+        return False
+    if lead == 0xE0:
+        low = 0xA0
+    elif lead == 0xED:
+        high = 0x9F
+    elif lead == 0xF0:
+        low = 0x90
+    elif lead == 0xF4:
+        high = 0x8F
+    if n >= 2 and not low <= p[1] <= high:
+        return False
+    return n < 3 or 0x80 <= p[2] <= 0xBF
 
 
 cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):

@@ -286,19 +286,25 @@ static int oasr_read_text(PyObject *state, oasr_textstate *ts)
 }
 
 /* 0 if the state's text ends with `tail` recorded as its tail (what the caller's own state
- * says the held tail renders); StreamStateError otherwise. */
-static int oasr_check_tail(PyObject *state, PyObject *tail)
+ * says the held tail renders), with what was read in *ts (for oasr_commit_read);
+ * StreamStateError otherwise. */
+static int oasr_check_tail_read(PyObject *state, PyObject *tail, oasr_textstate *ts)
 {
-    oasr_textstate ts;
     Py_ssize_t t;
-    if (oasr_read_text(state, &ts) < 0) return -1;
+    if (oasr_read_text(state, ts) < 0) return -1;
     t = PyUnicode_GET_LENGTH(tail);
-    if (ts.old_tail != t) return oasr_corrupt("its recorded tail length is not what its decoder state holds back");
-    if (t && PyUnicode_Tailmatch(ts.text, tail, ts.keep, ts.n, 1) != 1) {
+    if (ts->old_tail != t) return oasr_corrupt("its recorded tail length is not what its decoder state holds back");
+    if (t && PyUnicode_Tailmatch(ts->text, tail, ts->keep, ts->n, 1) != 1) {
         if (PyErr_Occurred()) return -1;
         return oasr_corrupt("its text does not end with what its decoder state holds back");
     }
     return 0;
+}
+
+static int oasr_check_tail(PyObject *state, PyObject *tail)
+{
+    oasr_textstate ts;
+    return oasr_check_tail_read(state, tail, &ts);
 }
 
 #ifndef Py_GIL_DISABLED
@@ -346,13 +352,11 @@ static int oasr_write_in_place(PyObject **text, Py_ssize_t keep, PyObject *settl
  * new "_wide" and, when `tag` is not NULL, the tokenizer's tag. Returns 0, or -1 with an
  * exception set and the state as it was. (On a MemoryError half-way, "text" may be left None:
  * the next call then refuses the state rather than lose the transcript silently.) */
+static int oasr_write_commit(PyObject *state, oasr_textstate ts, PyObject *settled, PyObject *tail, PyObject *tag);
+
 static int oasr_commit_tagged(PyObject *state, PyObject *settled, PyObject *tail, PyObject *tag)
 {
     oasr_textstate ts;
-    PyObject *text, *num;
-    Py_ssize_t sl, tl, wide;
-    int settled_level, tail_level, new_level, done = 0;
-
     if (!PyDict_Check(state)) {
         PyErr_SetString(oasr_state_error(), "a stream state is a dict ({} to start)");
         return -1;
@@ -363,6 +367,34 @@ static int oasr_commit_tagged(PyObject *state, PyObject *settled, PyObject *tail
     }
     if (tag != NULL && oasr_check_owner(state, tag) < 0) return -1;
     if (oasr_read_text(state, &ts) < 0) return -1;
+    return oasr_write_commit(state, ts, settled, tail, tag);
+}
+
+/* oasr_commit_tagged for a state the caller checked in this same call (oasr_check_owner with
+ * `tag`, then oasr_check_tail_read into *ts): the per-token path reads the state once. If the
+ * state's text is no longer the str that was read (Python code that ran in between, such as
+ * an error handler letting another thread in, changed the dict), everything is read and
+ * checked again. */
+static int oasr_commit_read(PyObject *state, const oasr_textstate *ts, PyObject *settled, PyObject *tail, PyObject *tag)
+{
+    PyObject *now;
+    if (!PyDict_CheckExact(state) || !PyUnicode_CheckExact(settled) || !PyUnicode_CheckExact(tail))
+        return oasr_commit_tagged(state, settled, tail, tag);
+    now = PyDict_GetItemWithError(state, oasr_key_text);
+    if (now == NULL && PyErr_Occurred()) return -1;
+    if (now != ts->text || (now != NULL && PyUnicode_GET_LENGTH(now) != ts->n))
+        return oasr_commit_tagged(state, settled, tail, tag);
+    return oasr_write_commit(state, *ts, settled, tail, ts->text == NULL ? tag : NULL);
+}
+
+/* The commit itself, from what was read of the state: `tag`, when not NULL, is recorded in
+ * state["_tok"] (a state that already had text holds it: oasr_check_owner saw to that). */
+static int oasr_write_commit(PyObject *state, oasr_textstate ts, PyObject *settled, PyObject *tail, PyObject *tag)
+{
+    PyObject *text, *num;
+    Py_ssize_t sl, tl, wide;
+    int settled_level, tail_level, new_level, done = 0;
+
     sl = PyUnicode_GET_LENGTH(settled);
     tl = PyUnicode_GET_LENGTH(tail);
     settled_level = sl ? oasr_str_level(settled) : 0;
@@ -423,9 +455,11 @@ static int oasr_commit_tagged(PyObject *state, PyObject *settled, PyObject *tail
     }
     if (PyDict_SetItem(state, oasr_key_text, text) < 0) goto fail;
     Py_DECREF(text);
-    num = PyLong_FromSsize_t(tl);
-    if (num == NULL || PyDict_SetItem(state, oasr_key_tail, num) < 0) { Py_XDECREF(num); return -1; }
-    Py_DECREF(num);
+    if (tl != ts.old_tail || ts.text == NULL) {  /* (a fresh state records its tail, 0 included) */
+        num = PyLong_FromSsize_t(tl);
+        if (num == NULL || PyDict_SetItem(state, oasr_key_tail, num) < 0) { Py_XDECREF(num); return -1; }
+        Py_DECREF(num);
+    }
     if (wide != ts.recorded) {  /* (unchanged, the usual case: nothing to write) */
         if (wide >= 0) {
             num = PyLong_FromSsize_t(wide);

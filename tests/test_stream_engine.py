@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import oasr_tok
-from oasr_tok._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+from oasr_tok._piece_table import FLAG_BYTE, FLAG_END_FIRST, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
 
 ALPHABET = ["a", "b", " ", "\u3000", "é", "中", "\ufffd", "😀", "", "  x"]
 BYTES = [
@@ -52,10 +52,13 @@ def tables(draw):
     lead = draw(st.sampled_from(["none", "one_space", "whitespace"]))
     rule = draw(st.sampled_from(["replace", "per_byte", "whole_run"]))
     flags, values, pieces, firsts = [], [], [], []
-    with_first = mode == "text" and draw(st.booleans())
+    with_first = draw(st.booleans())
     for _ in range(n):
         flag = draw(
-            st.sampled_from([0, 0, 0, FLAG_SKIP, FLAG_KEEP_FIRST] + ([FLAG_BYTE, FLAG_BYTE] if mode == "text" else []))
+            st.sampled_from(
+                [0, 0, 0, FLAG_SKIP, FLAG_SKIP | FLAG_END_FIRST, FLAG_KEEP_FIRST]
+                + ([FLAG_BYTE, FLAG_BYTE] if mode == "text" else [])
+            )
         )
         flags.append(flag)
         values.append(draw(st.sampled_from(BYTES)))
@@ -70,7 +73,8 @@ def tables(draw):
                     )
                 )
             )
-            firsts.append(pieces[-1])
+            # A first piece: the piece, or the piece without its first byte (llama.cpp's rule).
+            firsts.append(pieces[-1][draw(st.integers(0, 1)) :] if with_first else pieces[-1])
         else:
             pieces.append(draw(st.sampled_from(ALPHABET)))
             firsts.append(draw(st.sampled_from(ALPHABET)) if with_first else pieces[-1])
@@ -99,9 +103,17 @@ def build(t):
 
 def reference(t, ids):
     """The rules, stated plainly: strip skips, join pieces, decode byte runs, apply the lead rule."""
-    kept = [i for i in ids if not t["flags"][i] & FLAG_SKIP]
+    first = t["firsts"] is not None
     if t["mode"] == "bytes":
-        text = b"".join(t["pieces"][i] for i in kept).decode("utf-8", "replace")
+        joined = []
+        for i in ids:
+            if t["flags"][i] & FLAG_SKIP:
+                # A skipped id renders nothing; FLAG_END_FIRST still ends the first rule.
+                first = first and not t["flags"][i] & FLAG_END_FIRST
+                continue
+            joined.append(t["firsts"][i] if first else t["pieces"][i])
+            first = first and bool(t["flags"][i] & FLAG_KEEP_FIRST)
+        text = b"".join(joined).decode("utf-8", "replace")
     else:
 
         def run_text(run):
@@ -112,8 +124,11 @@ def reference(t, ids):
                     return "\ufffd" * len(run)
             return bytes(run).decode("utf-8", "test.per_byte" if t["rule"] == "per_byte" else "replace")
 
-        parts, run, first = [], [], t["firsts"] is not None
-        for i in kept:
+        parts, run = [], []
+        for i in ids:
+            if t["flags"][i] & FLAG_SKIP:
+                first = first and not t["flags"][i] & FLAG_END_FIRST
+                continue
             if t["flags"][i] & FLAG_BYTE:
                 run.append(t["values"][i])
             else:

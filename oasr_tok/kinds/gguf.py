@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from .._piece_table import FLAG_SKIP, PieceTable
+from .._ids import check_ids
+from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, StreamStateError, stream_closed_error
@@ -858,12 +859,76 @@ def clean_flush(held: Held) -> str:
 
 _OPTIONS: list[str] = []
 _C_SPACE = " \t\n\v\f\r"
-_STARTED = "_gguf_started"
 _CLEAN = "_gguf_clean"
 _RAW = "_gguf_raw"
 
 
-class GGUFTokenizer(Tokenizer):
+class CleanSpacesStream:
+    """The streaming engine of a vocabulary with clean_spaces: the raw stream (the table,
+    in a state of its own under state["_gguf_raw"]) through the clean_spaces transducer,
+    whose held characters are kept in state["_gguf_clean"]. clean_spaces' rules reach across
+    tokens, so the outer text holds back what a later token may still change."""
+
+    def __init__(self, table: PieceTable, special: frozenset[int]) -> None:
+        self._table = table
+        self._special = special
+
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+        new = check_ids(new_ids, self._table.vocab_size)  # first: a bad id leaves state as it was
+        if type(state) is not dict:
+            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        if state.get("_closed"):
+            if new:
+                raise stream_closed_error()
+            return ""
+        raw = state.get(_RAW, {})
+        held = state.get(_CLEAN, NOTHING_HELD)
+        if not isinstance(raw, dict) or not _valid_held(held):
+            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
+        # `state` is checked first (a commit that changes nothing), so a forged one fails
+        # before anything changes.
+        try:
+            outer_tail = held_tail(state)
+        except (TypeError, ValueError):
+            outer_tail = None
+        if type(outer_tail) is not str:
+            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
+        commit_text(state, "", outer_tail)
+        # Stepped on a copy: a state's values are never changed in place, so `dict(state)`
+        # forks a stream (decode_hypothesis keeps one per token that way).
+        raw = dict(raw)
+        delta = self._table.decode_incremental(new, raw, final)
+        raw_tail = held_tail(raw)
+        out, held = clean_feed(held, delta)
+        if final:
+            out += clean_flush(held)
+            held, tail = NOTHING_HELD, ""
+        else:
+            rest, after = clean_feed(held, raw_tail)
+            tail = rest + clean_flush(after)
+        commit_text(state, out, tail)
+        state[_RAW] = raw
+        state[_CLEAN] = held
+        state["_closed"] = bool(final)
+        return out
+
+    def token_pieces(self, ids: Sequence[int]) -> list[str]:
+        ids = check_ids(ids, self._table.vocab_size)
+        pieces: list[str] = self._table.token_pieces(ids)
+        held = NOTHING_HELD
+        out = []
+        for piece in pieces:
+            text, held = clean_feed(held, piece)
+            out.append(text)
+        rest = clean_flush(held)
+        if rest:
+            special = self._special
+            last = max((k for k, i in enumerate(ids) if i not in special), default=len(ids) - 1)
+            out[last] += rest
+        return out
+
+
+class GGUFTokenizer(TableMethods, Tokenizer):
     """The tokenizer inside a GGUF file, exact to llama.cpp's llama_detokenize."""
 
     def __init__(self, vocab: GGUFVocab, keep_specials: bool = False) -> None:
@@ -877,16 +942,19 @@ class GGUFTokenizer(Tokenizer):
         for i, piece in enumerate(self._pieces):
             if not piece:
                 skip[i] = FLAG_SKIP
-        flags = self._skip = bytes(skip)
-        # The leading-space rule is llama.cpp's "first id of the call" rule. The table's
-        # one_space lead rule strips the first character output instead; the two differ only
-        # when the first id renders nothing (a control id first keeps the next id's space), so
-        # such a stream starts on a table without the rule.
-        lead = "one_space" if vocab.add_space_prefix else "none"
-        self._table = PieceTable(list(self._pieces), flags=flags, mode="bytes", lead=lead)
-        self._plain_table = (
-            PieceTable(list(self._pieces), flags=flags, mode="bytes") if vocab.add_space_prefix else self._table
-        )
+        # The leading-space rule is llama.cpp's: the first id of the call loses one leading
+        # space. In a stream, the first id renders its "first" piece and ends the rule, an id
+        # that renders nothing included (a control id first keeps the next id's space).
+        first = None
+        if vocab.add_space_prefix:
+            first = [piece[1:] if piece[:1] == b" " else piece for piece in self._pieces]
+            for i in range(self._size):
+                if skip[i]:
+                    skip[i] |= FLAG_END_FIRST
+        raw = PieceTable(list(self._pieces), first_pieces=first, flags=bytes(skip), mode="bytes")
+        # decode_incremental and token_pieces are TableMethods': the table's compiled engine,
+        # or, with clean_spaces, the transducer over it.
+        self._table = CleanSpacesStream(raw, self._special) if vocab.clean_spaces else raw
         self._encoder: Any = None
         self._encoder_error: str | None = None
 
@@ -920,95 +988,6 @@ class GGUFTokenizer(Tokenizer):
             raw = raw[1:]
         text = raw.decode("utf-8", "replace")
         return llama_clean_spaces(text) if self.vocab.clean_spaces else text
-
-    def _raw_table(self, ids: list[int], started: object) -> PieceTable:
-        # A stream stays on the table it started on (each tags the states it makes).
-        if started == "plain" or (not started and ids and self._skip[ids[0]]):
-            return self._plain_table
-        return self._table
-
-    def _raw_step(self, new: list[int], state: dict[str, Any], final: bool) -> str:
-        started = state.get(_STARTED)
-        if not started and not new and not final:
-            # Nothing to decide yet: which table starts the stream depends on its first id.
-            delta0: str = self._table.decode_incremental(new, state, False)
-            return delta0
-        if not started and new and self._plain_table is not self._table and "_s" in state:
-            # Only empty calls came before: nothing was rendered, so the stream starts afresh
-            # on the table its first id asks for (ids were checked by the caller).
-            self._table.decode_incremental([], state, False)  # a state this table made, or raise
-            state.clear()
-        table = self._raw_table(new, started)
-        delta: str = table.decode_incremental(new, state, final)
-        if (new or final) and not started:
-            state[_STARTED] = "plain" if table is self._plain_table and table is not self._table else "lead"
-        return delta
-
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
-        if type(state) is dict and not self.vocab.clean_spaces:
-            started = state.get(_STARTED)
-            if started == "lead" or started == "plain":
-                # A started stream stays on its table: straight to the compiled engine, which
-                # checks the ids and the state (its tag names the table) before changing anything.
-                table = self._plain_table if started == "plain" else self._table
-                delta: str = table.decode_incremental(new_ids, state, final)
-                return delta
-        new = self.check_ids(new_ids)  # before anything changes: a bad id leaves state as it was
-        if type(state) is not dict:
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
-        if not self.vocab.clean_spaces:
-            return self._raw_step(new, state, final)
-        if state.get("_closed"):
-            if new:
-                raise stream_closed_error()
-            return ""
-        raw = state.get(_RAW, {})
-        held = state.get(_CLEAN, NOTHING_HELD)
-        if not isinstance(raw, dict) or not _valid_held(held):
-            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        # The raw (uncleaned) stream runs in a state of its own. `state` is checked first
-        # (a commit that changes nothing), so a forged one fails before anything changes.
-        try:
-            outer_tail = held_tail(state)
-        except (TypeError, ValueError):
-            outer_tail = None
-        if type(outer_tail) is not str:
-            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        commit_text(state, "", outer_tail)
-        # Stepped on a copy: a state's values are never changed in place, so `dict(state)`
-        # forks a stream (decode_hypothesis keeps one per token that way).
-        raw = dict(raw)
-        delta = self._raw_step(new, raw, final)
-        raw_tail = held_tail(raw)
-        out, held = clean_feed(held, delta)
-        if final:
-            out += clean_flush(held)
-            held, tail = NOTHING_HELD, ""
-        else:
-            rest, after = clean_feed(held, raw_tail)
-            tail = rest + clean_flush(after)
-        commit_text(state, out, tail)
-        state[_RAW] = raw
-        state[_CLEAN] = held
-        state["_closed"] = bool(final)
-        return out
-
-    def token_pieces(self, ids: Sequence[int]) -> list[str]:
-        ids = self.check_ids(ids)
-        pieces: list[str] = self._raw_table(ids, False).token_pieces(ids)
-        if not self.vocab.clean_spaces:
-            return pieces
-        held = NOTHING_HELD
-        out = []
-        for piece in pieces:
-            text, held = clean_feed(held, piece)
-            out.append(text)
-        rest = clean_flush(held)
-        if rest:
-            special = self._special
-            last = max((k for k, i in enumerate(ids) if i not in special), default=len(ids) - 1)
-            out[last] += rest
-        return out
 
     # -- encode ------------------------------------------------------------------------------
 

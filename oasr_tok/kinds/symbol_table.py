@@ -143,9 +143,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         return self._symbols[self.check_ids([token_id])[0]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        return (
-            join_pieces(self._utf8, check_ids(ids, len(self._utf8))).decode("utf-8", "replace").lstrip()
-        )
+        return join_pieces(self._utf8, check_ids(ids, len(self._utf8))).decode("utf-8", "replace").lstrip()
 
     def _keep_specials(self) -> SymbolTableTokenizer:
         # Rendering is piece-local: the view is the same table with nothing stripped.
