@@ -1,11 +1,31 @@
 # Types of the compiled id intake (oasr_tok/_ids.pyx); tests/test_typing.py checks these
 # against the built module with mypy's stubtest.
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 # `ids` may be anything: a list or tuple of ints, an integer buffer (a NumPy array,
 # array.array), any sequence of integers; all else raises NonIntegerIdError.
 def check_ids(ids: object, vocab_size: int, skip: bytes | None = None) -> list[int]: ...
+
+# b"".join(pieces[i] for i in ids) with the ids read as check_ids reads them; None when an id
+# whose `stops` byte is set occurs. first_pieces / keeps_first: a leading rule (see the module).
+@overload
+def join_pieces(
+    pieces: list[bytes],
+    ids: object,
+    first_pieces: list[bytes] | None = None,
+    keeps_first: bytes | None = None,
+    stops: None = None,
+) -> bytes: ...
+@overload
+def join_pieces(
+    pieces: list[bytes],
+    ids: object,
+    first_pieces: list[bytes] | None = None,
+    keeps_first: bytes | None = None,
+    *,
+    stops: bytes,
+) -> bytes | None: ...
 
 # `batch`: a sequence of id sequences or a 2-D integer array. Each row comes back as it was
 # given (a list, a tuple, a NumPy row) or, read from a buffer or cut by `lengths` / `pad_id`,

@@ -24,6 +24,9 @@ import operator
 from oasr_tok.errors import InvalidIdError, NonIntegerIdError
 
 cdef extern from "Python.h":
+    bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
+    char* PyBytes_AS_STRING(object)
+    Py_ssize_t PyBytes_GET_SIZE(object)
     bint PyLong_CheckExact(object)
     bint PyBool_Check(object)
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -421,6 +424,63 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
     finally:
         release_ids(&buf)
     return out
+
+
+def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None, bytes stops=None):
+    """b"".join(pieces[i] for i in ids), the ids read as check_ids reads them (the same errors),
+    with no Python int made per id and no Py_buffer per piece (bytes.join fills one per item:
+    80 MB of scratch for a million pieces). `pieces` is a list of bytes, one per id.
+
+    first_pieces (with keeps_first, one byte per id): a leading rule. While it is in force an
+    id renders its first piece; the first id whose keeps_first byte is 0 ends it (rendering
+    its first piece). stops (one byte per id): None comes back when any id's byte is non-zero,
+    for the caller to render those ids another way. The rule itself is the caller's: this only
+    gathers bytes."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, k, total = 0, size, lead = 0
+    cdef IdBuffer buf
+    cdef const unsigned char* keeps = NULL
+    cdef const unsigned char* stop = NULL
+    cdef object piece
+    cdef bytes out
+    cdef char* dst
+    if first_pieces is not None:
+        if keeps_first is None or PyList_GET_SIZE(first_pieces) != n or len(keeps_first) != n:
+            raise ValueError("join_pieces: first_pieces and keeps_first need one entry per piece")
+        keeps = keeps_first
+    if stops is not None:
+        if len(stops) != n:
+            raise ValueError("join_pieces: stops needs one byte per piece")
+        stop = stops
+    read_ids(&buf, ids, n)
+    try:
+        # An id's __index__ may have run: the lists are ours, but check they still fit.
+        if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
+            raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
+        if keeps != NULL:
+            while lead < buf.n and keeps[buf.ids[lead]]:
+                lead += 1
+            lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
+        for i in range(buf.n):
+            k = buf.ids[i]
+            if stop != NULL and stop[k]:
+                return None
+            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
+            if type(piece) is not bytes:
+                raise TypeError(f"join_pieces: piece {k} is not bytes")
+            size = len(<bytes>piece)
+            if size > PY_SSIZE_T_MAX - total:
+                raise OverflowError("join_pieces: the joined pieces are too long")
+            total += size
+        out = PyBytes_FromStringAndSize(NULL, total)
+        dst = PyBytes_AS_STRING(out)
+        for i in range(buf.n):
+            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, buf.ids[i])
+            size = PyBytes_GET_SIZE(piece)
+            memcpy(dst, PyBytes_AS_STRING(piece), size)
+            dst += size
+        return out
+    finally:
+        release_ids(&buf)
 
 
 # -- batches --------------------------------------------------------------------------------

@@ -334,3 +334,35 @@ def test_decode_batch_takes_a_1d_object_array_of_rows():
     column = np.empty(len(rows), dtype=object)
     column[:] = [np.array(r, dtype=np.int64) for r in rows]
     assert tok.decode_batch(column) == [tok.decode(r) for r in rows]
+
+
+def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
+    """_ids.join_pieces against b"".join and a plain statement of its leading rule, on every
+    layout; stops give None; bad ids get check_ids' errors; a piece that is not bytes is a
+    TypeError, never a crash."""
+    from oasr_tok._ids import check_ids, join_pieces
+
+    pieces = [bytes([65 + i]) * (i % 3) for i in range(40)]
+    first = [p.lower() for p in pieces]
+    keeps = bytes(1 if i % 4 == 0 else 0 for i in range(40))
+    values = [(7 * k) % 40 for k in range(60)]
+    for name, container, as_list in _layouts(values):
+        assert join_pieces(pieces, container) == b"".join(pieces[i] for i in as_list), name
+        lead = next((k for k, i in enumerate(as_list) if not keeps[i]), len(as_list) - 1) + 1
+        expected = b"".join([first[i] for i in as_list[:lead]] + [pieces[i] for i in as_list[lead:]])
+        assert join_pieces(pieces, container, first, keeps) == expected, name
+        stops = bytearray(40)
+        assert join_pieces(pieces, container, stops=bytes(stops)) == b"".join(pieces[i] for i in as_list)
+        if as_list:
+            stops[as_list[-1]] = 1
+            assert join_pieces(pieces, container, stops=bytes(stops)) is None, name
+    for bad in ([0, 40], [-1], np.array([3, 99], dtype=np.uint8), ["1"], [1.0]):
+        with pytest.raises(ValueError) as ours:
+            join_pieces(pieces, bad)
+        with pytest.raises(ValueError) as theirs:
+            check_ids(bad, 40)
+        assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+    with pytest.raises(TypeError, match="piece 1 is not bytes"):
+        join_pieces([b"a", "b"], [0, 1])
+    with pytest.raises(ValueError, match="one entry per piece"):
+        join_pieces(pieces, [0], first[:3], keeps)

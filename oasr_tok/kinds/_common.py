@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..archive import is_archive_ref, read_member
@@ -15,7 +15,8 @@ BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 #: bytes.join first fills one Py_buffer (80 bytes) per item: a million pieces make an 80 MB
 #: scratch array whose page faults cost more than the copying (1M icefall pieces: 110 ms in
-#: one join, 37 ms in joins of 4,096 joined again). str.join has no such array.
+#: one join, 37 ms in joins of 4,096 joined again). str.join has no such array; neither has
+#: _ids.join_pieces, which gathers pieces by id.
 _JOIN_CHUNK = 4096
 
 
@@ -24,14 +25,6 @@ def join_bytes(parts: list[bytes]) -> bytes:
     if len(parts) <= _JOIN_CHUNK:
         return b"".join(parts)
     return b"".join([b"".join(parts[i : i + _JOIN_CHUNK]) for i in range(0, len(parts), _JOIN_CHUNK)])
-
-
-def join_pieces(pieces: Sequence[bytes], ids: list[int]) -> bytes:
-    """b"".join(pieces[i] for i in ids), in chunks when there are many (see _JOIN_CHUNK)."""
-    get = pieces.__getitem__
-    if len(ids) <= _JOIN_CHUNK:
-        return b"".join(map(get, ids))
-    return b"".join([b"".join(map(get, ids[i : i + _JOIN_CHUNK])) for i in range(0, len(ids), _JOIN_CHUNK)])
 
 
 def byte_piece_value(piece: str) -> int | None:

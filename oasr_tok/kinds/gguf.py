@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from .._ids import check_ids
+from .._ids import check_ids, join_pieces
 from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
@@ -46,7 +46,7 @@ from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ._bytelevel import CHAR_TO_BYTE
-from ._common import checked_text, existing_file, join_pieces, reject_unknown_options
+from ._common import checked_text, existing_file, reject_unknown_options
 from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata, vocabulary_only_gguf
 
 __all__ = ["GGUFTokenizer", "GGUFVocab", "llama_clean_spaces", "load_vocab"]
@@ -945,9 +945,9 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         # The leading-space rule is llama.cpp's: the first id of the call loses one leading
         # space. In a stream, the first id renders its "first" piece and ends the rule, an id
         # that renders nothing included (a control id first keeps the next id's space).
-        first = None
+        self._first = first = None
         if vocab.add_space_prefix:
-            first = [piece[1:] if piece[:1] == b" " else piece for piece in self._pieces]
+            self._first = first = [piece[1:] if piece[:1] == b" " else piece for piece in self._pieces]
             for i in range(self._size):
                 if skip[i]:
                     skip[i] |= FLAG_END_FIRST
@@ -981,11 +981,12 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         return self.vocab.texts[self.check_ids([token_id])[0]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        ids = self.check_ids(ids)
-        pieces = self._pieces
-        raw = join_pieces(pieces, ids)
-        if ids and self.vocab.add_space_prefix and pieces[ids[0]][:1] == b" ":
-            raw = raw[1:]
+        # llama_detokenize: every id's piece joined; with add_space_prefix the first id's
+        # piece loses one leading space (its "first" piece; no id keeps the rule past itself).
+        if self._first is None:
+            raw: bytes = join_pieces(self._pieces, ids)
+        else:
+            raw = join_pieces(self._pieces, ids, self._first, bytes(self._size))
         text = raw.decode("utf-8", "replace")
         return llama_clean_spaces(text) if self.vocab.clean_spaces else text
 

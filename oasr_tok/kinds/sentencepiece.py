@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._ids import check_ids
+from .._ids import check_ids, join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..archive import is_archive_ref, read_member
 from ..base import Tokenizer
@@ -48,7 +48,6 @@ from ._common import (
     byte_piece_value,
     checked_text,
     existing_file,
-    join_pieces,
     reject_unknown_options,
     special_ids_option,
 )
@@ -324,26 +323,15 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         id renders its surface. A byte piece is its byte; the UTF-8 of everything is decoded
         with one U+FFFD per invalid byte. (Faster than asking SentencePiece: its decode builds
         a proto of every piece. tests/test_sentencepiece.py checks the two are equal.)"""
-        ids = check_ids(ids, len(self._skip), self._skip)
         tables = self._decoding
-        if tables.cuts and not tables.cuts.isdisjoint(ids):
-            # An id that renders nothing still cuts a byte run in two (bytes never join
-            # across it), which joined UTF-8 cannot say: SentencePiece decodes these.
-            text: str = self._sp.decode(ids)
+        joined = None
+        if not tables.exotic:
+            joined = join_pieces(tables.rest, ids, tables.first, tables.keeps_first, stops=tables.stops)
+        if joined is None:
+            # An id that renders nothing but cuts a byte run (see _DecodeTables): SentencePiece.
+            text: str = self._sp.decode(check_ids(ids, len(self._skip), self._skip))
             return text
-        start = 0
-        head = b""
-        if tables.first is not None and ids:
-            keeps = tables.keeps_first
-            while start < len(ids) - 1 and keeps[ids[start]]:
-                start += 1
-            start += 1
-            lead = ids[:start]
-            if any(map(tables.is_byte.__getitem__, lead)) and any(map(tables.first_cuts.__getitem__, lead)):
-                text = self._sp.decode(ids)  # a cut inside the lead's byte run (as above)
-                return text
-            head = join_pieces(tables.first, lead)
-        return (head + join_pieces(tables.rest, ids[start:])).decode("utf-8", "oasr_tok.per_byte")
+        return joined.decode("utf-8", "oasr_tok.per_byte")
 
     def encode(
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
@@ -393,28 +381,30 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
 
 
 class _DecodeTables:
-    """The renderings as UTF-8, for decode."""
+    """The renderings as UTF-8, for decode: special ids render b"" and keep the leading rule in
+    force (they are stripped before SentencePiece sees the ids)."""
 
     def __init__(self, renderings: Renderings) -> None:
         flags, values = renderings.flags, renderings.values
 
         def utf8(texts: list[str]) -> list[bytes]:
             return [
-                bytes([values[i]]) if flags[i] & FLAG_BYTE else text.encode("utf-8") for i, text in enumerate(texts)
+                b"" if f & FLAG_SKIP else bytes([values[i]]) if f & FLAG_BYTE else texts[i].encode("utf-8")
+                for i, f in enumerate(flags)
             ]
 
         self.rest = utf8(renderings.rest)
         self.first = None if renderings.first is None else utf8(renderings.first)
-        self.keeps_first = bytes(1 if f & FLAG_KEEP_FIRST else 0 for f in flags)
+        self.keeps_first = bytes(1 if f & (FLAG_KEEP_FIRST | FLAG_SKIP) else 0 for f in flags)
         #: Ids that render nothing but are not stripped (an unstripped control piece, an empty
-        #: unknown surface): they still cut a byte run in two.
-        self.cuts = frozenset(i for i, f in enumerate(flags) if not f & (FLAG_SKIP | FLAG_BYTE) and not self.rest[i])
-        #: The same while the leading rule is in force ("▁" alone renders nothing then).
-        self.first_cuts = bytes(
-            1 if not f & (FLAG_SKIP | FLAG_BYTE) and self.first is not None and not self.first[i] else 0
-            for i, f in enumerate(flags)
+        #: unknown surface): they still cut a byte run in two, which joined UTF-8 cannot say.
+        #: (While the leading rule is in force more ids render nothing, "▁" alone; no byte run
+        #: can be open then, as a byte piece always ends the rule, or `exotic` holds.)
+        self.stops = bytes(
+            1 if not f & (FLAG_SKIP | FLAG_BYTE) and not self.rest[i] else 0 for i, f in enumerate(flags)
         )
-        self.is_byte = bytes(1 if f & FLAG_BYTE else 0 for f in flags)
+        #: A model whose byte pieces keep the leading rule: SentencePiece decodes all its ids.
+        self.exotic = any(f & FLAG_BYTE and f & FLAG_KEEP_FIRST for f in flags)
 
 
 def _surfaces(serialized: bytes) -> list[str]:

@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from .._ids import check_ids
+from .._ids import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, short_repr
 from ..spec import TokenizerSpec
-from ._common import byte_piece_value, join_pieces, read_lines, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, read_lines, reject_unknown_options, special_ids_option
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
@@ -143,7 +143,8 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         return self._symbols[self.check_ids([token_id])[0]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        return join_pieces(self._utf8, check_ids(ids, len(self._utf8))).decode("utf-8", "replace").lstrip()
+        joined: bytes = join_pieces(self._utf8, ids)  # (reads and checks the ids as check_ids does)
+        return joined.decode("utf-8", "replace").lstrip()
 
     def _keep_specials(self) -> SymbolTableTokenizer:
         # Rendering is piece-local: the view is the same table with nothing stripped.

@@ -36,12 +36,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._ids import join_pieces
 from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ._common import base64_token, checked_text, join_bytes, join_pieces, read_json, reject_unknown_options
+from ._common import base64_token, checked_text, join_bytes, read_json, reject_unknown_options
 
 __all__ = [
     "BUILTIN_SPECIAL_TOKENS",

@@ -48,6 +48,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._ids import join_pieces
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from ..base import Tokenizer
 from ..errors import (
@@ -69,7 +70,6 @@ from ._common import (
     check_id_span,
     checked_text,
     join_bytes,
-    join_pieces,
     json_id,
     read_json,
     read_text,
@@ -397,8 +397,10 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
+        self._pieces = self._bytes + [b""] * (vocab_size - eot)
+        self._prompt_stop = bytes(1 if i == layout.sot_prev else 0 for i in range(vocab_size))
         self._table = PieceTable(
-            self._bytes + [b""] * (vocab_size - eot),
+            self._pieces,
             flags=bytes(flags),
             mode="bytes",
             prompt=(layout.sot_prev, layout.sot),
@@ -615,6 +617,11 @@ class WhisperTokenizer(TableMethods, Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         """The transcript: ids >= eot and prompt blocks dropped, the rest byte-level decoded."""
+        # Without a prompt block (no <|startofprev|>), each id's bytes joined: the ids >= eot
+        # and the skipped ones render b"" in the table's pieces.
+        joined = join_pieces(self._pieces, ids, stops=self._prompt_stop)
+        if joined is not None:
+            return joined.decode("utf-8", "replace")
         eot, sot, sot_prev, pieces, visible = self.eot, self.sot, self.sot_prev, self._bytes, self._visible
         kept: list[bytes] = []
         in_prompt = False
