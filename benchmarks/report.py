@@ -21,6 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 POSITIONS = [100, 1_000, 10_000, 50_000, 100_000]
 SIZES = [1_000, 100_000, 1_000_000]
+REVISION_POSITIONS = [100, 10_000, 100_000]  # benchmarks/test_revisions.py POSITIONS
 STREAM_PEERS = ["DecodeStream", "vLLM window", "re-decode prefix", "sentencepiece partial"]
 BYTE_LEVEL_STREAMS = [
     "sentencepiece/mistral-v1",
@@ -83,6 +84,9 @@ class Run:
         if whole:
             return self.raw[key]["median"] if key in self.raw else None
         return self.per.get(key)
+
+    def revision(self, case: str, op: str, n: int) -> float | None:
+        return self.per.get(("revisions", case, op, "oasr_tok", n))
 
     def cases(self, suite: str) -> list[str]:
         seen: dict[str, None] = {}
@@ -169,7 +173,7 @@ def targets(run: Run) -> list[str]:
             f"{b / a:.2f}" if a and b else "—",
             None if not (a and b) else b / a <= 1.2,
         )
-    for case in ("tekken/tekken_240911", "whisper/multilingual.tiktoken"):
+    for case in ("gguf/qwen2", "tekken/tekken_240911", "whisper/multilingual.tiktoken"):
         area = "streaming"
         a, b = run.stream(case, "oasr_tok", 100), run.stream(case, "oasr_tok", 100_000)
         add(
@@ -263,6 +267,23 @@ def targets(run: Run) -> list[str]:
             "worst of every case and size (≤ 1.0×)",
             f"{worst:.2f}× ({where})",
             worst <= 1.0,
+        )
+    for case in run.cases("revisions"):
+        at = {n: run.revision(case, "decode_hypothesis", n) for n in REVISION_POSITIONS}
+        incr = [t for n in REVISION_POSITIONS if (t := run.revision(case, "decode_incremental(tail)", n))]
+        first, last = at[REVISION_POSITIONS[0]], at[REVISION_POSITIONS[-1]]
+        add(
+            "revisions",
+            f"{case}: decode_hypothesis per call, 100,000 / 100 committed tokens (≤ 1.2)",
+            f"{last / first:.2f}" if first and last else "—",
+            None if not (first and last) else last / first <= 1.2,
+        )
+        worst = max((t / i for t, i in zip(at.values(), incr) if t), default=None) if len(incr) == len(at) else None
+        add(
+            "revisions",
+            f"{case}: decode_hypothesis per call / one decode_incremental of the same tail, worst of 100…100,000 (≤ 2×)",
+            f"{worst:.2f}×" if worst else "—",
+            None if not worst else worst <= 2,
         )
     if run.wall is not None:
         add("suite", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
@@ -490,6 +511,48 @@ def load(run: Run) -> list[str]:
     return out + [""]
 
 
+def revisions(run: Run) -> list[str]:
+    cases = run.cases("revisions")
+    if not cases:
+        return []
+    out = [
+        "## decode_hypothesis: cost per call by committed transcript length",
+        "",
+        "µs per call of a rewriting recogniser script (benchmarks/test_revisions.py), beside one "
+        "decode_incremental call of the same uncommitted tail.",
+        "",
+        "| tokenizer | committed tokens | decode_hypothesis | decode_incremental(tail) | × tail |",
+        "|---|---|---|---|---|",
+    ]
+    for case in cases:
+        for n in REVISION_POSITIONS:
+            h, i = run.revision(case, "decode_hypothesis", n), run.revision(case, "decode_incremental(tail)", n)
+            if h is None and i is None:
+                continue
+            out.append(f"| {case} | {n:,} | {_us(h)} | {_us(i)} | {_ratio(h, i)} |")
+    return out + [""]
+
+
+def other_suites(run: Run) -> list[str]:
+    """The smaller suites (ASR streams, the prompt side, CTC collapse): one row per benchmark."""
+    titles = {
+        "asr_stream": "ASR-format streams: µs per token by position",
+        "prompt": "The prompt side: µs per call (stream rows: per token)",
+        "ctc": "collapse_ctc: ns per frame",
+    }
+    out: list[str] = []
+    for suite, title in titles.items():
+        rows = sorted((k for k in run.per if k[0] == suite), key=lambda k: (k[1], k[2], k[3], k[4]))
+        if not rows:
+            continue
+        unit, scale = ("ns", 1e9) if suite == "ctc" else ("µs", 1e6)
+        out += [f"## {title}", "", f"| case | operation | implementation | n | {unit} |", "|---|---|---|---|---|"]
+        for key in rows:
+            out.append(f"| {key[1]} | {key[2]} | {key[3]} | {key[4]:,} | {run.per[key] * scale:.3g} |")
+        out.append("")
+    return out
+
+
 def not_run(run: Run) -> list[str]:
     if not run.skips:
         return []
@@ -512,7 +575,18 @@ def render(run: Run, plots: Path | None = None) -> str:
         "Medians; per-token figures are a round's median divided by the tokens it fed.",
         "",
     ]
-    for section in (environment, targets, streaming, throughput, arrays, memory, load, not_run):
+    for section in (
+        environment,
+        targets,
+        streaming,
+        throughput,
+        arrays,
+        revisions,
+        other_suites,
+        memory,
+        load,
+        not_run,
+    ):
         parts += section(run)
     if plots is not None:
         parts += draw_plots(run, plots)
