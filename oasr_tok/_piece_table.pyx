@@ -433,7 +433,7 @@ cdef class PieceTable:
             settled = "".join(<list>out)
         else:
             settled = <str>out
-        oasr_commit_read(state, &text_read, settled, tail, self.tag)
+        oasr_commit_read(state, &text_read, settled, tail, <PyObject*>self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]
                 or v.run_invalid != <bint>held[3] or v.closed != <bint>held[4]):

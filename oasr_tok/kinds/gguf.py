@@ -15,7 +15,7 @@ vendors), its bytes decoded as UTF-8 with one U+FFFD per maximal invalid subpart
 * `clean_spaces` (on for BPE and WPM unless the `pre` type turns it off) then rewrites the
   whole text: " ?" " !" " ." " ," lose the space, " ' " becomes "'", and " 's" " 'm" " 're"
   " 've" lose the space. These rules reach across tokens, so the stream holds back the few
-  characters a later token may still change (see clean_feed).
+  characters a later token may still change (oasr_tok/_clean_spaces.pyx).
 
 The vocabulary is read as llama.cpp's loader reads it, with its refusals (no
 `tokenizer.ggml.model`, an unknown model or `pre` type, score or type arrays shorter than the
@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from .._ids import check_ids, join_pieces
+from .._clean_spaces import CleanSpacesStream
+from .._ids import join_pieces
 from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from .._textbuf import commit_text, held_tail
 from ..base import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, StreamStateError, stream_closed_error
+from ..errors import EncodeError, MalformedAssetError
 from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
@@ -762,170 +762,10 @@ def llama_clean_spaces(text: str) -> str:
     return _CLEAN_CONTRACTION.sub("", text)
 
 
-Held = tuple[str, str, str]
-NOTHING_HELD: Held = ("", "", "")
-
-
-def _pass_punct(held: str, ch: str) -> tuple[str, str]:
-    """Pass 1: a space followed by ? ! . , is dropped. Holds a trailing space."""
-    emit = " " if held and ch not in "?!.," else ""
-    if ch == " ":
-        return emit, " "
-    return emit + ch, ""
-
-
-def _pass_quote(held: str, ch: str) -> tuple[str, str]:
-    """Pass 2: " ' " becomes "'" (leftmost, non-overlapping). Holds " " or " '"."""
-    prefix = ""
-    if held == " '":
-        if ch == " ":
-            return "'", ""
-        prefix, held = " '", ""
-    if held == " ":
-        if ch == "'":
-            return "", " '"
-        if ch == " ":
-            return " ", " "
-        return " " + ch, ""
-    if ch == " ":
-        return prefix, " "
-    return prefix + ch, ""
-
-
-def _pass_contraction(held: str, ch: str) -> tuple[str, str]:
-    """Pass 3: the space of " 's", " 'm", " 're", " 've" is dropped. Holds up to " 'r"."""
-    prefix = ""
-    if held == " 'r" or held == " 'v":
-        if ch == "e":
-            return held[1:] + "e", ""
-        prefix, held = held, ""
-    elif held == " '":
-        if ch == "s" or ch == "m":
-            return "'" + ch, ""
-        if ch == "r" or ch == "v":
-            return "", " '" + ch
-        prefix, held = " '", ""
-    if held == " ":
-        if ch == "'":
-            return "", " '"
-        if ch == " ":
-            return " ", " "
-        return " " + ch, ""
-    if ch == " ":
-        return prefix, " "
-    return prefix + ch, ""
-
-
-_HELD_STATES = (("", " "), ("", " ", " '"), ("", " ", " '", " 'r", " 'v"))
-
-
-def _valid_held(held: object) -> bool:
-    return (
-        type(held) is tuple and len(held) == 3 and all(type(h) is str and h in ok for h, ok in zip(held, _HELD_STATES))
-    )
-
-
-def clean_feed(held: Held, text: str, first: int = 0) -> tuple[str, Held]:
-    """Run `text` through the passes from `first` on (0, 1 or 2): clean_spaces as a
-    left-to-right transducer whose passes each hold back the few characters the next ones
-    decide (a space before a possible "?", " '" before a possible " ", " 'r" before a
-    possible "e"): at most six characters in all."""
-    h1, h2, h3 = held
-    out: list[str] = []
-    for ch in text:
-        if first == 0:
-            e1, h1 = _pass_punct(h1, ch)
-        else:
-            e1 = ch
-        for c1 in e1:
-            if first <= 1:
-                e2, h2 = _pass_quote(h2, c1)
-            else:
-                e2 = c1
-            for c2 in e2:
-                e3, h3 = _pass_contraction(h3, c2)
-                out.append(e3)
-    return "".join(out), (h1, h2, h3)
-
-
-def clean_flush(held: Held) -> str:
-    """What the held characters become when the text ends here."""
-    first, held = clean_feed(("", held[1], held[2]), held[0], 1)
-    second, held = clean_feed(("", "", held[2]), held[1], 2)
-    return first + second + held[2]
-
-
 # -- the tokenizer ----------------------------------------------------------------------------
 
 _OPTIONS: list[str] = []
 _C_SPACE = " \t\n\v\f\r"
-_CLEAN = "_gguf_clean"
-_RAW = "_gguf_raw"
-
-
-class CleanSpacesStream:
-    """The streaming engine of a vocabulary with clean_spaces: the raw stream (the table,
-    in a state of its own under state["_gguf_raw"]) through the clean_spaces transducer,
-    whose held characters are kept in state["_gguf_clean"]. clean_spaces' rules reach across
-    tokens, so the outer text holds back what a later token may still change."""
-
-    def __init__(self, table: PieceTable, special: frozenset[int]) -> None:
-        self._table = table
-        self._special = special
-
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
-        new = check_ids(new_ids, self._table.vocab_size)  # first: a bad id leaves state as it was
-        if type(state) is not dict:
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
-        if state.get("_closed"):
-            if new:
-                raise stream_closed_error()
-            return ""
-        raw = state.get(_RAW, {})
-        held = state.get(_CLEAN, NOTHING_HELD)
-        if not isinstance(raw, dict) or not _valid_held(held):
-            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        # `state` is checked first (a commit that changes nothing), so a forged one fails
-        # before anything changes.
-        try:
-            outer_tail = held_tail(state)
-        except (TypeError, ValueError):
-            outer_tail = None
-        if type(outer_tail) is not str:
-            raise StreamStateError("this stream state was not made by the gguf kind; start from {}")
-        commit_text(state, "", outer_tail)
-        # Stepped on a copy: a state's values are never changed in place, so `dict(state)`
-        # forks a stream (decode_hypothesis keeps one per token that way).
-        raw = dict(raw)
-        delta = self._table.decode_incremental(new, raw, final)
-        raw_tail = held_tail(raw)
-        out, held = clean_feed(held, delta)
-        if final:
-            out += clean_flush(held)
-            held, tail = NOTHING_HELD, ""
-        else:
-            rest, after = clean_feed(held, raw_tail)
-            tail = rest + clean_flush(after)
-        commit_text(state, out, tail)
-        state[_RAW] = raw
-        state[_CLEAN] = held
-        state["_closed"] = bool(final)
-        return out
-
-    def token_pieces(self, ids: Sequence[int]) -> list[str]:
-        ids = check_ids(ids, self._table.vocab_size)
-        pieces: list[str] = self._table.token_pieces(ids)
-        held = NOTHING_HELD
-        out = []
-        for piece in pieces:
-            text, held = clean_feed(held, piece)
-            out.append(text)
-        rest = clean_flush(held)
-        if rest:
-            special = self._special
-            last = max((k for k, i in enumerate(ids) if i not in special), default=len(ids) - 1)
-            out[last] += rest
-        return out
 
 
 class GGUFTokenizer(TableMethods, Tokenizer):
