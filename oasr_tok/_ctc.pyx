@@ -519,7 +519,7 @@ def delimited_words(pieces, starts, ends=None):
     its last; whitespace tokens lend it no time. `ends` None: a token ends where the next one
     starts (the last one at its own start). Times are validated by oasr_tok's word grouping
     (the one home of those rules), so errors are the same TimingErrors."""
-    from oasr_tok._words import group_words
+    from oasr_tok._words import group_words, token_times
     from oasr_tok._wordtypes import Words
 
     cdef list piece_list = list(pieces)
@@ -527,8 +527,8 @@ def delimited_words(pieces, starts, ends=None):
     cdef Py_ssize_t word_at = -1, first = -1, last = -1
     cdef str piece
     group_words([""] * n, starts, ends)  # validates lengths, types and order of the times
-    start_list = starts.tolist() if hasattr(starts, "tolist") else list(starts)
-    end_list = None if ends is None else (ends.tolist() if hasattr(ends, "tolist") else list(ends))
+    start_list = token_times(starts, "starts")
+    end_list = None if ends is None else token_times(ends, "ends")
     text = "".join(piece_list)
     cdef list words = []
     for k in range(n):

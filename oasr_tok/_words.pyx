@@ -343,6 +343,13 @@ cdef _Times _times(object values, str name):
     return out
 
 
+def token_times(values, str name="starts") -> list:
+    """The times of `values` (any input group_words takes) as the list of the objects a Word
+    would hold, one per token: for compiled callers that index them (delimited_words)."""
+    cdef _Times times = _times(values, name)
+    return times.objects if times.code == 0 else times.typed.tolist()
+
+
 cdef list _as_list(object values, str name):
     # NumPy arrays: tolist() gives Python ints for integer arrays and floats for float arrays,
     # so the caller's unit and type survive into Word.start/end.
