@@ -113,6 +113,54 @@ def test_times_as_arrays_read_as_their_lists(case):
     )
 
 
+def _as_lists(out):
+    return tuple(list(map(int, part)) for part in out)
+
+
+def test_collapse_ctc_reads_every_layout_as_its_list():
+    # The frames are ids with runs (and blanks, 0): what a CTC argmax looks like.
+    frames = [0, 0, 5, 5, 0, 7, 7, 7, 3, 0, 0, 5, 2, 2, 0, 9, 9, 9, 9, 0]
+    for name, container, as_list in _layouts(frames):
+        assert _as_lists(oasr_tok.collapse_ctc(container, 0)) == oasr_tok.collapse_ctc(as_list, 0), name
+        top = max(as_list, default=0)
+        if top > 0:  # the largest frame id, one past the vocabulary: named with its frame
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"frame id {top} at frame {as_list.index(top)} is out"):
+                oasr_tok.collapse_ctc(container, 0, vocab_size=top)
+
+
+def test_collapse_ctc_still_reads_any_iterable_and_other_dtypes_item_by_item():
+    frames = [0, 3, 3, 0, 4]
+    expected = oasr_tok.collapse_ctc(frames, 0)
+    assert oasr_tok.collapse_ctc(iter(frames), 0) == expected
+    assert oasr_tok.collapse_ctc((f for f in frames), 0) == expected
+    assert [a.tolist() for a in oasr_tok.collapse_ctc(np.array([]), 0)] == [[], [], []]  # NumPy's default float dtype
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="frame id 0.0 at frame 0 is not an integer id"):
+        oasr_tok.collapse_ctc(np.array([0.0, 3.5]), 0)
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="one-dimensional, got a 2-D ndarray"):
+        oasr_tok.collapse_ctc(np.zeros((300, 500), dtype=np.int64), 0)
+
+
+def test_a_refused_id_buffer_is_not_leaked():
+    import tracemalloc
+
+    tok = ONE_PER_KIND[0].tokenizer()
+    bad = np.zeros(100_000, dtype=np.int64)
+    bad[-1] = -1
+    worse = [0] * 100_000 + [-1]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(5):
+            for call in (tok.decode, tok.token_pieces, lambda ids: oasr_tok.collapse_ctc(ids, 0)):
+                for ids in (bad, worse):
+                    with pytest.raises(oasr_tok.InvalidIdError):
+                        call(ids)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 400_000  # one leaked copy of the ids is 800,000 bytes
+
+
 # -- times as buffers -------------------------------------------------------------------------
 #
 # The oracle is the list the buffer holds, as NumPy's tolist() gives it (Python floats for float
