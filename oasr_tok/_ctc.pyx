@@ -427,7 +427,7 @@ def delimited_words(pieces, starts, ends=None):
 
 
 cdef object _word(str text, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
-                  list starts, list ends, Py_ssize_t n):
+                  object starts, object ends, Py_ssize_t n):
     from oasr_tok._wordtypes import Word
 
     if ends is not None:

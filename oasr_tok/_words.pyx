@@ -343,11 +343,13 @@ cdef _Times _times(object values, str name):
     return out
 
 
-def token_times(values, str name="starts") -> list:
-    """The times of `values` (any input group_words takes) as the list of the objects a Word
-    would hold, one per token: for compiled callers that index them (delimited_words)."""
+def token_times(values, str name="starts"):
+    """The times of `values` (any input group_words takes), one per token, indexed as the
+    objects a Word holds: the caller's list, or the typed copy (an array.array of "d", "q" or
+    "Q", whose items are the float or int tolist() gives), so no object is made per token.
+    For compiled callers that build their own words (delimited_words)."""
     cdef _Times times = _times(values, name)
-    return times.objects if times.code == 0 else times.typed.tolist()
+    return times.objects if times.code == 0 else times.typed
 
 
 cdef list _as_list(object values, str name):
