@@ -3,9 +3,9 @@
 renderers put around a PieceTable.
 
 collapse_ctc turns a recogniser's per-frame argmax into tokens: a run of equal frames is one
-token, and runs of the blank are dropped. It reads Python lists and tuples item by item, and
-anything exposing an integer buffer (NumPy arrays of any integer dtype, array.array,
-memoryview) straight from memory, without importing NumPy.
+token, and runs of the blank are dropped. It reads the frames through the one intake of ids
+(oasr_tok/_ids.pyx: lists and tuples item by item, integer buffers of any dtype, byte order and
+stride straight from memory, a tensor's __array__), without importing NumPy.
 
 CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighbours:
 
@@ -16,69 +16,41 @@ CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighb
   back (it is not part of the decode until something visible follows it); leading whitespace
   is the PieceTable's own "whitespace" lead rule.
 """
-from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromSsize_t
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
-from libc.string cimport memcpy
 
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
 from oasr_tok._textbuf cimport oasr_commit
-from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, stream_closed_error
+from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, short_repr, stream_closed_error
 
 __all__ = ["collapse_ctc", "CTCStream"]
 
 import sys
 
-cdef bint _LITTLE = sys.byteorder == "little"
-
 cdef extern from "Python.h":
-    object PyLong_FromSsize_t(Py_ssize_t)
-    bint PyLong_CheckExact(object)
-    # Declared without an exception value: an overflow is cleared and reported as out of range.
-    Py_ssize_t PyLong_AsSsize_t(object)
-    void* PyErr_Occurred()
-    void PyErr_Clear()
     Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_ssize_t PY_SSIZE_T_MAX
 
 
-ctypedef fused frame_t:
-    int8_t
-    uint8_t
-    int16_t
-    uint16_t
-    int32_t
-    uint32_t
-    int64_t
-    uint64_t
-
-
-cdef Py_ssize_t _scan(const frame_t* typed, const char* base, Py_ssize_t stride, Py_ssize_t n,
-                      Py_ssize_t blank, Py_ssize_t limit, int64_t* tok, int64_t* starts,
-                      int64_t* ends, Py_ssize_t* bad) noexcept nogil:
-    """The collapse over one buffer element type (`typed` only picks the type). Returns the
-    number of tokens, or -1 with the first bad frame's index in `bad`. With `tok` NULL it only
-    counts and checks (the first of two passes: the outputs are then allocated at their exact
-    size, where an upper bound of three times the frames would be touched page by page). An
-    unsigned 64-bit value past 2**63 - 1 turns negative in the cast and is reported like a
-    negative one."""
+cdef Py_ssize_t _collapse(const Py_ssize_t* frames, Py_ssize_t n, Py_ssize_t blank, int64_t* tok,
+                          int64_t* starts, int64_t* ends) noexcept nogil:
+    """The collapse of n frame ids (read and checked by read_ids: none is negative): the number
+    of tokens. With `tok` NULL it only counts (the first of two passes: the outputs are then
+    allocated at their exact size, where an upper bound of three times the frames would be
+    touched page by page)."""
     cdef Py_ssize_t i, m = 0, value, prev = -1
-    if n and not 0 <= <Py_ssize_t>(<const frame_t*>base)[0] < limit:
-        bad[0] = 0  # checked here: a first frame of -1 would pass for the initial `prev`
-        return -1
     if tok == NULL:
         for i in range(n):
-            value = <Py_ssize_t>(<const frame_t*>(base + i * stride))[0]
+            value = frames[i]
             if value != prev:
-                if value < 0 or value >= limit:
-                    bad[0] = i
-                    return -1
                 m += value != blank
                 prev = value
         return m
     for i in range(n):
-        value = <Py_ssize_t>(<const frame_t*>(base + i * stride))[0]
+        value = frames[i]
         if value != prev:
             if prev != blank and prev >= 0:
                 ends[m - 1] = i
@@ -92,87 +64,84 @@ cdef Py_ssize_t _scan(const frame_t* typed, const char* base, Py_ssize_t stride,
     return m
 
 
-cdef Py_ssize_t _scan_any(char code, const char* base, Py_ssize_t stride, Py_ssize_t n,
-                          Py_ssize_t blank, Py_ssize_t limit, int64_t* tok, int64_t* starts,
-                          int64_t* ends, Py_ssize_t* bad) noexcept nogil:
-    if code == b'b':
-        return _scan(<const int8_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'B':
-        return _scan(<const uint8_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'h':
-        return _scan(<const int16_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'H':
-        return _scan(<const uint16_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'i':
-        return _scan(<const int32_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'I':
-        return _scan(<const uint32_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    if code == b'q':
-        return _scan(<const int64_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-    return _scan(<const uint64_t*>NULL, base, stride, n, blank, limit, tok, starts, ends, bad)
-
-
-cdef char _format_code(const char* fmt, Py_ssize_t itemsize):
-    """The integer element type of a native buffer format as one of b B h H i I q Q, or 0."""
-    cdef char c
-    if fmt == NULL:
-        return b'B'
-    if fmt[0] == b'@' or fmt[0] == b'=' or (fmt[0] == b'<' and _LITTLE) or (fmt[0] == b'>' and not _LITTLE):
-        fmt += 1
-    if fmt[0] == 0 or fmt[1] != 0:
-        return 0
-    c = fmt[0]
-    if c in (b'l', b'L', b'n', b'N'):
-        signed = c in (b'l', b'n')
-        if itemsize == 8:
-            return b'q' if signed else b'Q'
-        if itemsize == 4:
-            return b'i' if signed else b'I'
-        return 0
-    if c in (b'b', b'B', b'h', b'H', b'i', b'I', b'q', b'Q'):
-        return c
+cdef inline int _put(list out, Py_ssize_t k, Py_ssize_t value) except -1:
+    item = PyLong_FromSsize_t(value)
+    Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+    PyList_SET_ITEM(out, k, item)
     return 0
 
 
-cdef tuple _numpy_triple(int64_t* tok, int64_t* start, int64_t* end, Py_ssize_t m):
-    import sys
-
-    np = sys.modules["numpy"]
-    out = []
-    cdef int64_t[::1] view
-    for src in (0, 1, 2):
-        arr = np.empty(m, dtype=np.int64)
-        if m:
-            view = arr
-            memcpy(&view[0], tok if src == 0 else start if src == 1 else end, m * sizeof(int64_t))
-        out.append(arr)
-    return tuple(out)
-
-
-cdef int _bad_frame(object value, Py_ssize_t i, Py_ssize_t limit) except -1:
-    bound = f"0 ... {limit - 1}" if limit != PY_SSIZE_T_MAX else "non-negative"
-    raise InvalidIdError(f"frame id {value!r} at frame {i} is out of range: frame ids must be {bound}")
-
-
-cdef tuple _emit_lists(int64_t* tok, int64_t* start, int64_t* end, Py_ssize_t m):
+cdef tuple _collapse_to_lists(const Py_ssize_t* frames, Py_ssize_t n, Py_ssize_t blank, Py_ssize_t m):
+    """The second pass of _collapse for list output: the m tokens straight into three lists of
+    ints (no C copy of them first, which at a million frames costs fresh pages every call)."""
     cdef list ids = PyList_New(m), starts = PyList_New(m), ends = PyList_New(m)
-    cdef Py_ssize_t k
-    cdef object value
-    for k in range(m):
-        value = PyLong_FromSsize_t(tok[k])
-        Py_INCREF(value)
-        PyList_SET_ITEM(ids, k, value)
-        value = PyLong_FromSsize_t(start[k])
-        Py_INCREF(value)
-        PyList_SET_ITEM(starts, k, value)
-        value = PyLong_FromSsize_t(end[k])
-        Py_INCREF(value)
-        PyList_SET_ITEM(ends, k, value)
+    cdef Py_ssize_t i, k = 0, value, prev = -1
+    for i in range(n):
+        value = frames[i]
+        if value != prev:
+            if prev != blank and prev >= 0:
+                _put(ends, k - 1, i)
+            if value != blank:
+                _put(ids, k, value)
+                _put(starts, k, i)
+                k += 1
+            prev = value
+    if k and prev != blank:
+        _put(ends, k - 1, n)
     return ids, starts, ends
 
 
-cdef extern from *:
-    Py_ssize_t PY_SSIZE_T_MAX
+cdef object _not_frames(object frame_ids):
+    return NonIntegerIdError(f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}")
+
+
+cdef object _frame_items(object frame_ids):
+    """What read_ids does not take, as the list of items collapse_ctc has always read it as:
+    an iterable's items, or a 1-D array of another dtype item by item (tolist()), so the bad
+    frame is named; what is not one-dimensional is refused as a whole."""
+    ndim = getattr(frame_ids, "ndim", 1)
+    if ndim != 1:
+        return NonIntegerIdError(
+            f"frame_ids must be one-dimensional, got a {short_repr(ndim)}-D {type(frame_ids).__name__}")
+    tolist = getattr(frame_ids, "tolist", None)
+    if tolist is not None:
+        items = tolist()
+        if isinstance(items, list):
+            return items
+    try:
+        return list(frame_ids)
+    except TypeError:
+        return _not_frames(frame_ids)
+
+
+cdef object _frame_error(object error, Py_ssize_t limit):
+    """read_ids' error about one id, worded for frames."""
+    if isinstance(error, NonIntegerIdError):
+        return NonIntegerIdError(f"frame id {short_repr(error.value)} at frame {error.position} is not an integer id")
+    bound = f"0 ... {limit - 1}" if limit != PY_SSIZE_T_MAX else "non-negative"
+    return InvalidIdError(
+        f"frame id {short_repr(error.value)} at frame {error.position} is out of range: frame ids must be {bound}")
+
+
+cdef int _read_frames(IdBuffer* frames, object frame_ids, Py_ssize_t limit) except -1:
+    """The frame ids, read by read_ids (the one intake of ids: lists, tuples, sequences, integer
+    buffers of any layout, tensors' __array__), each in 0 ... limit - 1."""
+    if isinstance(frame_ids, (str, bytes, bytearray)) or frame_ids is None:
+        raise _not_frames(frame_ids)
+    try:
+        try:
+            return read_ids(frames, frame_ids, limit)
+        except NonIntegerIdError as exc:
+            if getattr(exc, "position", None) is not None:
+                raise
+            items = _frame_items(frame_ids)
+        if isinstance(items, BaseException):
+            raise items
+        return read_ids(frames, items, limit)
+    except InvalidIdError as exc:
+        if getattr(exc, "position", None) is None:
+            raise
+        raise _frame_error(exc, limit) from None
 
 
 def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
@@ -180,8 +149,9 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
 
     A run of equal frame ids is one token; runs of `blank_id` are dropped (so `a a blank a`
     is two `a`s). `starts[k]` is the first frame of token k's run and `ends[k]` one past its
-    last. `frame_ids` is a list or tuple of ints, or any integer buffer (a 1-D NumPy array of
-    any integer dtype, array.array, memoryview); with `vocab_size`, every frame id must be in
+    last. `frame_ids` is what every call takes as ids (docs/decoding.md § Id inputs: a list or
+    tuple of ints, a 1-D integer buffer of any dtype and layout, a tensor's __array__) or any
+    other iterable of ints; with `vocab_size`, every frame id must be in
     0 ... vocab_size - 1 (InvalidIdError naming the frame otherwise), without it only
     non-negative. Linear in the number of frames.
 
@@ -192,17 +162,9 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     Multiply `starts` / `ends` by that factor, before or after `word_timings`."""
     import operator
 
-    cdef Py_ssize_t blank, limit, n, i, m = 0, value, prev = -1
-    cdef Py_buffer view
-    cdef char code
-    cdef const char* base
-    cdef Py_ssize_t stride
-    cdef int64_t* tok = NULL
-    cdef int64_t* starts = NULL
-    cdef int64_t* ends = NULL
-    cdef Py_ssize_t bad = 0
+    cdef Py_ssize_t blank, limit, m
+    cdef IdBuffer frames
     cdef int64_t[::1] tok_view, start_view, end_view
-    cdef list lst
     if isinstance(blank_id, bool) or not isinstance(blank_id, int):
         try:
             blank_id = operator.index(blank_id)
@@ -219,109 +181,23 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     blank = blank_id
     # NumPy in, NumPy out: no Python int per token (and the caller has NumPy loaded already).
     cdef bint numpy_out = type(frame_ids).__module__ == "numpy"
-    buffered = (PyObject_CheckBuffer(frame_ids) and not isinstance(frame_ids, (bytes, bytearray, str))
-                and type(frame_ids) is not list and type(frame_ids) is not tuple)
-    if buffered:
-        PyObject_GetBuffer(frame_ids, &view, PyBUF_FORMAT | PyBUF_STRIDES)
-        code = _format_code(view.format, view.itemsize) if view.ndim == 1 else 0
-        if code == 0 and view.ndim == 1 and hasattr(frame_ids, "tolist"):
-            # Another byte order, or not integers: the list path reads (or names) each value.
-            PyBuffer_Release(&view)
-            buffered = False
-    if buffered:
-        try:
-            if view.ndim != 1:
-                raise NonIntegerIdError(f"frame_ids must be one-dimensional, got a {view.ndim}-D buffer")
-            if code == 0:
-                fmt = (<bytes>view.format).decode("ascii", "replace") if view.format != NULL else "?"
-                raise NonIntegerIdError(
-                    f"frame_ids must hold integers, got a buffer of format {fmt!r} (cast to an integer dtype)")
-            n = view.shape[0]
-            stride = view.strides[0]
-            base = <const char*>view.buf
-            with nogil:
-                m = _scan_any(code, base, stride, n, blank, limit, NULL, NULL, NULL, &bad)
-            if m < 0:
-                _bad_frame(int(frame_ids[bad]), bad, limit)
-            if numpy_out:
-                np = sys.modules["numpy"]
-                arrays = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
-                if m:
-                    tok_view = arrays[0]
-                    start_view = arrays[1]
-                    end_view = arrays[2]
-                    with nogil:
-                        _scan_any(code, base, stride, n, blank, limit, &tok_view[0], &start_view[0],
-                                  &end_view[0], &bad)
-                return arrays
-            tok = <int64_t*>PyMem_Malloc(max(m, 1) * 3 * sizeof(int64_t))
-            if tok == NULL:
-                raise MemoryError()
-            starts = tok + max(m, 1)
-            ends = starts + max(m, 1)
-            with nogil:
-                _scan_any(code, base, stride, n, blank, limit, tok, starts, ends, &bad)
-            return _emit_lists(tok, starts, ends, m)
-        finally:
-            PyMem_Free(tok)
-            PyBuffer_Release(&view)
-    if isinstance(frame_ids, (str, bytes, bytearray)) or frame_ids is None:
-        raise NonIntegerIdError(f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}")
-    # Our own copy: an item's __index__ (any code) cannot then change what is being read.
+    _read_frames(&frames, frame_ids, limit)
     try:
-        lst = list(frame_ids)
-    except TypeError:
-        raise NonIntegerIdError(
-            f"frame_ids must be a sequence of integer ids, got {type(frame_ids).__name__}") from None
-    n = PyList_GET_SIZE(lst)
-    tok = <int64_t*>PyMem_Malloc(max(n, 1) * 3 * sizeof(int64_t))
-    if tok == NULL:
-        raise MemoryError()
-    starts = tok + max(n, 1)
-    ends = starts + max(n, 1)
-    try:
-        for i in range(n):
-            item = <object>PyList_GET_ITEM(lst, i)
-            value = -1
-            if PyLong_CheckExact(item):
-                value = PyLong_AsSsize_t(item)
-                if value == -1 and PyErr_Occurred() != NULL:
-                    PyErr_Clear()  # too big for a C integer: out of range, said below
-            if not 0 <= value < limit:
-                value = _list_frame(lst, i, limit)
-            if value != prev:
-                if prev != blank and prev >= 0:
-                    ends[m - 1] = i
-                if value != blank:
-                    tok[m] = value
-                    starts[m] = i
-                    m += 1
-                prev = value
-        if m and prev != blank:
-            ends[m - 1] = n
+        with nogil:
+            m = _collapse(frames.ids, frames.n, blank, NULL, NULL, NULL)
         if numpy_out:
-            return _numpy_triple(tok, starts, ends, m)
-        return _emit_lists(tok, starts, ends, m)
+            np = sys.modules["numpy"]
+            arrays = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
+            if m:
+                tok_view = arrays[0]
+                start_view = arrays[1]
+                end_view = arrays[2]
+                with nogil:
+                    _collapse(frames.ids, frames.n, blank, &tok_view[0], &start_view[0], &end_view[0])
+            return arrays
+        return _collapse_to_lists(frames.ids, frames.n, blank, m)
     finally:
-        PyMem_Free(tok)
-
-
-cdef Py_ssize_t _list_frame(list lst, Py_ssize_t i, Py_ssize_t limit) except -1:
-    # The slow path of the list loop: anything but a small exact int. A bool is refused like a
-    # float: frames of truth values are a caller's mistake.
-    import operator
-
-    item = <object>PyList_GET_ITEM(lst, i)
-    if isinstance(item, (bool, float, str, bytes)) or item is None:
-        raise NonIntegerIdError(f"frame id {item!r} at frame {i} is not an integer id")
-    try:
-        value = operator.index(item)
-    except TypeError:
-        raise NonIntegerIdError(f"frame id {item!r} at frame {i} is not an integer id") from None
-    if value < 0 or value >= limit:
-        bound = f"0 ... {limit - 1}" if limit != PY_SSIZE_T_MAX else "non-negative"
-        raise InvalidIdError(f"frame id {value} at frame {i} is out of range: frame ids must be {bound}")
-    return value
+        release_ids(&frames)
 
 
 cdef class CTCStream:
@@ -519,7 +395,7 @@ def delimited_words(pieces, starts, ends=None):
     its last; whitespace tokens lend it no time. `ends` None: a token ends where the next one
     starts (the last one at its own start). Times are validated by oasr_tok's word grouping
     (the one home of those rules), so errors are the same TimingErrors."""
-    from oasr_tok._words import group_words
+    from oasr_tok._words import group_words, token_times
     from oasr_tok._wordtypes import Words
 
     cdef list piece_list = list(pieces)
@@ -527,8 +403,8 @@ def delimited_words(pieces, starts, ends=None):
     cdef Py_ssize_t word_at = -1, first = -1, last = -1
     cdef str piece
     group_words([""] * n, starts, ends)  # validates lengths, types and order of the times
-    start_list = starts.tolist() if hasattr(starts, "tolist") else list(starts)
-    end_list = None if ends is None else (ends.tolist() if hasattr(ends, "tolist") else list(ends))
+    start_list = token_times(starts, "starts")
+    end_list = None if ends is None else token_times(ends, "ends")
     text = "".join(piece_list)
     cdef list words = []
     for k in range(n):
@@ -551,7 +427,7 @@ def delimited_words(pieces, starts, ends=None):
 
 
 cdef object _word(str text, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
-                  list starts, list ends, Py_ssize_t n):
+                  object starts, object ends, Py_ssize_t n):
     from oasr_tok._wordtypes import Word
 
     if ends is not None:

@@ -29,6 +29,11 @@ cdef extern from "Python.h":
     Py_ssize_t PyBytes_GET_SIZE(object)
     bint PyLong_CheckExact(object)
     bint PyBool_Check(object)
+    # Declared without an exception value: an overflow is cleared by _small_int and reported
+    # by _exact_int as out of range.
+    Py_ssize_t _as_ssize_t "PyLong_AsSsize_t"(object)
+    void* PyErr_Occurred()
+    void PyErr_Clear()
     const Py_ssize_t PY_SSIZE_T_MAX
     const Py_ssize_t PY_SSIZE_T_MIN
 
@@ -67,16 +72,24 @@ cdef str _what(object ids):
     return type(ids).__name__
 
 
+cdef object _at(object error, object value, Py_ssize_t i):
+    """`error` about the id `value` at position i, which it carries as .value and .position:
+    a caller that names its ids otherwise (collapse_ctc's frames) words its own message."""
+    error.value = value
+    error.position = i
+    return error
+
+
 cdef object _out_of_range(object value, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi):
     if lo == 0:
-        return InvalidIdError(
-            f"token id {_shown(value)} at position {i} is out of range: valid ids are 0 ... {hi - 1}")
-    return InvalidIdError(f"token id {_shown(value)} at position {i} is not a 64-bit integer")
+        return _at(InvalidIdError(
+            f"token id {_shown(value)} at position {i} is out of range: valid ids are 0 ... {hi - 1}"), value, i)
+    return _at(InvalidIdError(f"token id {_shown(value)} at position {i} is not a 64-bit integer"), value, i)
 
 
 cdef object _not_integer(object value, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi):
     rule = f"ids must be ints in 0 ... {hi - 1}" if lo == 0 else "ids must be ints"
-    return NonIntegerIdError(f"token id {_shown(value)} at position {i} is not an integer: {rule}")
+    return _at(NonIntegerIdError(f"token id {_shown(value)} at position {i} is not an integer: {rule}"), value, i)
 
 
 cdef object _not_ids(object ids, str why=""):
@@ -126,6 +139,17 @@ cdef void release_ids(IdBuffer* buf) noexcept:
 
 # -- Python objects, one at a time ----------------------------------------------------------
 
+cdef inline bint _small_int(object item, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t* value) noexcept:
+    """Whether an exact int is in lo ... hi - 1 (stored in value): the common case, without the
+    exception handling of _exact_int (which then names a value that is not)."""
+    cdef Py_ssize_t v = _as_ssize_t(item)
+    if v == -1 and PyErr_Occurred() != NULL:
+        PyErr_Clear()
+        return False
+    value[0] = v
+    return lo <= v < hi
+
+
 cdef inline Py_ssize_t _exact_int(object item, Py_ssize_t i, Py_ssize_t lo, Py_ssize_t hi) except? -1:
     # An exact int runs no user code; Cython reads small ones straight from their digits.
     cdef Py_ssize_t value
@@ -159,7 +183,8 @@ cdef int _read_list(IdBuffer* out, list ids, Py_ssize_t lo, Py_ssize_t hi) excep
     while i < PyList_GET_SIZE(ids):
         item = <object>PyList_GET_ITEM(ids, i)
         if PyLong_CheckExact(item):
-            value = _exact_int(item, i, lo, hi)
+            if not _small_int(item, lo, hi, &value):
+                value = _exact_int(item, i, lo, hi)
         else:
             value = _other_id(item, i, lo, hi)
         if i == capacity:
@@ -171,12 +196,17 @@ cdef int _read_list(IdBuffer* out, list ids, Py_ssize_t lo, Py_ssize_t hi) excep
 
 
 cdef int _read_tuple(IdBuffer* out, tuple ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
-    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(ids)
+    cdef Py_ssize_t i, n = PyTuple_GET_SIZE(ids), value
     cdef Py_ssize_t* dst = _reserve(out, n)
     cdef object item
     for i in range(n):
         item = <object>PyTuple_GET_ITEM(ids, i)
-        dst[i] = _exact_int(item, i, lo, hi) if PyLong_CheckExact(item) else _other_id(item, i, lo, hi)
+        if PyLong_CheckExact(item):
+            if not _small_int(item, lo, hi, &value):
+                value = _exact_int(item, i, lo, hi)
+        else:
+            value = _other_id(item, i, lo, hi)
+        dst[i] = value
     out.n = n
     return 0
 
@@ -342,6 +372,14 @@ cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -
     out.heap = NULL
     out.ids = out.small
     out.n = 0
+    try:
+        return _read_into(out, ids, lo, hi)
+    except BaseException:
+        release_ids(out)  # a caller only releases what was read: a bad id must not leak the copy
+        raise
+
+
+cdef int _read_into(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
     if type(ids) is list:
         return _read_list(out, <list>ids, lo, hi)
     if type(ids) is tuple:

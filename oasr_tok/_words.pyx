@@ -17,13 +17,17 @@ itself never calls back into Python for a character it has seen before.
 import unicodedata
 
 cimport cython
+from cpython.array cimport array, clone
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport PyObject
 from libc.math cimport isfinite
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc
+from libc.string cimport memcpy
 
-from oasr_tok._wordtypes cimport Words, new_words
+from oasr_tok._wordtypes cimport Words, new_words, typed_time
 
 from oasr_tok.errors import TimingError, short_repr
 
@@ -114,6 +118,238 @@ cdef inline int _cls(Py_UCS4 cp) except -1:
         c = char_class(chr(cp))
         _table[cp] = <unsigned char>c
     return c
+
+
+# -- times -------------------------------------------------------------------------------------
+#
+# A list of times is read as it is (its items are what Word.start/end hold). Anything else with
+# a one-dimensional buffer of a float32/float64 or integer format (NumPy arrays in any byte
+# order and stride, array.array, memoryview; a tensor through its __array__) is copied in C
+# into a typed array.array: "d" for floats, "q" / "Q" for integers, so no Python object is
+# made per token, and a Word's time is made from the copy when asked for, as the Python float
+# or int NumPy's tolist() gives. Other formats (half floats, bools, complex, objects) and
+# everything else take the list path: tolist() or list(), checked item by item.
+
+cdef int _one = 1
+cdef bint _host_little = (<char*>&_one)[0] == 1
+cdef array _DOUBLES = array("d")
+cdef array _INTS = array("q")
+cdef array _UINTS = array("Q")
+
+ctypedef fused time_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+    float
+    double
+
+
+cdef char _time_code(const char* fmt, Py_ssize_t itemsize, bint* swap) noexcept:
+    """A buffer format as the element type read: b B h H i I q Q (integers, by item size) or
+    f d, or 0 for what the compiled path does not read. `swap`: stored in the other byte order."""
+    cdef char code
+    cdef int order = 0  # 0 native, 1 little, 2 big
+    cdef bint signed
+    if fmt == NULL:
+        fmt = b"B"
+    if fmt[0] == b"<":
+        order = 1
+        fmt += 1
+    elif fmt[0] == b">" or fmt[0] == b"!":
+        order = 2
+        fmt += 1
+    elif fmt[0] == b"@" or fmt[0] == b"=":
+        fmt += 1
+    code = fmt[0]
+    if code == 0 or fmt[1] != 0:
+        return 0
+    swap[0] = (order == 1 and not _host_little) or (order == 2 and _host_little)
+    if code == b"f":
+        return code if itemsize == 4 else 0
+    if code == b"d":
+        return code if itemsize == 8 else 0
+    if code in b"bhilqn":
+        signed = True
+    elif code in b"BHILQN":
+        signed = False
+    else:
+        return 0
+    if itemsize == 1:
+        return b"b" if signed else b"B"
+    if itemsize == 2:
+        return b"h" if signed else b"H"
+    if itemsize == 4:
+        return b"i" if signed else b"I"
+    if itemsize == 8:
+        return b"q" if signed else b"Q"
+    return 0
+
+
+cdef void _load(const char* p, Py_ssize_t stride, Py_ssize_t n, bint swap, char* out, time_t kind) noexcept nogil:
+    """n elements of `time_t` from p (stride bytes apart) into out: doubles for floats, uint64
+    for uint64, int64 for every other integer."""
+    cdef Py_ssize_t i, b
+    cdef time_t v
+    cdef unsigned char raw[8]
+    for i in range(n):
+        if swap:
+            for b in range(<Py_ssize_t>sizeof(time_t)):
+                raw[b] = (<const unsigned char*>p)[sizeof(time_t) - 1 - b]
+            memcpy(&v, raw, sizeof(time_t))
+        else:
+            memcpy(&v, p, sizeof(time_t))  # a load; memcpy because a buffer need not be aligned
+        p += stride
+        if time_t is float or time_t is double:
+            (<double*>out)[i] = <double>v
+        elif time_t is uint64_t:
+            (<uint64_t*>out)[i] = v
+        else:
+            (<int64_t*>out)[i] = <int64_t>v
+
+
+cdef void _load_any(char code, const char* p, Py_ssize_t stride, Py_ssize_t n, bint swap, char* out) noexcept nogil:
+    if code == b"d":
+        _load[double](p, stride, n, swap, out, 0)
+    elif code == b"f":
+        _load[float](p, stride, n, swap, out, 0)
+    elif code == b"q":
+        _load[int64_t](p, stride, n, swap, out, 0)
+    elif code == b"Q":
+        _load[uint64_t](p, stride, n, swap, out, 0)
+    elif code == b"i":
+        _load[int32_t](p, stride, n, swap, out, 0)
+    elif code == b"I":
+        _load[uint32_t](p, stride, n, swap, out, 0)
+    elif code == b"h":
+        _load[int16_t](p, stride, n, swap, out, 0)
+    elif code == b"H":
+        _load[uint16_t](p, stride, n, swap, out, 0)
+    elif code == b"b":
+        _load[int8_t](p, stride, n, swap, out, 0)
+    else:
+        _load[uint8_t](p, stride, n, swap, out, 0)
+
+
+cdef array _read_buffer(object values, object source, str name):
+    """The times of `source` (the buffer of `values`, or what its __array__ gave) as a typed
+    copy; None when its format is not one read here (the list path then reads it)."""
+    cdef Py_buffer view
+    cdef bint swap = False
+    cdef char code
+    cdef array out, template
+    try:
+        PyObject_GetBuffer(source, &view, PyBUF_STRIDES | PyBUF_FORMAT)
+    except (BufferError, TypeError, ValueError):
+        return None
+    try:
+        if view.ndim == 0:
+            raise TimingError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+        if view.ndim != 1:
+            shape = "(" + ", ".join([str(view.shape[d]) for d in range(view.ndim)]) + ")"
+            raise TimingError(
+                f"{name} must be one time per token (one dimension), got a {view.ndim}-D "
+                f"{type(values).__name__} of shape {shape}")
+        code = _time_code(view.format, view.itemsize, &swap)
+        if code == 0:
+            return None
+        template = _INTS
+        if code == b"d" or code == b"f":
+            template = _DOUBLES
+        elif code == b"Q":
+            template = _UINTS
+        out = clone(template, view.shape[0], False)
+        with nogil:
+            _load_any(code, <const char*>view.buf, view.strides[0] if view.strides != NULL else view.itemsize,
+                      view.shape[0], swap, out.data.as_chars)
+        return out
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef array _typed_times(object values, str name):
+    """A typed copy of `values`' times when it is a numeric buffer (or a tensor whose
+    __array__ gives one); None otherwise."""
+    if PyObject_CheckBuffer(values):
+        # bytes are text to the list path (refused); a masked array's tolist() names its
+        # masked entries, which its buffer would silently read.
+        if isinstance(values, bytes) or getattr(type(values), "mask", None) is not None:
+            return None
+        return _read_buffer(values, values, name)
+    if getattr(type(values), "__array__", None) is None:
+        return None
+    try:
+        source = values.__array__()
+    except Exception:  # a device or autograd tensor: its tolist() (the list path) may still work
+        return None
+    if (not PyObject_CheckBuffer(source) or isinstance(source, bytes)
+            or getattr(type(source), "mask", None) is not None):
+        return None
+    return _read_buffer(values, source, name)
+
+
+@cython.final
+cdef class _Times:
+    """One argument of times as read: the caller's items (`objects`) or a typed copy."""
+    cdef list objects
+    cdef array typed
+    cdef char code  # 0: objects; "d", "q" or "Q": typed
+    cdef str name
+    cdef Py_ssize_t n
+
+    cdef inline object value(self, Py_ssize_t k):
+        """Time k as Word.start/end would hold it (also what messages show)."""
+        if self.code == 0:
+            return self.objects[k]
+        return typed_time(self.typed, k)
+
+    cdef inline double number(self, Py_ssize_t k) except? -1.0:
+        cdef double x
+        if self.code == 0:
+            return _number(self.objects, k, self.name)
+        if self.code == b"d":
+            x = self.typed.data.as_doubles[k]
+            if not isfinite(x):
+                raise TimingError(
+                    f"{self.name}[{k}] = {short_repr(x)}: times must be finite numbers (no NaN or infinity)")
+            return x
+        if self.code == b"q":
+            return <double>self.typed.data.as_longlongs[k]
+        return <double>self.typed.data.as_ulonglongs[k]
+
+    cdef object stored(self, object given):
+        """What the Words keeps: the typed copy, or the items in a list of its own."""
+        if self.code:
+            return self.typed
+        return list(self.objects) if self.objects is given else self.objects
+
+
+cdef _Times _times(object values, str name):
+    cdef _Times out = _Times.__new__(_Times)
+    out.name = name
+    if isinstance(values, list):
+        out.objects = <list>values
+    else:
+        out.typed = _typed_times(values, name)
+        if out.typed is None:
+            out.objects = _as_list(values, name)
+        else:
+            out.code = out.typed.ob_descr.typecode
+    out.n = len(out.objects) if out.code == 0 else len(out.typed)
+    return out
+
+
+def token_times(values, str name="starts"):
+    """The times of `values` (any input group_words takes), one per token, indexed as the
+    objects a Word holds: the caller's list, or the typed copy (an array.array of "d", "q" or
+    "Q", whose items are the float or int tolist() gives), so no object is made per token.
+    For compiled callers that build their own words (delimited_words)."""
+    cdef _Times times = _times(values, name)
+    return times.objects if times.code == 0 else times.typed
 
 
 cdef list _as_list(object values, str name):
@@ -236,6 +472,52 @@ cdef class _Emitter:
         return self.words.push(a, b, first, last)
 
 
+cdef bint _typed_before(_Times a, Py_ssize_t i, _Times b, Py_ssize_t j, double da, double db) except -1:
+    """Whether time a[i] < time b[j], exactly, for times of any source (as _before)."""
+    cdef int64_t x, y
+    if da != db:
+        return da < db
+    if a.code == b"d" and b.code == b"d":
+        return False
+    if (a.code == b"q" or a.code == b"Q") and (b.code == b"q" or b.code == b"Q"):
+        if a.code == b"q" and b.code == b"q":
+            return a.typed.data.as_longlongs[i] < b.typed.data.as_longlongs[j]
+        if a.code == b"Q" and b.code == b"Q":
+            return a.typed.data.as_ulonglongs[i] < b.typed.data.as_ulonglongs[j]
+        if a.code == b"q":
+            x = a.typed.data.as_longlongs[i]
+            return x < 0 or <uint64_t>x < b.typed.data.as_ulonglongs[j]
+        y = b.typed.data.as_longlongs[j]
+        return y >= 0 and a.typed.data.as_ulonglongs[i] < <uint64_t>y
+    return _before(a.value(i), b.value(j), da, db)
+
+
+cdef void _check_all_times(_Times starts, _Times ends, Py_ssize_t n) except *:
+    """_check_times for times of any source: the same checks, in the same order, with the same
+    messages (a typed time is shown as the Python value tolist() gives)."""
+    cdef Py_ssize_t k
+    cdef double s, prev_s = 0.0, e, prev_e = 0.0
+    if starts.code == 0 and (ends is None or ends.code == 0):
+        _check_times(starts.objects, None if ends is None else ends.objects, n)
+        return
+    for k in range(n):
+        s = starts.number(k)
+        if k and _typed_before(starts, k, starts, k - 1, s, prev_s):
+            raise TimingError(
+                f"starts[{k}] = {starts.value(k)!r} is before starts[{k - 1}] = {starts.value(k - 1)!r}: "
+                "token start times must be non-decreasing")
+        prev_s = s
+        if ends is not None:
+            e = ends.number(k)
+            if _typed_before(ends, k, starts, k, e, s):
+                raise TimingError(f"ends[{k}] = {ends.value(k)!r} is before starts[{k}] = {starts.value(k)!r}")
+            if k and _typed_before(ends, k, ends, k - 1, e, prev_e):
+                raise TimingError(
+                    f"ends[{k}] = {ends.value(k)!r} is before ends[{k - 1}] = {ends.value(k - 1)!r}: "
+                    "token end times must be non-decreasing")
+            prev_e = e
+
+
 def group_words(pieces, starts, ends=None) -> Words:
     """Timed words cut out of ``"".join(pieces)``: see docs/decoding.md § Word timings.
 
@@ -243,13 +525,13 @@ def group_words(pieces, starts, ends=None) -> Words:
     non-decreasing, finite, with ``ends[k] >= starts[k]``. TimingError otherwise."""
     cdef list piece_list = list(pieces) if not isinstance(pieces, list) else pieces
     cdef Py_ssize_t n = len(piece_list)
-    cdef list start_list = _as_list(starts, "starts")
-    cdef list end_list = None if ends is None else _as_list(ends, "ends")
-    if len(start_list) != n:
-        raise TimingError(f"starts has {len(start_list)} times for {n} tokens: give one start time per token")
-    if end_list is not None and len(end_list) != n:
-        raise TimingError(f"ends has {len(end_list)} times for {n} tokens: give one end time per token")
-    _check_times(start_list, end_list, n)
+    cdef _Times start_times = _times(starts, "starts")
+    cdef _Times end_times = None if ends is None else _times(ends, "ends")
+    if start_times.n != n:
+        raise TimingError(f"starts has {start_times.n} times for {n} tokens: give one start time per token")
+    if end_times is not None and end_times.n != n:
+        raise TimingError(f"ends has {end_times.n} times for {n} tokens: give one end time per token")
+    _check_all_times(start_times, end_times, n)
 
     cdef _Emitter out = _Emitter.__new__(_Emitter)
     out.n = n
@@ -266,8 +548,7 @@ def group_words(pieces, starts, ends=None) -> Words:
         raise TypeError("pieces do not join to their own total length")
     # The Words keeps the times to read its words' times from: copies, where the lists are the
     # caller's own (a later change to them must not change the result).
-    out.words = new_words(text, list(start_list) if start_list is starts else start_list,
-                          None if end_list is None else (list(end_list) if end_list is ends else end_list))
+    out.words = new_words(text, start_times.stored(starts), None if end_times is None else end_times.stored(ends))
     out.words.reserve(min(n, total) + 1)  # fewer words than tokens: one allocation
 
     cdef int kind = PyUnicode_KIND(text)

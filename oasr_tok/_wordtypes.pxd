@@ -1,3 +1,4 @@
+from cpython.array cimport array
 from libc.stdint cimport int32_t
 
 # The two result types of word timings, shared with the grouping (_words.pyx), which fills a
@@ -20,6 +21,11 @@ cdef class Words:
     cdef bint _per_word
     cdef list _starts
     cdef list _ends           # None: per-token ends are the next token's start
+    # Per-token times read from a buffer, in place of _starts / _ends: array.array of "d"
+    # (float formats), "q" or "Q" (integer formats), so a time becomes a Python object only
+    # when a Word or a column asks for it. None when the list holds them.
+    cdef array _typed_starts
+    cdef array _typed_ends
 
     cdef int reserve(self, Py_ssize_t capacity) except -1
     cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last) except -1
@@ -30,4 +36,5 @@ cdef class Words:
     cdef object _column(self, Py_ssize_t field)
 
 
-cdef Words new_words(str transcript, list token_starts, list token_ends)
+cdef Words new_words(str transcript, object token_starts, object token_ends)
+cdef object typed_time(array times, Py_ssize_t k)

@@ -16,6 +16,8 @@ grouping, is what a long transcript would otherwise pay). Transcripts of 2**31 c
 tokens are refused.
 """
 from cpython.array cimport array, clone
+from cpython.float cimport PyFloat_FromDouble
+from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from libc.stdint cimport INT32_MAX, int32_t
 
@@ -76,14 +78,34 @@ cdef inline Word _make_word(str text, object start, object end, Py_ssize_t first
     return w
 
 
-cdef Words new_words(str transcript, list token_starts, list token_ends):
-    """An empty Words over `transcript`, timed by per-token time lists that nobody else holds
-    (the grouping copies the caller's), for the grouping to push into."""
+cdef object typed_time(array times, Py_ssize_t k):
+    """Time k of a typed copy as the Python object NumPy's tolist() gives for it: a float
+    for "d", an int for "q" / "Q"."""
+    if not 0 <= k < len(times):  # rows come from the grouping; never read past the copy
+        raise IndexError("token index out of range of the times")
+    cdef char code = times.ob_descr.typecode
+    if code == b"d":
+        return PyFloat_FromDouble(times.data.as_doubles[k])
+    if code == b"q":
+        return PyLong_FromLongLong(times.data.as_longlongs[k])
+    return PyLong_FromUnsignedLongLong(times.data.as_ulonglongs[k])
+
+
+cdef Words new_words(str transcript, object token_starts, object token_ends):
+    """An empty Words over `transcript`, timed by per-token times that nobody else holds (the
+    grouping copies the caller's): each a list of time objects or a typed array.array (see
+    typed_time; `token_ends` may also be None), for the grouping to push into."""
     cdef Words out = Words.__new__(Words)
     out._transcript = transcript
     out._per_word = False
-    out._starts = token_starts
-    out._ends = token_ends
+    if isinstance(token_starts, array):
+        out._starts, out._typed_starts = None, <array>token_starts
+    else:
+        out._starts = <list>token_starts
+    if isinstance(token_ends, array):
+        out._ends, out._typed_ends = None, <array>token_ends
+    else:
+        out._ends = <list>token_ends
     return out
 
 
@@ -147,6 +169,8 @@ cdef class Words:
     cdef object start_of(self, Py_ssize_t i):
         if self._per_word:
             return self._starts[i]
+        if self._typed_starts is not None:
+            return typed_time(self._typed_starts, self._rows[_ROW * i + 2])
         return self._starts[self._rows[_ROW * i + 2]]
 
     cdef object end_of(self, Py_ssize_t i):
@@ -156,6 +180,10 @@ cdef class Words:
         last = self._rows[_ROW * i + 3]
         if self._ends is not None:
             return self._ends[last]
+        if self._typed_ends is not None:
+            return typed_time(self._typed_ends, last)
+        if self._typed_starts is not None:
+            return typed_time(self._typed_starts, last + 1 if last + 1 < len(self._typed_starts) else last)
         return self._starts[last + 1 if last + 1 < len(self._starts) else last]
 
     cdef Word word(self, Py_ssize_t i):
@@ -182,6 +210,7 @@ cdef class Words:
             start, stop, step = key.indices(self._n)
             count = len(range(start, stop, step))
             out = new_words(self._transcript, self._starts, self._ends)  # the same immutable times
+            out._typed_starts, out._typed_ends = self._typed_starts, self._typed_ends
             out._per_word = self._per_word
             if self._per_word:
                 out._starts, out._ends = self._starts[start:stop:step], self._ends[start:stop:step]

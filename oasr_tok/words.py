@@ -27,7 +27,7 @@ def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None)
 
     `pieces` holds one string per token (``tok.token_pieces(ids)``); `starts` one start time
     per token and `ends`, if given, one end time per token, in whatever unit the caller uses
-    (seconds as floats, frames as ints; lists, tuples or NumPy arrays). Word.start/end are the
+    (seconds as floats, frames as ints; lists, tuples, NumPy arrays or other numeric buffers). Word.start/end are the
     caller's own values. Returns a `Words` sequence (equal to the list of its `Word`s). Raises TimingError (a ValueError) naming the position when a time is
     missing, not a finite number, out of order, or an end precedes its start."""
     return _group_words(pieces, starts, ends)

@@ -16,6 +16,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 
 import oasr_tok
 
@@ -109,6 +111,240 @@ def test_times_as_arrays_read_as_their_lists(case):
     assert tok.word_timings(np.array(ids, dtype=np.int32), np.array(frames, dtype=np.int64)) == tok.word_timings(
         ids, frames
     )
+
+
+def _as_lists(out):
+    return tuple(list(map(int, part)) for part in out)
+
+
+def test_collapse_ctc_reads_every_layout_as_its_list():
+    # The frames are ids with runs (and blanks, 0): what a CTC argmax looks like.
+    frames = [0, 0, 5, 5, 0, 7, 7, 7, 3, 0, 0, 5, 2, 2, 0, 9, 9, 9, 9, 0]
+    for name, container, as_list in _layouts(frames):
+        assert _as_lists(oasr_tok.collapse_ctc(container, 0)) == oasr_tok.collapse_ctc(as_list, 0), name
+        top = max(as_list, default=0)
+        if top > 0:  # the largest frame id, one past the vocabulary: named with its frame
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"frame id {top} at frame {as_list.index(top)} is out"):
+                oasr_tok.collapse_ctc(container, 0, vocab_size=top)
+
+
+def test_collapse_ctc_still_reads_any_iterable_and_other_dtypes_item_by_item():
+    frames = [0, 3, 3, 0, 4]
+    expected = oasr_tok.collapse_ctc(frames, 0)
+    assert oasr_tok.collapse_ctc(iter(frames), 0) == expected
+    assert oasr_tok.collapse_ctc((f for f in frames), 0) == expected
+    assert [a.tolist() for a in oasr_tok.collapse_ctc(np.array([]), 0)] == [[], [], []]  # NumPy's default float dtype
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="frame id 0.0 at frame 0 is not an integer id"):
+        oasr_tok.collapse_ctc(np.array([0.0, 3.5]), 0)
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="one-dimensional, got a 2-D ndarray"):
+        oasr_tok.collapse_ctc(np.zeros((300, 500), dtype=np.int64), 0)
+
+
+def test_a_refused_id_buffer_is_not_leaked():
+    import tracemalloc
+
+    tok = ONE_PER_KIND[0].tokenizer()
+    bad = np.zeros(100_000, dtype=np.int64)
+    bad[-1] = -1
+    worse = [0] * 100_000 + [-1]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(5):
+            for call in (tok.decode, tok.token_pieces, lambda ids: oasr_tok.collapse_ctc(ids, 0)):
+                for ids in (bad, worse):
+                    with pytest.raises(oasr_tok.InvalidIdError):
+                        call(ids)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 400_000  # one leaked copy of the ids is 800,000 bytes
+
+
+# -- times as buffers -------------------------------------------------------------------------
+#
+# The oracle is the list the buffer holds, as NumPy's tolist() gives it (Python floats for float
+# dtypes, ints for integer dtypes): the words must equal the list's words, and every time a
+# Word holds must have the type the list's item has.
+
+TIME_DTYPES = INT_DTYPES + ["float32", "float64", "float16", ">f8", ">f4", "<f8", ">i8", ">u4", ">i2", "<u2"]
+
+
+def _time_values(dtype: str, n: int) -> list:
+    """n non-decreasing times that `dtype` holds exactly (with repeats, as CTC frames give)."""
+    kind = np.dtype(dtype)
+    if kind.kind == "f":
+        return [0.25 * (k // 2) for k in range(n)]
+    top = 100 if kind.itemsize == 1 else 30_000 if kind.itemsize == 2 else 10**9
+    return [min(3 * (k // 2), top) for k in range(n)]
+
+
+def _time_layouts(n: int):
+    """(name, container, the list it must read as) for every buffer layout of times."""
+    for dtype in TIME_DTYPES:
+        arr = np.array(_time_values(dtype, n), dtype=dtype)
+        yield dtype, arr, arr.tolist()
+    values = _time_values("float64", n)
+    wide = np.zeros(2 * n)
+    wide[::2] = values
+    yield "strided", wide[::2], values
+    yield "reversed", np.array(values[::-1])[::-1], values
+    yield "reversed >i4", np.array(_time_values("int32", n)[::-1], dtype=">i4")[::-1], _time_values("int32", n)
+    frozen = np.array(values)
+    frozen.setflags(write=False)
+    yield "read-only", frozen, values
+    yield "column of a 2-D array", np.array([values, values], order="F")[0], values
+    yield "Fortran column", np.asfortranarray(np.array([values, values]).T)[:, 1], values
+    yield "2**53 and beyond", np.array([2**60 + k for k in range(n)], dtype=np.int64), [2**60 + k for k in range(n)]
+    yield "uint64 top", np.array([2**64 - n + k for k in range(n)], dtype=np.uint64), [2**64 - n + k for k in range(n)]
+    for code in "bBhHiIlLqQfd":
+        arr = array.array(code, _time_values("float32" if code in "fd" else "int8", n))
+        yield f"array.array {code!r}", arr, arr.tolist()
+    yield "memoryview", memoryview(array.array("d", values)), values
+    yield "memoryview cast", memoryview(array.array("q", range(n)).tobytes()).cast("q"), list(range(n))
+    yield "bytearray", bytearray(range(n)), list(range(n))
+    yield "__array__ only", _FloatTensor(values), values
+    yield "tuple", tuple(values), values
+    yield "bool array (item by item)", np.zeros(n, dtype=bool), [False] * n
+
+
+class _FloatTensor:
+    """A stand-in for a torch tensor of times: no buffer, only __array__."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._values, dtype=np.float64)
+
+
+def _timed(call, *args):
+    """What call(*args) gives: its words with the type of each time, or its error's type and text."""
+    try:
+        words = call(*args)
+    except Exception as exc:  # the list path's error is the oracle for the buffer's
+        return type(exc).__name__, str(exc)
+    return list(words), [(type(w.start), type(w.end)) for w in words], words.starts, words.ends
+
+
+PIECES = [" a", "b", " c", ",", " d", "e", "f", " g", "h", " i", " j", "k"]
+
+
+@pytest.mark.parametrize("name,times,as_list", list(_time_layouts(len(PIECES))), ids=lambda v: str(v)[:30])
+def test_times_of_every_buffer_layout_read_as_their_list(name, times, as_list):
+    from oasr_tok.words import group_words
+
+    assert _timed(group_words, PIECES, times) == _timed(group_words, PIECES, as_list)
+    ends = list(as_list)  # each token ends at its own start
+    assert _timed(group_words, PIECES, times, times) == _timed(group_words, PIECES, as_list, ends)
+    # Mixed sources: starts from the buffer, ends from a list, and the other way round.
+    assert _timed(group_words, PIECES, times, ends) == _timed(group_words, PIECES, as_list, ends)
+    assert _timed(group_words, PIECES, as_list, times) == _timed(group_words, PIECES, as_list, ends)
+
+
+@pytest.mark.parametrize("dtype", TIME_DTYPES)
+def test_empty_time_buffers(dtype):
+    from oasr_tok.words import group_words
+
+    assert group_words([], np.array([], dtype=dtype)) == group_words([], [])
+    with pytest.raises(oasr_tok.TimingError, match="starts has 0 times for 1 tokens"):
+        group_words([" a"], np.array([], dtype=dtype))
+
+
+BAD_TIME_ARRAYS = [
+    ("decreasing float64", np.array([0.0, 2.0, 1.0]), None),
+    ("decreasing int8", np.array([0, 2, 1], dtype=np.int8), None),
+    ("decreasing big-endian", np.array([0, 2, 1], dtype=">i8"), None),
+    ("decreasing beyond 2**53", np.array([2**60, 2**60 + 1, 2**60], dtype=np.int64), None),
+    ("decreasing uint64 top", np.array([2**64 - 3, 2**64 - 1, 2**64 - 2], dtype=np.uint64), None),
+    ("nan", np.array([0.0, np.nan, 1.0]), None),
+    ("inf float32", np.array([0.0, 1.0, np.inf], dtype=np.float32), None),
+    ("-inf big-endian", np.array([-np.inf, 1.0, 2.0], dtype=">f8"), None),
+    ("end before its start", np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.5, 3.0])),
+    (
+        "end before its start by 1 beyond 2**53",
+        np.array([0, 2**60 + 1, 2**61], dtype=np.int64),
+        np.array([1, 2**60, 2**62], dtype=np.int64),
+    ),
+    ("int end before a float start", np.array([0.0, 1.5, 2.0]), np.array([1, 1, 3], dtype=np.int16)),
+    (
+        "uint64 end before an int64 start",
+        np.array([0, 2**62, 2**62], dtype=np.int64),
+        np.array([2**62, 2**62 - 1, 2**63], dtype=np.uint64),
+    ),
+    ("decreasing ends", np.array([0.0, 1.0, 2.0]), np.array([3.0, 2.5, 4.0], dtype=np.float32)),
+    ("too few", np.array([0.0, 1.0]), None),
+    ("too many ends", np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0, 4.0])),
+    ("masked (item by item: its tolist() holds None)", np.ma.masked_array([0.0, 1.0, 2.0], mask=[0, 1, 0]), None),
+    ("bool (item by item)", np.array([False, True, True]), None),
+]
+
+
+@pytest.mark.parametrize("what,starts,ends", BAD_TIME_ARRAYS, ids=[w for w, _, _ in BAD_TIME_ARRAYS])
+def test_bad_time_buffers_raise_the_list_error(what, starts, ends):
+    from oasr_tok.words import group_words
+
+    pieces = [" a", " b", " c"]
+    expected = _timed(group_words, pieces, starts.tolist(), None if ends is None else ends.tolist())
+    assert expected[0] == "TimingError"
+    assert _timed(group_words, pieces, starts, ends) == expected
+
+
+def test_0d_and_2d_time_arrays_get_a_short_timing_error():
+    from oasr_tok.words import group_words
+
+    with pytest.raises(oasr_tok.TimingError, match="starts must be a sequence of numbers, got ndarray"):
+        group_words([" a"], np.array(0.5))
+    big = np.zeros((300, 500))
+    for bad in (big, big.astype(np.int32), big.astype(np.float16), memoryview(big)):
+        with pytest.raises(oasr_tok.TimingError, match=r"one dimension.*2-D .* shape \(300, 500\)") as info:
+            group_words([" a"] * 300, bad)
+        assert len(str(info.value)) < 150
+        with pytest.raises(oasr_tok.TimingError, match="ends must be one time per token"):
+            group_words([" a"] * 300, np.zeros(300), bad)
+
+
+def test_a_time_buffer_is_copied():
+    from oasr_tok.words import group_words
+
+    starts = np.array([0.0, 1.0, 2.0])
+    words = group_words([" a", " b", " c"], starts)
+    starts[:] = [7.0, 8.0, 9.0]
+    assert words.starts == [0.0, 1.0, 2.0]
+    assert words[1:].starts == [1.0, 2.0] and words[::-1].ends == [2.0, 2.0, 1.0]
+
+
+@given(
+    gaps=hst.lists(hst.floats(0, 10, width=32), max_size=60),
+    dtype=hst.sampled_from(["float64", "float32", ">f8", "<f4"]),
+    step=hst.sampled_from([1, 2, -1, -2]),
+    pieces=hst.lists(hst.sampled_from([" a", "b", ",", " (", "一", " ", "", "c "]), min_size=120, max_size=120),
+)
+def test_float_time_buffers_match_their_list(gaps, dtype, step, pieces):
+    from oasr_tok.words import group_words
+
+    values = np.cumsum(np.array(gaps, dtype=dtype)).astype(dtype)  # non-decreasing in its own dtype
+    if step == 1:
+        starts = values
+    elif step == -1:
+        starts = values[::-1].copy()[::-1]  # a reversed view
+    else:
+        wide = np.zeros(2 * len(values), dtype=dtype)
+        wide[::2] = values if step > 0 else values[::-1]
+        starts = wide[::2] if step > 0 else wide[-2::-2]  # every other item, forwards or backwards
+    assert starts.tolist() == values.tolist()
+    ends = starts + np.array(1, dtype=dtype)
+    pieces = pieces[: len(values)]
+    as_starts, as_ends = starts.tolist(), ends.tolist()
+    assert _timed(group_words, pieces, starts) == _timed(group_words, pieces, as_starts)
+    assert _timed(group_words, pieces, starts, ends) == _timed(group_words, pieces, as_starts, as_ends)
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_word_timings_reads_every_time_layout_as_its_list(case):
+    tok, ids = _ids(case)
+    for name, times, as_list in _time_layouts(len(ids)):
+        assert _timed(tok.word_timings, ids, times) == _timed(tok.word_timings, ids, as_list), name
 
 
 NOT_IDS = [
