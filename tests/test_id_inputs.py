@@ -230,7 +230,10 @@ def _timed(call, *args):
 PIECES = [" a", "b", " c", ",", " d", "e", "f", " g", "h", " i", " j", "k"]
 
 
-@pytest.mark.parametrize("name,times,as_list", list(_time_layouts(len(PIECES))), ids=lambda v: str(v)[:30])
+# Named by the layout alone: a repr may hold an address, which differs between xdist workers.
+@pytest.mark.parametrize(
+    "name,times,as_list", [pytest.param(*layout, id=layout[0]) for layout in _time_layouts(len(PIECES))]
+)
 def test_times_of_every_buffer_layout_read_as_their_list(name, times, as_list):
     from oasr_tok.words import group_words
 
