@@ -10,15 +10,67 @@
 #
 # The ids are copied once into C memory, so no user code (an id's __index__) can run while a
 # kind walks them, and the caller's container may change afterwards without harm.
+#
+# A kind that walks many ids once (token_pieces, decode) may instead read_ids_in_place and
+# read each id with id_at: a long list of exact ints in range is then checked in one pass and
+# read where it is (a copy of a million ids is an 8 MB allocation, and the page faults that
+# come with it cost more than the walk). Each read checks the list again, so a list changed
+# during the walk (by another thread while the GIL was let go) raises RuntimeError, never
+# reads past its end.
 
 cdef enum:
     SMALL_IDS = 16  # a streamed chunk this short needs no heap allocation
 
+from cpython.object cimport PyObject
+
 cdef struct IdBuffer:
-    const Py_ssize_t* ids  # n checked ids (points at `small` or `heap`)
+    const Py_ssize_t* ids  # n checked ids (points at `small` or `heap`); not with `in_place`
     Py_ssize_t n
     Py_ssize_t* heap       # owned, or NULL
+    PyObject* in_place     # a list read where it is (a reference held), or NULL
+    Py_ssize_t limit       # with in_place: the vocabulary size its ids were checked against
     Py_ssize_t small[SMALL_IDS]
 
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
+cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
 cdef void release_ids(IdBuffer* buf) noexcept
+cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1
+
+
+cdef extern from *:
+    """
+    /* An exact int of at most one digit, read from the object itself (no call). */
+    static inline int oasr_compact_id(PyObject *op, Py_ssize_t *out)
+    {
+        if (!PyLong_CheckExact(op)) return 0;
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (!PyUnstable_Long_IsCompact((PyLongObject *)op)) return 0;
+        *out = PyUnstable_Long_CompactValue((PyLongObject *)op);
+        return 1;
+    #else
+        switch (Py_SIZE(op)) {
+        case 0: *out = 0; return 1;
+        case 1: *out = (Py_ssize_t)((PyLongObject *)op)->ob_digit[0]; return 1;
+        default: return 0;
+        }
+    #endif
+    }
+    /* list[i], borrowed, for 0 <= i < len(list) (the caller checks). */
+    static inline PyObject *oasr_list_item(PyObject *list, Py_ssize_t i) { return PyList_GET_ITEM(list, i); }
+    static inline Py_ssize_t oasr_list_size(PyObject *list) { return PyList_GET_SIZE(list); }
+    """
+    bint oasr_compact_id(PyObject* op, Py_ssize_t* out) noexcept
+    PyObject* oasr_list_item(PyObject* lst, Py_ssize_t i) noexcept
+    Py_ssize_t oasr_list_size(PyObject* lst) noexcept
+
+
+cdef inline Py_ssize_t id_at(const IdBuffer* buf, Py_ssize_t i) except -1:
+    """The i-th id (0 <= i < buf.n) of what read_ids or read_ids_in_place read."""
+    cdef Py_ssize_t value
+    if buf.in_place == NULL:
+        return buf.ids[i]
+    # The list is read again each time: it may have changed while the GIL was let go.
+    if (i < oasr_list_size(buf.in_place) and oasr_compact_id(oasr_list_item(buf.in_place, i), &value)
+            and 0 <= value < buf.limit):
+        return value
+    return in_place_id(buf, i)  # a value of more digits, or a changed list (RuntimeError)

@@ -14,7 +14,8 @@ from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObj
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.ref cimport Py_INCREF
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -135,6 +136,46 @@ cdef void release_ids(IdBuffer* buf) noexcept:
     buf.heap = NULL
     buf.ids = buf.small
     buf.n = 0
+    Py_XDECREF(buf.in_place)
+    buf.in_place = NULL
+
+
+#: Lists at least this long are read in place by read_ids_in_place (shorter ones are copied:
+#: the copy is on the stack or small, and their readers index buf.ids directly).
+cdef Py_ssize_t IN_PLACE_IDS = 4096
+
+
+cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
+    """read_ids, or for a long list of exact ints in range, the list itself (see _ids.pxd)."""
+    cdef Py_ssize_t i, n, value
+    if type(ids) is list and PyList_GET_SIZE(ids) >= IN_PLACE_IDS:
+        n = PyList_GET_SIZE(ids)
+        for i in range(n):  # no user code runs here: every item is looked at, none converted
+            item = <object>PyList_GET_ITEM(ids, i)
+            if not (PyLong_CheckExact(item) and _small_int(item, 0, vocab_size, &value)):
+                break
+        else:
+            out.heap = NULL
+            out.ids = out.small
+            out.n = n
+            out.limit = vocab_size
+            Py_INCREF(ids)
+            out.in_place = <PyObject*>ids
+            return 0
+    return read_ids(out, ids, vocab_size)
+
+
+cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1:
+    cdef object ids = <object>buf.in_place
+    cdef Py_ssize_t value
+    if i >= PyList_GET_SIZE(ids):
+        raise RuntimeError("the id list was changed while it was read (it is shorter now)")
+    item = <object>PyList_GET_ITEM(ids, i)
+    if not (PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value)):
+        raise RuntimeError(
+            f"the id list was changed while it was read (item {i} is no longer an id: {type(item).__name__})"
+        )
+    return value
 
 
 # -- Python objects, one at a time ----------------------------------------------------------
@@ -142,7 +183,11 @@ cdef void release_ids(IdBuffer* buf) noexcept:
 cdef inline bint _small_int(object item, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t* value) noexcept:
     """Whether an exact int is in lo ... hi - 1 (stored in value): the common case, without the
     exception handling of _exact_int (which then names a value that is not)."""
-    cdef Py_ssize_t v = _as_ssize_t(item)
+    cdef Py_ssize_t v
+    if oasr_compact_id(<PyObject*>item, &v):
+        value[0] = v
+        return lo <= v < hi
+    v = _as_ssize_t(item)
     if v == -1 and PyErr_Occurred() != NULL:
         PyErr_Clear()
         return False
@@ -372,6 +417,7 @@ cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -
     out.heap = NULL
     out.ids = out.small
     out.n = 0
+    out.in_place = NULL
     try:
         return _read_into(out, ids, lo, hi)
     except BaseException:
@@ -489,17 +535,17 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
         if len(stops) != n:
             raise ValueError("join_pieces: stops needs one byte per piece")
         stop = stops
-    read_ids(&buf, ids, n)
+    read_ids_in_place(&buf, ids, n)
     try:
         # An id's __index__ may have run: the lists are ours, but check they still fit.
         if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
             raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
         if keeps != NULL:
-            while lead < buf.n and keeps[buf.ids[lead]]:
+            while lead < buf.n and keeps[id_at(&buf, lead)]:
                 lead += 1
             lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
         for i in range(buf.n):
-            k = buf.ids[i]
+            k = id_at(&buf, i)
             if stop != NULL and stop[k]:
                 return None
             piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
@@ -512,10 +558,13 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
         out = PyBytes_FromStringAndSize(NULL, total)
         dst = PyBytes_AS_STRING(out)
         for i in range(buf.n):
-            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, buf.ids[i])
+            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(&buf, i))
             size = PyBytes_GET_SIZE(piece)
+            if size > total:  # (no code runs between the two passes; said, not assumed)
+                raise RuntimeError("join_pieces: the pieces changed while they were joined")
             memcpy(dst, PyBytes_AS_STRING(piece), size)
             dst += size
+            total -= size
         return out
     finally:
         release_ids(&buf)
@@ -573,6 +622,7 @@ cdef list _rows_of_buffer(object batch, object source):
         col.n = view.shape[1]
         col.stride = view.strides[1]
         buf.heap = NULL
+        buf.in_place = NULL
         dst = _reserve(&buf, col.n)
         try:
             for r in range(view.shape[0]):

@@ -32,7 +32,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 cimport cython
 
-from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
 from oasr_tok.errors import StreamStateError, stream_closed_error
 
@@ -352,7 +352,7 @@ cdef class PieceTable:
         """One string per id; they concatenate to the decode. A piece is what its token
         settled; text still held back when the ids end goes on the last token that rendered."""
         cdef IdBuffer checked
-        read_ids(&checked, ids, self.vocab_size)
+        read_ids_in_place(&checked, ids, self.vocab_size)
         try:
             return self._pieces(&checked)
         finally:
@@ -488,14 +488,15 @@ cdef class PieceTable:
         cdef PyObject** fast_items = self._plain
         cdef bint fast = not (v.first or v.lead)
         cdef bint in_prompt = False
+        cdef Py_ssize_t prompt_open = self.prompt_open, prompt_close = self.prompt_close
         for i in range(n):
-            tid = ids.ids[i]
-            if tid == self.prompt_open:  # never, without a prompt rule (-1)
+            tid = id_at(ids, i)
+            if tid == prompt_open:  # never, without a prompt rule (-1)
                 in_prompt = True
-            elif tid == self.prompt_close:
+            elif tid == prompt_close:
                 in_prompt = False
             if in_prompt:
-                tid = self.prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
+                tid = prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
             # The common case: a plain piece once the leading rules are done and no bytes wait.
             raw = fast_items[tid]
             if fast and raw != NULL:
@@ -593,7 +594,7 @@ cdef class TableMethods:
         if not isinstance(engine, PieceTable):
             return engine.token_pieces(ids)
         table = <PieceTable>engine
-        read_ids(&checked, ids, table.vocab_size)
+        read_ids_in_place(&checked, ids, table.vocab_size)
         try:
             return table._pieces(&checked)
         finally:

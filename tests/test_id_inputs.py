@@ -605,3 +605,66 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
         join_pieces([b"a", "b"], [0, 1])
     with pytest.raises(ValueError, match="one entry per piece"):
         join_pieces(pieces, [0], first[:3], keeps)
+
+
+IN_PLACE_CHILD = textwrap.dedent("""
+    import random, sys, threading, time
+    sys.path.insert(0, {tests!r})
+    sys.setswitchinterval(1e-5)  # let the other thread in often
+    import oasr_tok
+    from paths import shared
+    tok = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})
+    )
+    invalid = tok.processor.piece_to_id("<0xFF>")  # each one calls the Python error handler
+    word = tok.processor.piece_to_id("▁the")
+    ids = [invalid, word] * 5000  # long enough to be read in place
+    stop = False
+
+    def mutate():
+        rng = random.Random(0)
+        while not stop:
+            k = rng.randrange(len(ids))
+            ids[k] = rng.choice([word, invalid])
+            if rng.random() < 0.2:  # a moment when an item is no id, then one again
+                ids[k] = rng.choice(["x", 10**30, -1])
+                ids[k] = word
+            if rng.random() < 0.2:  # a moment when the list is shorter
+                del ids[-700:]
+                ids.extend([invalid, word] * 350)
+            time.sleep(0)
+
+    other = threading.Thread(target=mutate)
+    other.start()
+    outcomes = set()
+    for _ in range(40):
+        for call in (tok.token_pieces, tok.decode):
+            try:
+                call(ids)
+                outcomes.add("ok")
+            except (RuntimeError, ValueError, TypeError) as exc:
+                outcomes.add(type(exc).__name__)
+    stop = True
+    other.join()
+    print("survived", sorted(outcomes))
+""")
+
+
+def test_a_list_read_in_place_while_another_thread_changes_it_cannot_crash():
+    """token_pieces and decode read a long list of ids where it is (no copy); the sentencepiece
+    table's error handler lets another thread run mid-walk, which rewrites, shortens and grows
+    the list. Every call returns or raises a typed error (RuntimeError: the list changed; an
+    InvalidIdError / NonIntegerIdError from the copy path); none crashes (a child process).
+    Whether a call is raced is up to the scheduler: this is a smoke test of the checks that
+    id_at makes on every read, not a proof that each was reached."""
+    done = subprocess.run(
+        [sys.executable, "-c", IN_PLACE_CHILD.format(tests=os.path.join(ROOT, "tests"))],
+        check=False,
+        cwd=PACKAGE_PARENT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.startswith("survived") and "ok" in done.stdout, done.stdout
