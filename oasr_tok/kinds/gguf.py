@@ -788,6 +788,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         self._first = first = None
         if vocab.add_space_prefix:
             self._first = first = [piece[1:] if piece[:1] == b" " else piece for piece in self._pieces]
+            self._keeps_none = bytes(self._size)  # decode: no id keeps the first rule past itself
             for i in range(self._size):
                 if skip[i]:
                     skip[i] |= FLAG_END_FIRST
@@ -826,7 +827,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         if self._first is None:
             raw: bytes = join_pieces(self._pieces, ids)
         else:
-            raw = join_pieces(self._pieces, ids, self._first, bytes(self._size))
+            raw = join_pieces(self._pieces, ids, self._first, self._keeps_none)
         text = raw.decode("utf-8", "replace")
         return llama_clean_spaces(text) if self.vocab.clean_spaces else text
 
