@@ -344,9 +344,22 @@ cdef class PieceTable:
         cdef IdBuffer ids
         read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
         try:
-            return self._feed(&ids, state, final)
+            return self._feed(&ids, state, final, None)
         finally:
             release_ids(&ids)
+
+    def step_each(self, new_ids, state):
+        """Feed `new_ids` one at a time: the list of what each settled, exactly
+        `[self.decode_incremental([i], state) for i in new_ids]` in one call (decode_hypothesis
+        decides its commit point per id)."""
+        cdef IdBuffer ids
+        cdef list per_id = []
+        read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
+        try:
+            self._feed(&ids, state, False, per_id)
+        finally:
+            release_ids(&ids)
+        return per_id
 
     def token_pieces(self, ids):
         """One string per id; they concatenate to the decode. A piece is what its token
@@ -358,7 +371,10 @@ cdef class PieceTable:
         finally:
             release_ids(&checked)
 
-    cdef str _feed(self, IdBuffer* ids, object state, bint final):
+    cdef str _feed(self, IdBuffer* ids, object state, bint final, list per_id):
+        """Feed the ids to the stream; return the text they settled. With per_id (final
+        is then False), the text each id settled is appended to it, as one call per id
+        would have returned it."""
         cdef Py_ssize_t i, n = ids.n
         cdef Vars v
         cdef object out = None
@@ -404,17 +420,19 @@ cdef class PieceTable:
                 in_prompt = True
             elif tid == self.prompt_close:
                 in_prompt = False
-            if in_prompt:
-                continue
-            # The common case, as in _pieces: a plain piece once no rule is pending.
-            raw = self._plain[tid]
-            if fast and raw != NULL:
-                out = _append(out, <str>raw)
-                continue
-            if pending_box is None:
-                pending_box = [pending]
-            out = self._step(tid, &v, pending_box, out)
-            fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+            if not in_prompt:
+                # The common case, as in _pieces: a plain piece once no rule is pending.
+                raw = self._plain[tid]
+                if fast and raw != NULL:
+                    out = _append(out, <str>raw)
+                else:
+                    if pending_box is None:
+                        pending_box = [pending]
+                    out = self._step(tid, &v, pending_box, out)
+                    fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+            if per_id is not None:
+                per_id.append(_joined(out))
+                out = None
         if pending_box is not None:
             pending = <bytes>pending_box[0]
         if final:
@@ -427,12 +445,7 @@ cdef class PieceTable:
             tail = ""
         else:
             tail = self._tail(v, pending)
-        if out is None:
-            settled = ""
-        elif type(out) is list:
-            settled = "".join(<list>out)
-        else:
-            settled = <str>out
+        settled = _joined(out) if per_id is None else "".join(per_id)
         oasr_commit_read(state, &text_read, settled, tail, <PyObject*>self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]
@@ -544,6 +557,15 @@ cdef class PieceTable:
         return "".join(self.token_pieces(ids))
 
 
+cdef inline str _joined(object out):
+    """The text of an `out` _append built."""
+    if out is None:
+        return ""
+    if type(out) is list:
+        return "".join(<list>out)
+    return <str>out
+
+
 cdef inline object _append(object out, str text):
     """`out` (None, a str, or a list of str) with `text` after it."""
     if not PyUnicode_GET_LENGTH(text):
@@ -582,7 +604,7 @@ cdef class TableMethods:
         table = <PieceTable>engine
         read_ids(&ids, new_ids, table.vocab_size)
         try:
-            return table._feed(&ids, state, final)
+            return table._feed(&ids, state, final, None)
         finally:
             release_ids(&ids)
 

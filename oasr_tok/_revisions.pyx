@@ -17,9 +17,11 @@ from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_SIZE
 
 from oasr_tok._textbuf cimport oasr_append
+from oasr_tok._words cimport text_words
 from oasr_tok._wordtypes cimport Words
 
 from oasr_tok._ids import check_ids
+from oasr_tok._piece_table import PieceTable, TableMethods
 from oasr_tok._words import char_class, group_words
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
@@ -28,6 +30,7 @@ cdef extern from "Python.h":
     PyObject* PyTuple_GET_ITEM(object, Py_ssize_t)
     int PyObject_RichCompareBool(PyObject*, PyObject*, int) except -1
     int Py_EQ
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
 
 #: How many committed ids before the commit point each call compares with the hypothesis to
 #: detect that the recogniser revised committed ids. Ids further back are never read.
@@ -39,6 +42,8 @@ cdef str _COMMITTED = "committed"
 cdef str _PLACEHOLDER = "\u3007"  # IDEOGRAPHIC NUMBER ZERO: a solo-script character, a word by itself
 cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
+cdef tuple _NO_CACHE = ((), (), None, 0)
+cdef dict _NO_DICT = {}
 
 # _words.pyx's C_WORD and C_SOLO: a letter that starts a word.
 cdef int C_WORD = 2
@@ -47,6 +52,7 @@ cdef int C_SOLO = 3
 # The base class's decode_incremental, looked up on first use (oasr_tok.base imports this
 # module while it loads, so importing base here at load time would be circular).
 cdef object _abc_decode_incremental = None
+cdef object _table_decode_incremental = TableMethods.decode_incremental
 
 
 cdef object _forged():
@@ -68,15 +74,7 @@ cdef bint _keeps_whole_text(object tok) except -1:
 
 def lean(dict stream) -> dict:
     """`stream` with its text cut to the held-back tail (all the engine replaces next time)."""
-    text = stream.get("text", "")
-    tail = stream.get("_tail", 0)
-    if type(text) is str and type(tail) is int and 0 <= tail < len(text):
-        stream["text"] = text[len(text) - tail:]
-        # What described the settled part (the character that needs the text's storage) is
-        # gone with it.
-        stream.pop("_wide", None)
-        stream.pop("_level", None)
-    return stream
+    return _lean(stream)
 
 
 cdef str _held(dict stream):
@@ -100,26 +98,6 @@ cdef Py_ssize_t _common(tuple a, tuple b) except -1:
     return n
 
 
-cdef Py_ssize_t _common_steps(list ids, Py_ssize_t start, tuple steps) except -1:
-    """How many of the one-id entries of `steps` (each (id, delta, stream state after it)) step
-    ids[start:] already."""
-    cdef Py_ssize_t n = min(max(PyList_GET_SIZE(ids) - start, 0), PyTuple_GET_SIZE(steps)), k
-    cdef object step
-    cdef PyObject* x
-    cdef PyObject* y
-    for k in range(n):
-        step = <object>PyTuple_GET_ITEM(steps, k)
-        if type(step) is not tuple or PyTuple_GET_SIZE(step) != 3:
-            raise TypeError("a forged step")
-        y = PyTuple_GET_ITEM(step, 0)
-        if type(<object>y) is tuple:  # the batch entry: what follows was not stepped one by one
-            return k
-        x = PyList_GET_ITEM(ids, start + k)
-        if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
-            return k
-    return n
-
-
 cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab_size) except -1:
     """Whether ids[w0:w0 + len(window)] are the window's ids, each an exact int in range (as
     check_ids would accept them). The caller makes sure ids has that many items."""
@@ -128,6 +106,9 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
     cdef PyObject* y
     for k in range(PyTuple_GET_SIZE(window)):
         x = PyList_GET_ITEM(ids, w0 + k)
+        y = PyTuple_GET_ITEM(window, k)
+        if x == y:
+            continue  # the very int object committed (and checked) before: ints do not change
         if not PyLong_CheckExact(<object>x):
             return False
         value = PyLong_AsSsize_t(<object>x)
@@ -136,25 +117,77 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
             return False
         if value < 0 or value >= vocab_size:
             return False
-        y = PyTuple_GET_ITEM(window, k)
-        if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
+        if not PyObject_RichCompareBool(x, y, Py_EQ):
             return False
     return True
 
 
-cdef tuple _batch_at(tuple steps, Py_ssize_t at):
-    """The batch entry (ids, their settled text, stream state after them) at steps[at], if
-    that is one (it is always the last entry)."""
-    if at >= PyTuple_GET_SIZE(steps):
-        return None
-    entry = steps[at]
-    if type(entry) is not tuple or PyTuple_GET_SIZE(entry) != 3:
-        raise TypeError("a forged step")
-    if type(entry[0]) is not tuple:
-        return None  # a one-id entry: the hypothesis differs from the previous one here
-    if type(entry[1]) is not str or type(entry[2]) is not dict:
-        raise TypeError("a forged step")
-    return <tuple>entry
+cdef tuple _checked_cache(tuple cache):
+    """The kept steps (ids, what each settled, stream state after them, searched), checked: a
+    state after them, or None with no ids (the commit point's state is then the stream's);
+    searched: how many of the ids the last call looked for a commit point in, finding none."""
+    if PyTuple_GET_SIZE(cache) != 4:
+        raise _forged()
+    ids, deltas, after, searched = cache
+    if type(ids) is not tuple or type(deltas) is not tuple or PyTuple_GET_SIZE(ids) != PyTuple_GET_SIZE(deltas):
+        raise _forged()
+    if type(searched) is not int or not 0 <= searched <= PyTuple_GET_SIZE(ids):
+        raise _forged()
+    if not (type(after) is dict or (after is None and not ids)):
+        raise _forged()
+    for piece in deltas:
+        if type(piece) is not str:
+            raise _forged()
+    return <tuple>cache
+
+
+cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -1:
+    """Whether ids[start:] are all exact ints in range (as check_ids would accept them)."""
+    cdef Py_ssize_t k, value
+    cdef PyObject* x
+    for k in range(start, PyList_GET_SIZE(ids)):
+        x = PyList_GET_ITEM(ids, k)
+        if not PyLong_CheckExact(<object>x):
+            return False
+        value = PyLong_AsSsize_t(<object>x)
+        if value == -1 and PyErr_Occurred():
+            PyErr_Clear()
+            return False
+        if value < 0 or value >= vocab_size:
+            return False
+    return True
+
+
+cdef object _piece_table(object tok):
+    """tok's PieceTable when its decode_incremental is TableMethods' over one, not overridden
+    (its streams are then stepped by the table directly), else None."""
+    if (type(tok).decode_incremental is _table_decode_incremental
+            and "decode_incremental" not in getattr(tok, "__dict__", _NO_DICT)):
+        table = tok._table
+        if type(table) is PieceTable:
+            return table
+    return None
+
+
+cdef list _step_each(tok, object table, list ids, dict stream):
+    """[tok.decode_incremental([i], stream) for i in ids], in one call through a PieceTable."""
+    if table is not None:
+        return table.step_each(ids, stream)
+    step = tok.decode_incremental
+    return [step([token_id], stream) for token_id in ids]
+
+
+cdef dict _lean(dict stream):
+    """`stream` with its text cut to the held-back tail (all the engine replaces next time)."""
+    text = stream.get("text", "")
+    tail = stream.get("_tail", 0)
+    if type(text) is str and type(tail) is int and 0 <= tail < len(<str>text):
+        stream["text"] = (<str>text)[len(<str>text) - <Py_ssize_t>tail:]
+        # What described the settled part (the character that needs the text's storage) is
+        # gone with it.
+        stream.pop("_wide", None)
+        stream.pop("_level", None)
+    return stream
 
 
 # char_class's answers for the Basic Multilingual Plane, asked once per character (the rule
@@ -204,15 +237,14 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
 
 cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times):
     """One call of decode_hypothesis; the state is written only once it has succeeded."""
-    cdef Py_ssize_t n, width, total, w0, reuse, agreed, k, cut, skip, j, m, last_piece, n_tail, per_id
-    cdef Py_ssize_t letter, settled, end, pos, first, n_agree
+    cdef Py_ssize_t n, width, total, w0, reuse, agreed, k, cut, skip, j, m, last_piece, n_tail, upto, lag
+    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, done, searched
     cdef bint lean_stream, after, timed = times is not None
-    cdef list seen, tail, new_steps, pieces, deltas, ptexts, tail_times = None, kept
+    cdef list seen, tail, pieces, deltas, ptexts, tail_times = None, kept
     cdef Py_ssize_t vocab_size
-    cdef tuple window, pending, history, steps, tail_ids, used
-    cdef dict stream, h_stream, end_state
-    cdef str batch_delta
-    cdef str text, delta, partial
+    cdef tuple window, pending, history, cache, tail_ids, used, cached_ids, cached_deltas
+    cdef dict stream, cached_state, base, end_state
+    cdef str text, delta, partial, batch_delta
     cdef Words words
     cdef PyObject* x
     cdef PyObject* y
@@ -221,43 +253,47 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     n_agree = agreement
     if type(state.get(_COMMITTED, "")) is not str:
         raise StreamStateError("state['committed'] must be the committed text (a str); start from {}")
-    lean_stream = not _keeps_whole_text(tok)
+    table = _piece_table(tok)
+    step = tok.decode_incremental if table is None else table.decode_incremental
+    lean_stream = table is not None or not _keeps_whole_text(tok)
+    vocab_size = tok.vocab_size if table is None else table.vocab_size
     # -- the state's bookkeeping, checked --------------------------------------------------------
     data = state.get(_STATE_KEY)
     if data is None:
-        n, window, h_stream, pending, skip, history, steps, closed = 0, _EMPTY, {}, _EMPTY, 0, _EMPTY, _EMPTY, False
+        n, window, stream, lag, pending, skip, history, cache = 0, _EMPTY, {}, 0, _EMPTY, 0, _EMPTY, _NO_CACHE
+        closed = False
     else:
-        if type(data) is not tuple or PyTuple_GET_SIZE(data) != 8:
+        if type(data) is not tuple or PyTuple_GET_SIZE(data) != 9:
             raise _forged()
-        o_n, o_window, o_stream, o_pending, o_skip, o_history, o_steps, closed = data
+        o_n, o_window, o_stream, o_lag, o_pending, o_skip, o_history, o_cache, closed = data
         if not (type(o_n) is int and o_n >= 0 and type(o_window) is tuple and type(o_stream) is dict
-                and type(o_pending) is tuple and type(o_skip) is int and type(o_history) is tuple
-                and type(o_steps) is tuple and type(closed) is bool):
+                and type(o_lag) is int and type(o_pending) is tuple and type(o_skip) is int
+                and type(o_history) is tuple and type(o_cache) is tuple and type(closed) is bool):
             raise _forged()
-        n, window, h_stream, pending, skip = o_n, o_window, o_stream, o_pending, o_skip
-        history, steps = o_history, o_steps
-        if PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= skip <= (1 if pending else 0):
+        n, window, stream, lag, pending, skip = o_n, o_window, o_stream, o_lag, o_pending, o_skip
+        history, cache = o_history, o_cache
+        if (PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= lag <= PyTuple_GET_SIZE(window)
+                or not 0 <= skip <= (1 if pending else 0)):
             raise _forged()
     if closed:
         raise stream_closed_error("hypothesis stream")
+    cached_ids, cached_deltas, cached_state, o_searched = _checked_cache(cache)
+    searched = o_searched
     # -- the ids: read from the window on, never before ------------------------------------------
     if type(hypothesis_ids) is not list and (isinstance(hypothesis_ids, (str, bytes))
                                              or not hasattr(hypothesis_ids, "__len__")):
-        hypothesis_ids = check_ids(hypothesis_ids, tok.vocab_size)  # str: NonIntegerIdError
+        hypothesis_ids = check_ids(hypothesis_ids, vocab_size)  # str: NonIntegerIdError
     total = len(hypothesis_ids)
     width = PyTuple_GET_SIZE(window)
     w0 = n - width
-    vocab_size = tok.vocab_size
     revision = None
     tail = None
-    if type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size):
-        # The usual case: the window holds the committed ids. Only the tail needs checking (on
-        # a bad id, the general path below raises with the same message as always).
-        try:
-            tail = check_ids(hypothesis_ids[n:], vocab_size)
-        except (ValueError, TypeError):
-            tail = None
-    if tail is None:
+    if (type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size)
+            and _valid_ids(<list>hypothesis_ids, n, vocab_size)):
+        # The usual case: the window holds the committed ids, and the tail is ids.
+        tail = hypothesis_ids[n:]
+    else:
+        # Anything else is checked as check_ids checks it (the same errors as every entry point).
         seen = check_ids(hypothesis_ids[w0:], vocab_size)
         # -- revisions of committed ids ----------------------------------------------------------
         if PyList_GET_SIZE(seen) < width:
@@ -277,13 +313,13 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
             raise TimingError(f"times has {len(times)} entries for {total} hypothesis ids; give one start per id")
         tail_times = _tail_times(times, n)
     tail_ids = tuple(tail)
+    n_tail = PyTuple_GET_SIZE(tail_ids)
     # -- agreement -------------------------------------------------------------------------------
-    n_tail = PyList_GET_SIZE(tail)
     used = _EMPTY
     if final or n_agree == 1:
         agreed = n_tail
     else:
-        used = history[-(n_agree - 1):]
+        used = history[PyTuple_GET_SIZE(history) - min(n_agree - 1, PyTuple_GET_SIZE(history)):]
         agreed = 0
         if PyTuple_GET_SIZE(used) == n_agree - 1:
             agreed = n_tail
@@ -291,58 +327,70 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
                 if type(past) is not tuple:
                     raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
-    # -- step the tail from the committed stream, reusing the previous call's steps --------------
-    # The agreed ids are stepped one at a time (where the commit point falls is decided per id);
-    # the rest, which only the partial needs, in one call (the batch entry at the end of `steps`).
-    reuse = _common_steps(tail, 0, steps)
-    new_steps = list(steps[:reuse])
-    start_state = new_steps[reuse - 1][2] if reuse else h_stream
-    if type(start_state) is not dict:
-        raise _forged()
-    stream = start_state
-    step = tok.decode_incremental
-    per_id = max(reuse, agreed)
-    for j in range(reuse, per_id):
-        token_id = tail[j]
-        stream = PyDict_Copy(stream)
-        new_steps.append((token_id, step([token_id], stream), stream))
-    batch = None
-    batch_delta = ""
-    end_state = stream
-    if per_id < n_tail:
-        rest = tail_ids[per_id:]
-        ahead = _batch_at(steps, reuse) if reuse == per_id else None
-        if ahead is not None and rest[:PyTuple_GET_SIZE(ahead[0])] == ahead[0]:
-            # The previous call stepped the same ids after this point: step only what follows.
-            batch_delta, end_state = ahead[1], ahead[2]
-            if PyTuple_GET_SIZE(ahead[0]) < PyTuple_GET_SIZE(rest):
-                end_state = PyDict_Copy(end_state)
-                batch_delta = batch_delta + step(list(rest[PyTuple_GET_SIZE(ahead[0]):]), end_state)
-        else:
-            end_state = PyDict_Copy(stream)
-            batch_delta = step(list(rest), end_state)
-        batch = (rest, batch_delta, end_state)
+    # -- the tail's text, per id, from the commit point on -----------------------------------------
+    # The previous calls' steps are kept: the ids after the commit point they stepped one by
+    # one, what each settled, and the stream state after them. The ids this hypothesis shares
+    # with them are not stepped again; the agreed ids after them are stepped one by one (where
+    # the commit point falls is decided per id); the rest, which only the partial needs, in one
+    # call from a copy.
+    reuse = _common(tail_ids, cached_ids)
+    if reuse == PyTuple_GET_SIZE(cached_ids) and cached_state is not None:
+        base = cached_state
+        deltas = list(cached_deltas)
+    else:
+        # The hypothesis left the kept steps: start again from the commit point, whose state is
+        # the stream's after the committed ids it has not been fed yet.
+        base = PyDict_Copy(stream)
+        if lag:
+            step(list(window[width - lag:]), base)
+            stream = _lean(PyDict_Copy(base)) if lean_stream else PyDict_Copy(base)
+            lag = 0
+        if reuse:
+            step(tail[:reuse], base)  # the text of these ids is known
+        deltas = list(cached_deltas[:reuse])
+    done = PyList_GET_SIZE(deltas)
+    upto = max(agreed, done)
+    if upto > done:
+        if base is cached_state:
+            base = PyDict_Copy(base)
+        deltas.extend(_step_each(tok, table, tail[done:upto], base))
+    if upto < n_tail:
+        end_state = PyDict_Copy(base)
+        batch_delta = step(tail[upto:], end_state)
+    else:
+        end_state = base
+        batch_delta = ""
+    if base is not cached_state and lean_stream:
+        base = _lean(base)  # kept for the next call: only its held tail is read again
     ptexts = [p[0] for p in pending]
-    deltas = [s[1] for s in new_steps]
     # -- final: everything is committed ----------------------------------------------------------
     if final:
         return _close(tok, state, n, window, pending, skip, ptexts, deltas, tail, tail_ids, tail_times,
-                      stream, lean_stream, revision)
+                      end_state, lean_stream, revision)
     # -- the commit point: the end of the last word whose next word's first letter is settled ---
-    pieces = ptexts + deltas[:agreed]
-    text = "".join(pieces)
     k = 0  # committed ids to add
     cut = skip  # committed characters of `text`
     commit_words = []
-    if len(text) > skip:
+    if not timed and agreed == searched and reuse >= agreed:
+        # The same agreed ids as last call, which found no commit point in them: neither now.
+        partial = "".join(ptexts + deltas)[skip:] + batch_delta + _held(end_state)
+        oasr_append(state, _COMMITTED, "")
+        state[_STATE_KEY] = (n, window, stream, lag, pending, skip, _next_history(used, tail_ids, 0, n_agree),
+                             (tail_ids[:upto], tuple(deltas), base, searched), False)
+        state["committed_tokens"] = n
+        state["revision"] = revision
+        return "", partial
+    pieces = ptexts + deltas[:agreed]
+    text = "".join(pieces)
+    if PyUnicode_GET_LENGTH(text) > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
         # agreed token ends the word, that start must be known (a token after it).
-        after = agreed < PyList_GET_SIZE(tail) or not timed
+        after = agreed < n_tail or not timed
         if timed:
             starts = [p[2] for p in pending] + tail_times[:agreed + 1]
             words = group_words(pieces + [""] if after else pieces, starts)
         else:
-            words = group_words(pieces, [0] * len(pieces))
+            words = text_words(text)
         last_piece = len(pieces) - 1
         m = words._n - 1
         letter = -1
@@ -387,22 +435,25 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
             new_skip = _PLACEHOLDER_LEN
     else:
         new_pending, new_skip = pending, skip
-    partial = text[cut:] + "".join(deltas[agreed:]) + batch_delta + _held(end_state)
+    if agreed < PyList_GET_SIZE(deltas):
+        partial = text[cut:] + "".join(deltas[agreed:]) + batch_delta + _held(end_state)
+    else:
+        partial = text[cut:] + batch_delta + _held(end_state)
     # -- commit ----------------------------------------------------------------------------------
     if k:
-        absorbed = new_steps[k - 1][2]
-        if type(absorbed) is not dict:
-            raise _forged()
-        h_stream = lean(PyDict_Copy(absorbed)) if lean_stream else absorbed
+        # The committed ids join the window; the stream is fed them lazily (the kept steps
+        # start after them), at the latest when they would leave the window.
+        if lag + k > _WINDOW:
+            absorbed = PyDict_Copy(stream)
+            step(list(window[width - lag:] + tail_ids[:k]), absorbed)
+            stream = _lean(absorbed) if lean_stream else absorbed
+            lag = 0
+        else:
+            lag += k
         window = (window + tail_ids[:k])[-_WINDOW:]
-    if n_agree > 1:
-        new_history = tuple([past[k:] for past in (used + (tail_ids,))[-(n_agree - 1):]])
-    else:
-        new_history = _EMPTY
     oasr_append(state, _COMMITTED, delta)
-    if batch is not None:
-        new_steps.append(batch)
-    state[_STATE_KEY] = (n + k, window, h_stream, new_pending, new_skip, new_history, tuple(new_steps[k:]), False)
+    state[_STATE_KEY] = (n + k, window, stream, lag, new_pending, new_skip, _next_history(used, tail_ids, k, n_agree),
+                         (tail_ids[k:upto], tuple(deltas[k:]), base, 0 if k or timed else agreed), False)
     state["committed_tokens"] = n + k
     state["revision"] = revision
     if timed:
@@ -410,9 +461,19 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     return delta, partial
 
 
+cdef tuple _next_history(tuple used, tuple tail_ids, Py_ssize_t k, Py_ssize_t n_agree):
+    """The uncommitted tails of the last n_agree - 1 hypotheses, this one's included, from the
+    new commit point on."""
+    if n_agree == 1:
+        return _EMPTY
+    if n_agree == 2:
+        return (tail_ids[k:] if k else tail_ids,)
+    return tuple([past[k:] for past in (used + (tail_ids,))[-(n_agree - 1):]])
+
+
 cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py_ssize_t skip, list ptexts,
                   list deltas, list tail, tuple tail_ids, list tail_times, dict stream, bint lean_stream, revision):
-    """final=True: flush the stream and commit everything."""
+    """final=True: flush the stream (the state after every id of the tail) and commit everything."""
     cdef dict flushed = PyDict_Copy(stream)
     cdef str rest = tok.decode_incremental([], flushed, final=True)
     cdef list pieces = ptexts + deltas
@@ -447,8 +508,8 @@ cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py
             words = [_absolute(grouped[j], index) for j in range(grouped._n) if grouped._rows[4 * j + 1] > skip]
     oasr_append(state, _COMMITTED, delta)
     n_all = n + len(tail)
-    state[_STATE_KEY] = (n_all, (window + tail_ids)[-_WINDOW:], lean(flushed) if lean_stream else flushed,
-                         _EMPTY, 0, _EMPTY, _EMPTY, True)
+    state[_STATE_KEY] = (n_all, (window + tail_ids)[-_WINDOW:], _lean(flushed) if lean_stream else flushed, 0,
+                         _EMPTY, 0, _EMPTY, _NO_CACHE, True)
     state["committed_tokens"] = n_all
     state["revision"] = revision
     return (delta, "") if words is None else (delta, "", words)

@@ -443,6 +443,7 @@ cdef class _Emitter:
     # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
     cdef Py_ssize_t tok, tok_a, tok_b
     cdef Words words
+    cdef bint spans_only  # text_words: no pieces, no token columns
 
     cdef int advance(self) except -1:
         cdef PyObject *piece
@@ -466,6 +467,8 @@ cdef class _Emitter:
         return self.tok
 
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
+        if self.spans_only:
+            return self.words.push(a, b, 0, 0)
         cdef Py_ssize_t first = self.owner(a)
         cdef Py_ssize_t last = self.owner(b - 1)
         # The times are read through first/last when asked for (Words.start_of / end_of).
@@ -551,11 +554,28 @@ def group_words(pieces, starts, ends=None) -> Words:
     out.words = new_words(text, start_times.stored(starts), None if end_times is None else end_times.stored(ends))
     out.words.reserve(min(n, total) + 1)  # fewer words than tokens: one allocation
 
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void *data = PyUnicode_DATA(text)
     out.pieces = piece_list
     out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
     out.total = total
+    _scan(text, out)
+    return out.words
+
+
+cdef Words text_words(str text):
+    """The words of `text` under the same rules, as spans only (their token columns are 0):
+    where decode_hypothesis looks for its commit point, with no pieces or times to carry."""
+    cdef _Emitter out = _Emitter.__new__(_Emitter)
+    out.spans_only = True
+    out.words = new_words(text, [], None)
+    _scan(text, out)
+    return out.words
+
+
+cdef int _scan(str text, _Emitter out) except -1:
+    """The grouping itself: the words of `text`, handed to `out` in order."""
+    cdef Py_ssize_t total = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
     cdef Py_UCS4 cp
     cdef int c, prev_c = C_SPACE
     cdef Py_ssize_t i
@@ -619,4 +639,4 @@ def group_words(pieces, starts, ends=None) -> Words:
                 w_start = i
         if w_start >= 0:
             out.emit(w_start, total)
-    return out.words
+    return 0

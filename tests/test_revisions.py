@@ -195,9 +195,9 @@ def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
             "_hypothesis": (
                 *before["_hypothesis"][:2],
                 {"text": 5, "_tail": 1},
-                *before["_hypothesis"][3:6],
-                (),
-                before["_hypothesis"][7],
+                *before["_hypothesis"][3:7],
+                ((), (), None, 0),  # no kept steps: the call starts from the forged stream
+                before["_hypothesis"][8],
             ),
         },
     ):
@@ -395,21 +395,29 @@ def test_committed_text_a_caller_holds_is_never_changed_under_it(bpe):
     assert all(text == copied for text, copied in held)
 
 
-def test_a_forged_step_raises_and_leaves_the_state_as_it_was(bpe):
+def test_forged_kept_steps_raise_and_leave_the_state_as_it_was(bpe):
     ids = bpe.encode("THE QUICK BROWN FOX JUMPS")
     state: dict = {}
-    bpe.decode_hypothesis(ids, state, agreement=3)
+    bpe.decode_hypothesis(ids, state)
+    bpe.decode_hypothesis(ids, state)  # agreed: committed up to the last word, whose ids are kept
     data = state["_hypothesis"]
-    (batch,) = data[6]  # nothing is agreed yet: the tail was stepped in one call
-    assert batch[0] == tuple(ids)
-    # The second call with agreement=3 still agrees on nothing, so it continues from that step.
-    for bad in ((batch[0], batch[1], "not a state"), (batch[0], 7, batch[2]), (1, 2), "x"):
-        forged = {**state, "_hypothesis": (*data[:6], (bad,), data[7])}
+    kept_ids, settled, after, searched = data[7]
+    assert kept_ids and len(settled) == len(kept_ids) and type(after) is dict
+    for bad in (
+        (kept_ids, settled, "not a state", searched),
+        (kept_ids, settled[:-1], after, searched),
+        (kept_ids, (7,) * len(kept_ids), after, searched),
+        (kept_ids, settled, after, len(kept_ids) + 1),
+        ((), (), {"text": 5, "_tail": 1}, 0),
+        (kept_ids, settled, after),
+        "x",
+    ):
+        forged = {**state, "_hypothesis": (*data[:7], bad, data[8])}
         keep = copy.deepcopy(forged)
         with pytest.raises(StreamStateError):
-            bpe.decode_hypothesis(ids, forged, agreement=3)
+            bpe.decode_hypothesis(ids, forged)
         assert forged == keep
-    assert bpe.decode_hypothesis(ids, state, agreement=3) == ("", bpe.decode(ids))
+    assert bpe.decode_hypothesis(ids, state) == ("", bpe.decode(ids)[len(state["committed"]) :])
 
 
 def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):

@@ -199,6 +199,33 @@ def test_engine_matches_the_plain_rules(case):
     assert emitted == expected == state["text"]
 
 
+@given(table_and_ids())
+@example(WHOLE_RUN_TRAP)
+def test_step_each_is_one_call_per_id(case):
+    """step_each (decode_hypothesis's per-id steps) settles, per id, what a call per id settles
+    and leaves the same state; its contract is the one-id stream's."""
+    t, ids, more, cuts = case
+    table = build(t)
+    stepped: dict = {}
+    one_by_one: dict = {}
+    table.decode_incremental(ids[: cuts[0] if cuts else 0], stepped)
+    table.decode_incremental(ids[: cuts[0] if cuts else 0], one_by_one)
+    rest = ids[cuts[0] if cuts else 0 :] + more
+    assert table.step_each(rest, stepped) == [table.decode_incremental([i], one_by_one) for i in rest]
+    assert stepped == one_by_one
+    assert stepped["text"] == reference(t, ids + more)
+
+
+def test_step_each_checks_every_id_before_stepping():
+    table = PieceTable(["a", "b"], flags=bytes(2))
+    state: dict = {}
+    table.decode_incremental([0], state)
+    before = dict(state)
+    with pytest.raises(oasr_tok.InvalidIdError, match=r"token id 2 at position 1"):
+        table.step_each([1, 2], state)
+    assert state == before
+
+
 def test_bad_ids_leave_the_state_alone_and_name_the_id():
     table = PieceTable(["a", "b"], flags=bytes(2))
     state: dict = {}
