@@ -24,7 +24,8 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.dict cimport PyDict_Copy
+from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcpy
@@ -361,6 +362,32 @@ cdef class PieceTable:
             release_ids(&ids)
         return per_id
 
+    def step_each_keeping(self, new_ids, state, Py_ssize_t keep):
+        """step_each, and a copy of the state as it was after the first `keep` ids: (what each
+        id settled, that copy). decode_hypothesis keeps the state after the agreed ids and
+        steps the rest of the hypothesis on, in one call."""
+        cdef IdBuffer ids
+        cdef IdBuffer part
+        cdef list per_id = []
+        cdef dict kept
+        read_ids(&ids, new_ids, self.vocab_size)
+        try:
+            if not 0 <= keep <= ids.n:
+                raise ValueError(f"step_each_keeping: keep={keep} is not in 0 ... {ids.n}")
+            # Two feeds of the one buffer (the parts point into it; only `ids` is released).
+            part.heap = NULL
+            part.in_place = NULL
+            part.ids = ids.ids
+            part.n = keep
+            self._feed(&part, state, False, per_id)
+            kept = PyDict_Copy(state)
+            part.ids = ids.ids + keep
+            part.n = ids.n - keep
+            self._feed(&part, state, False, per_id)
+        finally:
+            release_ids(&ids)
+        return per_id, kept
+
     def token_pieces(self, ids):
         """One string per id; they concatenate to the decode. A piece is what its token
         settled; text still held back when the ids end goes on the last token that rendered."""
@@ -445,7 +472,10 @@ cdef class PieceTable:
             tail = ""
         else:
             tail = self._tail(v, pending)
-        settled = _joined(out) if per_id is None else "".join(per_id)
+        if per_id is None:
+            settled = _joined(out)
+        else:  # this call's ids only: per_id may hold an earlier feed's
+            settled = "".join(per_id[PyList_GET_SIZE(per_id) - n:] if PyList_GET_SIZE(per_id) > n else per_id)
         oasr_commit_read(state, &text_read, settled, tail, <PyObject*>self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]

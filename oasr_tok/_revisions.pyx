@@ -158,11 +158,18 @@ cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -
     return True
 
 
+# Per kind class: whether its decode_incremental is TableMethods' (asked once per class).
+cdef dict _TABLE_KINDS = {}
+
+
 cdef object _piece_table(object tok):
     """tok's PieceTable when its decode_incremental is TableMethods' over one, not overridden
     (its streams are then stepped by the table directly), else None."""
-    if (type(tok).decode_incremental is _table_decode_incremental
-            and "decode_incremental" not in getattr(tok, "__dict__", _NO_DICT)):
+    cls = type(tok)
+    table_kind = _TABLE_KINDS.get(cls)
+    if table_kind is None:
+        table_kind = _TABLE_KINDS[cls] = cls.decode_incremental is _table_decode_incremental
+    if table_kind and "decode_incremental" not in getattr(tok, "__dict__", _NO_DICT):
         table = tok._table
         if type(table) is PieceTable:
             return table
@@ -350,16 +357,27 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         deltas = list(cached_deltas[:reuse])
     done = PyList_GET_SIZE(deltas)
     upto = max(agreed, done)
-    if upto > done:
-        if base is cached_state:
-            base = PyDict_Copy(base)
-        deltas.extend(_step_each(tok, table, tail[done:upto], base))
-    if upto < n_tail:
-        end_state = PyDict_Copy(base)
-        batch_delta = step(tail[upto:], end_state)
+    batch_delta = ""
+    end_state = base
+    if table is not None and done < n_tail:
+        # One engine call: every id after the kept ones stepped one by one, and the state after
+        # the agreed ones kept (deltas then covers the whole tail).
+        if upto > done:
+            end_state = PyDict_Copy(base) if base is cached_state else base
+            more, base = table.step_each_keeping(tail[done:], end_state, upto - done)
+            deltas.extend(<list>more)
+        else:
+            end_state = PyDict_Copy(base)
+            batch_delta = table.decode_incremental(tail[done:], end_state)
     else:
-        end_state = base
-        batch_delta = ""
+        if upto > done:
+            if base is cached_state:
+                base = PyDict_Copy(base)
+            deltas.extend(_step_each(tok, table, tail[done:upto], base))
+            end_state = base
+        if upto < n_tail:
+            end_state = PyDict_Copy(base)
+            batch_delta = step(tail[upto:], end_state)
     if base is not cached_state and lean_stream:
         base = _lean(base)  # kept for the next call: only its held tail is read again
     ptexts = [p[0] for p in pending]
@@ -374,9 +392,10 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     if not timed and agreed == searched and reuse >= agreed:
         # The same agreed ids as last call, which found no commit point in them: neither now.
         partial = "".join(ptexts + deltas)[skip:] + batch_delta + _held(end_state)
-        oasr_append(state, _COMMITTED, "")
+        if _COMMITTED not in state:
+            state[_COMMITTED] = ""
         state[_STATE_KEY] = (n, window, stream, lag, pending, skip, _next_history(used, tail_ids, 0, n_agree),
-                             (tail_ids[:upto], tuple(deltas), base, searched), False)
+                             (tail_ids[:upto], tuple(deltas[:upto]), base, searched), False)
         state["committed_tokens"] = n
         state["revision"] = revision
         return "", partial
@@ -451,9 +470,10 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         else:
             lag += k
         window = (window + tail_ids[:k])[-_WINDOW:]
-    oasr_append(state, _COMMITTED, delta)
+    if delta or _COMMITTED not in state:
+        oasr_append(state, _COMMITTED, delta)
     state[_STATE_KEY] = (n + k, window, stream, lag, new_pending, new_skip, _next_history(used, tail_ids, k, n_agree),
-                         (tail_ids[k:upto], tuple(deltas[k:]), base, 0 if k or timed else agreed), False)
+                         (tail_ids[k:upto], tuple(deltas[k:upto]), base, 0 if k or timed else agreed), False)
     state["committed_tokens"] = n + k
     state["revision"] = revision
     if timed:

@@ -567,6 +567,7 @@ cdef Words text_words(str text):
     cdef _Emitter out = _Emitter.__new__(_Emitter)
     out.spans_only = True
     out.words = new_words(text, [], None)
+    out.words.reserve(8)  # a short text (the usual caller's): rows from the small-object allocator
     _scan(text, out)
     return out.words
 

@@ -216,6 +216,29 @@ def test_step_each_is_one_call_per_id(case):
     assert stepped["text"] == reference(t, ids + more)
 
 
+@given(table_and_ids(), st.data())
+def test_step_each_keeping_copies_the_state_after_the_kept_ids(case, data):
+    t, ids, more, _ = case
+    table = build(t)
+    keep = data.draw(st.integers(0, len(ids)))
+    stream: dict = {}
+    settled, kept = table.step_each_keeping(ids + more, stream, keep)
+    one_by_one: dict = {}
+    assert settled == [table.decode_incremental([i], one_by_one) for i in ids + more]
+    assert stream == one_by_one or not ids + more
+    at_keep: dict = {}
+    table.decode_incremental(ids[:keep], at_keep)
+    assert kept["text"] == reference(t, ids[:keep])
+    if at_keep:  # (a fresh state fed no ids is left empty; the copy has the fresh state written)
+        assert kept == at_keep
+    # Either way it continues as the stream of those ids does.
+    rest = ids[keep:] + more
+    assert table.decode_incremental(rest, kept) == table.decode_incremental(rest, at_keep)
+    assert kept["text"] == at_keep["text"] == reference(t, ids + more)
+    with pytest.raises(ValueError, match="keep"):
+        table.step_each_keeping(ids, {}, len(ids) + 1)
+
+
 def test_step_each_checks_every_id_before_stepping():
     table = PieceTable(["a", "b"], flags=bytes(2))
     state: dict = {}
