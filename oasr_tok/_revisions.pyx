@@ -158,18 +158,12 @@ cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -
     return True
 
 
-# Per kind class: whether its decode_incremental is TableMethods' (asked once per class).
-cdef dict _TABLE_KINDS = {}
-
-
 cdef object _piece_table(object tok):
     """tok's PieceTable when its decode_incremental is TableMethods' over one, not overridden
-    (its streams are then stepped by the table directly), else None."""
-    cls = type(tok)
-    table_kind = _TABLE_KINDS.get(cls)
-    if table_kind is None:
-        table_kind = _TABLE_KINDS[cls] = cls.decode_incremental is _table_decode_incremental
-    if table_kind and "decode_incremental" not in getattr(tok, "__dict__", _NO_DICT):
+    (its streams are then stepped by the table directly), else None. Asked on every call: a
+    class or an instance may be given another decode_incremental at any time."""
+    if (type(tok).decode_incremental is _table_decode_incremental
+            and "decode_incremental" not in getattr(tok, "__dict__", _NO_DICT)):
         table = tok._table
         if type(table) is PieceTable:
             return table
