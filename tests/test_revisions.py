@@ -435,3 +435,27 @@ def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
         with pytest.raises((InvalidIdError, NonIntegerIdError)):
             bpe.decode_hypothesis(hyp, state)
         assert state == before
+
+
+def test_a_decode_incremental_of_its_own_is_honoured(bpe):
+    """The kinds that stream through a PieceTable are stepped by the table directly, unless
+    their class or the instance has a decode_incremental of its own: that one is then called."""
+    ids = bpe.encode("THE QUICK BROWN FOX JUMPS OVER")
+    expected: dict = {}
+    for k in range(3, len(ids) + 1, 3):
+        bpe.decode_hypothesis(ids[:k], expected)
+
+    class Spied(type(bpe)):  # type: ignore[misc]
+        calls = 0
+
+        def decode_incremental(self, new_ids, state, final=False):
+            Spied.calls += 1
+            return super().decode_incremental(new_ids, state, final)
+
+    spied = copy.copy(bpe)
+    spied.__class__ = Spied
+    state: dict = {}
+    for k in range(3, len(ids) + 1, 3):
+        spied.decode_hypothesis(ids[:k], state)
+    assert Spied.calls > 0
+    assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
