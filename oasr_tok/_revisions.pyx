@@ -222,7 +222,14 @@ cdef list _tail_times(object times, Py_ssize_t n):
 
 
 def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, times=None):
-    """See Tokenizer.decode_hypothesis (and oasr_tok.revisions for the policy)."""
+    """Stream a hypothesis that the recogniser may rewrite: give its whole current best
+    hypothesis each call; get `(committed_delta, partial)`. Committed text is never
+    retracted and grows by whole words once the last `agreement` hypotheses agree on their
+    ids; `partial` is the rest of this hypothesis's transcript. state["committed"] is all
+    committed text; final=True commits everything. With `times` (a start per hypothesis
+    id) the committed Words come third. docs/decoding.md § Revisions (the policy:
+    oasr_tok/revisions.py). This is Tokenizer.decode_hypothesis itself (`tok` is the
+    tokenizer)."""
     if type(state) is not dict:
         raise StreamStateError(f"decode_hypothesis state must be a dict, got {type(state).__name__}")
     try:
