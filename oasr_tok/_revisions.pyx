@@ -23,7 +23,14 @@ from oasr_tok._wordtypes cimport Words
 from oasr_tok._ids import check_ids
 from oasr_tok._piece_table import PieceTable, TableMethods
 from oasr_tok._words import char_class, group_words
-from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
+from oasr_tok.errors import (
+    InvalidIdError,
+    NonIntegerIdError,
+    StreamStateError,
+    TimingError,
+    TokenizerError,
+    stream_closed_error,
+)
 
 cdef extern from "Python.h":
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
@@ -176,6 +183,16 @@ cdef list _step_each(tok, object table, list ids, dict stream):
         return table.step_each(ids, stream)
     step = tok.decode_incremental
     return [step([token_id], stream) for token_id in ids]
+
+
+cdef int _feed_committed(object step, tuple ids, dict stream) except -1:
+    """Feed committed ids (from the window) to a stream: they were checked when committed, so an
+    id the stream refuses was put in the window by someone else."""
+    try:
+        step(list(ids), stream)
+    except (InvalidIdError, NonIntegerIdError) as exc:
+        raise _forged() from exc
+    return 0
 
 
 cdef dict _lean(dict stream):
@@ -350,7 +367,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         # the stream's after the committed ids it has not been fed yet.
         base = PyDict_Copy(stream)
         if lag:
-            step(list(window[width - lag:]), base)
+            _feed_committed(step, window[width - lag:], base)
             stream = _lean(PyDict_Copy(base)) if lean_stream else PyDict_Copy(base)
             lag = 0
         if reuse:
@@ -465,7 +482,7 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         # start after them), at the latest when they would leave the window.
         if lag + k > _WINDOW:
             absorbed = PyDict_Copy(stream)
-            step(list(window[width - lag:] + tail_ids[:k]), absorbed)
+            _feed_committed(step, window[width - lag:] + tail_ids[:k], absorbed)
             stream = _lean(absorbed) if lean_stream else absorbed
             lag = 0
         else:

@@ -459,3 +459,24 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
         spied.decode_hypothesis(ids[:k], state)
     assert Spied.calls > 0
     assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
+
+
+def test_a_forged_window_is_a_forged_state(bpe):
+    """The committed ids the stream has not been fed yet are the window's last ones: one that is
+    not an id was put there by someone else, and is reported as a forged state."""
+    ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
+    state: dict = {}
+    for k in range(4, len(ids), 4):
+        bpe.decode_hypothesis(ids[:k], state)
+    data = state["_hypothesis"]
+    n, window, lag = data[0], data[1], data[3]
+    assert lag > 0
+    for bad in ("x", bpe.vocab_size):
+        forged_window = window[:-1] + (bad,)
+        # A hypothesis that leaves the kept steps, so the stream is fed the window's ids.
+        forged = {**state, "_hypothesis": (n, forged_window, *data[2:7], ((), (), None, 0), data[8])}
+        keep = copy.deepcopy(forged)
+        hyp = list(ids[: n - 1]) + [bad] + list(ids[n:])
+        with pytest.raises(StreamStateError):
+            bpe.decode_hypothesis(hyp, forged)
+        assert forged == keep
