@@ -403,7 +403,7 @@ class FunASRCharTokenizer(Tokenizer):
         (a `@@` word split over its pieces, an abbreviation letter by letter), a separator the
         rules insert on the token that prints the text after it, "" for text the rules drop.
         docs/kinds/funasr_char.md, § Token pieces."""
-        return _attribute(self.check_ids(ids), self._info, self._clean)
+        return _attribute(ids, self._info, self._clean)  # (reads and checks the ids as check_ids does)
 
     # -- encode (hotwords) --------------------------------------------------------------------
 
