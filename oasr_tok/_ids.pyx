@@ -13,7 +13,7 @@ their strides: no Python int is made per id.
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -479,6 +479,65 @@ cdef bint _plain_list(list ids, Py_ssize_t vocab_size, const unsigned char* skip
     return True
 
 
+cdef struct CachedInt:
+    PyObject* value  # an int owned by the cache, or NULL
+    Py_ssize_t key
+
+
+cdef enum:
+    INT_CACHE = 4096  # slots (a power of two): 64 KB, more than the distinct ids of most transcripts
+
+
+cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* drop):
+    """The ids (less those whose drop byte is set, with drop) as a list of Python ints, equal
+    ids sharing one int where a small direct-mapped cache of recent ones has it. A transcript
+    repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
+    when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
+    spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
+    cdef Py_ssize_t i, k = 0, kept = n, value, slot
+    cdef CachedInt* cache = NULL
+    cdef CachedInt* entry
+    cdef list out
+    cdef object item
+    if drop != NULL:
+        kept = 0
+        for i in range(n):
+            kept += not drop[ids[i]]
+    out = PyList_New(kept)
+    if kept < 64:  # the cache's 64 KB is not worth it
+        for i in range(n):
+            if drop == NULL or not drop[ids[i]]:
+                item = PyLong_FromSsize_t(ids[i])
+                Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+                PyList_SET_ITEM(out, k, item)
+                k += 1
+        return out
+    cache = <CachedInt*>PyMem_Calloc(INT_CACHE, sizeof(CachedInt))
+    if cache == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            value = ids[i]
+            if drop != NULL and drop[value]:
+                continue
+            entry = &cache[value & (INT_CACHE - 1)]
+            if entry.value == NULL or entry.key != value:
+                item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
+                Py_XDECREF(entry.value)
+                Py_INCREF(item)  # the cache's reference
+                entry.value = <PyObject*>item
+                entry.key = value
+            item = <object>entry.value
+            Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+            PyList_SET_ITEM(out, k, item)
+            k += 1
+    finally:
+        for slot in range(INT_CACHE):
+            Py_XDECREF(cache[slot].value)
+        PyMem_Free(cache)
+    return out
+
+
 def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
     """`ids` as a list of ints, each in 0 ... vocab_size - 1 (InvalidIdError, a ValueError,
     naming the first offending id and its position otherwise; NonIntegerIdError for what is not
@@ -486,9 +545,6 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
     A list that is already all that comes back as it is."""
     cdef const unsigned char* drop = NULL
     cdef IdBuffer buf
-    cdef Py_ssize_t i
-    cdef list out
-    cdef object item
     if skip is not None:
         if len(skip) != vocab_size:
             raise ValueError("check_ids: skip must hold one byte per id")
@@ -497,17 +553,9 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
         return ids
     read_ids(&buf, ids, vocab_size)
     try:
-        if drop == NULL:
-            out = PyList_New(buf.n)
-            for i in range(buf.n):
-                item = PyLong_FromSsize_t(buf.ids[i])
-                Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
-                PyList_SET_ITEM(out, i, item)
-        else:
-            out = [buf.ids[i] for i in range(buf.n) if not drop[buf.ids[i]]]
+        return _int_list(buf.ids, buf.n, drop)
     finally:
         release_ids(&buf)
-    return out
 
 
 def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None, bytes stops=None):

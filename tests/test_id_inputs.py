@@ -607,6 +607,27 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
         join_pieces(pieces, [0], first[:3], keeps)
 
 
+
+@pytest.mark.parametrize("length", [1, 63, 64, 65, 20_000])  # 64: from there equal ints are shared
+def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
+    """check_ids gives the list of the ids' values (less the skipped ones), however the ints
+    in it are made: ids 4096 apart fall on the same slot of the int cache, and ids past
+    2**30 are not one-digit ints."""
+    from oasr_tok._ids import check_ids
+
+    rng = np.random.default_rng(length)
+    vocab = 3 * 4096 + 5
+    values = rng.integers(0, vocab, length).tolist()
+    values[::7] = [4096 * (k % 3) + 1 for k in range(len(values[::7]))]  # colliding slots, alternating
+    skip = bytes(rng.integers(0, 2, vocab, dtype=np.uint8).tolist())
+    for name, container, as_list in _layouts(values):
+        assert check_ids(container, vocab) == as_list, name
+        assert check_ids(container, vocab, skip) == [i for i in as_list if not skip[i]], name
+    big = [2**40 + 3, 2**40 + 3 + 4096, 5] * 30
+    assert check_ids(np.array(big, dtype=np.uint64), 2**41) == big
+    out = check_ids(np.array([300, 301] * 50), 1000)
+    assert out == [300, 301] * 50 and all(type(i) is int for i in out)
+
 IN_PLACE_CHILD = textwrap.dedent("""
     import random, sys, threading, time
     sys.path.insert(0, {tests!r})
