@@ -12,7 +12,8 @@ transcript makes no Python object per token, so the cost per token stays flat.""
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 
-from oasr_tok._ids cimport IdBuffer, id_at, read_ids_in_place, release_ids
+from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
+from oasr_tok._ids import ReadAgain
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -309,31 +310,40 @@ cpdef list attribute(object ids, list info, bint clean):
     kind's per-id tuple (class, machine text, sentence-Chinese, sentence-alpha, divergent,
     branch text), one per id of the vocabulary; `ids` (any id sequence or buffer) are read
     where they are and checked as check_ids checks them, with no Python int made per id."""
-    cdef Py_ssize_t size = len(info), token_id, n, k, kept = 0
     cdef IdBuffer buf
-    cdef list pieces, entries
+    read_ids_in_place(&buf, ids, len(info))
+    try:
+        return _attribute(&buf, info, clean)
+    except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+        pass
+    finally:
+        release_ids(&buf)
+    read_ids(&buf, ids, len(info))
+    try:
+        return _attribute(&buf, info, clean)
+    finally:
+        release_ids(&buf)
+
+
+cdef list _attribute(const IdBuffer* buf, list info, bint clean):
+    cdef Py_ssize_t n = buf.n, k, kept = 0, token_id
+    cdef list pieces = [""] * n
+    cdef list entries = [None] * n
     cdef tuple entry
     cdef bint chinese = True, alpha = True
     cdef object raw
-    read_ids_in_place(&buf, ids, size)
-    try:
-        n = buf.n
-        pieces = [""] * n
-        entries = [None] * n
-        for k in range(n):
-            token_id = id_at(&buf, k)
-            raw = info[token_id]  # (in range: checked against len(info), and info is bounds-checked)
-            if type(raw) is not tuple or len(<tuple>raw) != 6:
-                raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
-            entry = <tuple>raw
-            if <int>entry[0] == C_SKIP:
-                continue
-            entries[k] = entry
-            kept += 1
-            chinese = chinese and entry[2]
-            alpha = alpha and entry[3]
-    finally:
-        release_ids(&buf)
+    for k in range(n):
+        token_id = id_at(buf, k)
+        raw = info[token_id]  # (in range: checked against len(info), and info is bounds-checked)
+        if type(raw) is not tuple or len(<tuple>raw) != 6:
+            raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
+        entry = <tuple>raw
+        if <int>entry[0] == C_SKIP:
+            continue
+        entries[k] = entry
+        kept += 1
+        chinese = chinese and entry[2]
+        alpha = alpha and entry[3]
     if kept == 0:
         return pieces
     cdef Track track = Track(None, True)

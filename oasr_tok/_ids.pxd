@@ -12,11 +12,15 @@
 # kind walks them, and the caller's container may change afterwards without harm.
 #
 # A kind that walks many ids once (token_pieces, decode) may instead read_ids_in_place and
-# read each id with id_at: a long list of exact ints in range is then checked in one pass and
-# read where it is (a copy of a million ids is an 8 MB allocation, and the page faults that
-# come with it cost more than the walk). Each read checks the list again, so a list changed
-# during the walk (by another thread while the GIL was let go) raises RuntimeError, never
-# reads past its end.
+# read each id with id_at: a long list is then read where it is, each item checked as it is
+# read (a copy of a million ids is an 8 MB allocation, and the page faults that come with it
+# cost more than the walk; a pass that checks them all first costs a third of it). When id_at
+# meets an item that is not an exact int in range (a bad id, an id of another type such as
+# np.int64, or a list changed during the walk by another thread while the GIL was let go) it
+# raises ReadAgain (oasr_tok._ids): the caller drops what it made and walks again over
+# read_ids, which copies the ids and names a bad one. So the walk must have no effect the
+# caller cannot drop, and a function that stops early (join_pieces at a stop) reads the rest
+# first, so that a bad id anywhere is still an error.
 
 cdef enum:
     SMALL_IDS = 16  # a streamed chunk this short needs no heap allocation
@@ -28,7 +32,7 @@ cdef struct IdBuffer:
     Py_ssize_t n
     Py_ssize_t* heap       # owned, or NULL
     PyObject* in_place     # a list read where it is (a reference held), or NULL
-    Py_ssize_t limit       # with in_place: the vocabulary size its ids were checked against
+    Py_ssize_t limit       # with in_place: the vocabulary size its ids are checked against
     Py_ssize_t small[SMALL_IDS]
 
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
@@ -73,4 +77,4 @@ cdef inline Py_ssize_t id_at(const IdBuffer* buf, Py_ssize_t i) except -1:
     if (i < oasr_list_size(buf.in_place) and oasr_compact_id(oasr_list_item(buf.in_place, i), &value)
             and 0 <= value < buf.limit):
         return value
-    return in_place_id(buf, i)  # a value of more digits, or a changed list (RuntimeError)
+    return in_place_id(buf, i)  # a value of more digits, or ReadAgain

@@ -145,37 +145,33 @@ cdef void release_ids(IdBuffer* buf) noexcept:
 cdef Py_ssize_t IN_PLACE_IDS = 4096
 
 
+class ReadAgain(RuntimeError):
+    """id_at met an item of a list read in place that is not an exact int in range: the
+    caller reads the ids again with read_ids (see _ids.pxd). Never seen outside this package."""
+
+
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
-    """read_ids, or for a long list of exact ints in range, the list itself (see _ids.pxd)."""
-    cdef Py_ssize_t i, n, value
+    """read_ids, or for a long list, the list itself, its items checked as id_at reads them
+    (see _ids.pxd)."""
     if type(ids) is list and PyList_GET_SIZE(ids) >= IN_PLACE_IDS:
-        n = PyList_GET_SIZE(ids)
-        for i in range(n):  # no user code runs here: every item is looked at, none converted
-            item = <object>PyList_GET_ITEM(ids, i)
-            if not (PyLong_CheckExact(item) and _small_int(item, 0, vocab_size, &value)):
-                break
-        else:
-            out.heap = NULL
-            out.ids = out.small
-            out.n = n
-            out.limit = vocab_size
-            Py_INCREF(ids)
-            out.in_place = <PyObject*>ids
-            return 0
+        out.heap = NULL
+        out.ids = out.small
+        out.n = PyList_GET_SIZE(ids)
+        out.limit = vocab_size
+        Py_INCREF(ids)
+        out.in_place = <PyObject*>ids
+        return 0
     return read_ids(out, ids, vocab_size)
 
 
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1:
     cdef object ids = <object>buf.in_place
     cdef Py_ssize_t value
-    if i >= PyList_GET_SIZE(ids):
-        raise RuntimeError("the id list was changed while it was read (it is shorter now)")
-    item = <object>PyList_GET_ITEM(ids, i)
-    if not (PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value)):
-        raise RuntimeError(
-            f"the id list was changed while it was read (item {i} is no longer an id: {type(item).__name__})"
-        )
-    return value
+    if i < PyList_GET_SIZE(ids):
+        item = <object>PyList_GET_ITEM(ids, i)
+        if PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value):
+            return value  # an exact int of more digits
+    raise ReadAgain(f"item {i} of the id list is not an exact int in range, or the list changed")
 
 
 # -- Python objects, one at a time ----------------------------------------------------------
@@ -568,13 +564,10 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
     its first piece). stops (one byte per id): None comes back when any id's byte is non-zero,
     for the caller to render those ids another way. The rule itself is the caller's: this only
     gathers bytes."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, k, total = 0, size, lead = 0
+    cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
     cdef IdBuffer buf
     cdef const unsigned char* keeps = NULL
     cdef const unsigned char* stop = NULL
-    cdef object piece
-    cdef bytes out
-    cdef char* dst
     if first_pieces is not None:
         if keeps_first is None or PyList_GET_SIZE(first_pieces) != n or len(keeps_first) != n:
             raise ValueError("join_pieces: first_pieces and keeps_first need one entry per piece")
@@ -585,37 +578,56 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
         stop = stops
     read_ids_in_place(&buf, ids, n)
     try:
-        # An id's __index__ may have run: the lists are ours, but check they still fit.
-        if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
-            raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
-        if keeps != NULL:
-            while lead < buf.n and keeps[id_at(&buf, lead)]:
-                lead += 1
-            lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
-        for i in range(buf.n):
-            k = id_at(&buf, i)
-            if stop != NULL and stop[k]:
-                return None
-            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
-            if type(piece) is not bytes:
-                raise TypeError(f"join_pieces: piece {k} is not bytes")
-            size = len(<bytes>piece)
-            if size > PY_SSIZE_T_MAX - total:
-                raise OverflowError("join_pieces: the joined pieces are too long")
-            total += size
-        out = PyBytes_FromStringAndSize(NULL, total)
-        dst = PyBytes_AS_STRING(out)
-        for i in range(buf.n):
-            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(&buf, i))
-            size = PyBytes_GET_SIZE(piece)
-            if size > total:  # (no code runs between the two passes; said, not assumed)
-                raise RuntimeError("join_pieces: the pieces changed while they were joined")
-            memcpy(dst, PyBytes_AS_STRING(piece), size)
-            dst += size
-            total -= size
-        return out
+        return _join(&buf, pieces, n, first_pieces, keeps, stop)
+    except ReadAgain:
+        pass
     finally:
         release_ids(&buf)
+    read_ids(&buf, ids, n)
+    try:
+        return _join(&buf, pieces, n, first_pieces, keeps, stop)
+    finally:
+        release_ids(&buf)
+
+
+cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pieces, const unsigned char* keeps,
+                  const unsigned char* stop):
+    cdef Py_ssize_t i, j, k, total = 0, size, lead = 0
+    cdef object piece
+    cdef bytes out
+    cdef char* dst
+    # An id's __index__ may have run: the lists are ours, but check they still fit.
+    if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
+        raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
+    if keeps != NULL:
+        while lead < buf.n and keeps[id_at(buf, lead)]:
+            lead += 1
+        lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
+    for i in range(buf.n):
+        k = id_at(buf, i)
+        if stop != NULL and stop[k]:
+            if buf.in_place != NULL:
+                for j in range(i + 1, buf.n):
+                    id_at(buf, j)  # unchecked yet: a bad id after the stop is an error all the same
+            return None
+        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
+        if type(piece) is not bytes:
+            raise TypeError(f"join_pieces: piece {k} is not bytes")
+        size = len(<bytes>piece)
+        if size > PY_SSIZE_T_MAX - total:
+            raise OverflowError("join_pieces: the joined pieces are too long")
+        total += size
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dst = PyBytes_AS_STRING(out)
+    for i in range(buf.n):
+        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(buf, i))
+        size = PyBytes_GET_SIZE(piece)
+        if size > total:  # (no code runs between the two passes; said, not assumed)
+            raise RuntimeError("join_pieces: the pieces changed while they were joined")
+        memcpy(dst, PyBytes_AS_STRING(piece), size)
+        dst += size
+        total -= size
+    return out
 
 
 # -- batches --------------------------------------------------------------------------------

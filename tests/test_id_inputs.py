@@ -399,6 +399,39 @@ def test_what_is_not_an_id_sequence_gets_a_short_typed_error(case, what, bad):
 
 
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_long_list_is_read_in_place_with_every_check(case):
+    """A list of 4096 ids or more is read where it is, each item checked as it is read; an item
+    that is not an exact int in range sends the call back to the copying read: an id of
+    another type still reads as its value, and a bad one anywhere (after a special id too)
+    gets the error check_ids gives, naming it."""
+    tok, ids = _ids(case)
+    long = (ids * (5000 // len(ids) + 1))[:5000]
+    calls = {"decode": tok.decode, "token_pieces": tok.token_pieces}
+    expected = {name: call(long) for name, call in calls.items()}
+    assert expected == {name: call(tuple(long)) for name, call in calls.items()}
+    for k in (0, 2500, 4999):
+        other = list(long)
+        other[k] = np.int64(other[k])
+        assert {name: call(other) for name, call in calls.items()} == expected, k
+    for bad in (-1, tok.vocab_size, 10**30, True, "7", 2.0):
+        for k in (0, 4999):
+            other = list(long)
+            other[k] = bad
+            with pytest.raises(oasr_tok.InvalidIdError) as wanted:
+                tok.check_ids(tuple(other))
+            for name, call in calls.items():
+                with pytest.raises(oasr_tok.InvalidIdError) as got:
+                    call(other)
+                assert type(got.value) is type(wanted.value) and str(got.value) == str(wanted.value), (name, bad, k)
+    special = sorted(tok.special_ids)
+    if special:  # a special id first (a stop of decode's gather in several kinds), the bad id last
+        other = [special[0], *long[1:-1], tok.vocab_size]
+        for call in calls.values():
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {tok.vocab_size} at position 4999 "):
+                call(other)
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
 def test_out_of_range_buffer_ids_are_named(case):
     tok, _ = _ids(case)
     for bad, shown in [
@@ -674,8 +707,9 @@ IN_PLACE_CHILD = textwrap.dedent("""
 def test_a_list_read_in_place_while_another_thread_changes_it_cannot_crash():
     """token_pieces and decode read a long list of ids where it is (no copy); the sentencepiece
     table's error handler lets another thread run mid-walk, which rewrites, shortens and grows
-    the list. Every call returns or raises a typed error (RuntimeError: the list changed; an
-    InvalidIdError / NonIntegerIdError from the copy path); none crashes (a child process).
+    the list. Every call returns or raises a typed error (an item found changed sends the
+    call back to the copying read, which may raise InvalidIdError / NonIntegerIdError); none
+    crashes (a child process).
     Whether a call is raced is up to the scheduler: this is a smoke test of the checks that
     id_at makes on every read, not a proof that each was reached."""
     done = subprocess.run(
