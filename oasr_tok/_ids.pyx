@@ -138,6 +138,9 @@ cdef void release_ids(IdBuffer* buf) noexcept:
     buf.n = 0
     Py_XDECREF(buf.in_place)
     buf.in_place = NULL
+    if buf.column != NULL:
+        buf.column = NULL
+        PyBuffer_Release(&buf.view)
 
 
 #: Lists at least this long are read in place by read_ids_in_place (shorter ones are copied:
@@ -151,22 +154,51 @@ class ReadAgain(RuntimeError):
 
 
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
-    """read_ids, or for a long list, the list itself, its items checked as id_at reads them
-    (see _ids.pxd)."""
+    """read_ids, or for a long list or a long buffer of 4- or 8-byte native integers, the ids
+    where they are, each checked as id_at reads it (see _ids.pxd)."""
+    out.heap = NULL
+    out.ids = out.small
+    out.limit = vocab_size
+    out.in_place = NULL
+    out.column = NULL
     if type(ids) is list and PyList_GET_SIZE(ids) >= IN_PLACE_IDS:
-        out.heap = NULL
-        out.ids = out.small
         out.n = PyList_GET_SIZE(ids)
-        out.limit = vocab_size
         Py_INCREF(ids)
         out.in_place = <PyObject*>ids
         return 0
+    if type(ids) is not list and type(ids) is not tuple and PyObject_CheckBuffer(ids) and not _refused(ids):
+        if _column_in_place(out, ids):
+            return 0
     return read_ids(out, ids, vocab_size)
 
 
+cdef bint _column_in_place(IdBuffer* out, object ids) except -1:
+    """Whether `ids` is a buffer read_ids_in_place reads where it is (then out holds its view)."""
+    cdef Column col
+    try:
+        PyObject_GetBuffer(ids, &out.view, PyBUF_STRIDES | PyBUF_FORMAT)
+    except (BufferError, TypeError, ValueError):
+        return False  # read_ids words the refusal
+    if (out.view.ndim != 1 or out.view.shape[0] < IN_PLACE_IDS
+            or not _integer_format(out.view.format, out.view.itemsize, &col) or col.order != ORDER_NATIVE
+            or col.itemsize < 4):
+        PyBuffer_Release(&out.view)
+        return False
+    if col.itemsize == 8:
+        out.column_kind = COLUMN_INT64 if col.is_signed else COLUMN_UINT64
+    else:
+        out.column_kind = COLUMN_INT32 if col.is_signed else COLUMN_UINT32
+    out.n = out.view.shape[0]
+    out.stride = out.view.strides[0] if out.view.strides != NULL else out.view.itemsize
+    out.column = <const char*>out.view.buf
+    return True
+
+
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1:
-    cdef object ids = <object>buf.in_place
+    cdef object ids = <object>buf.in_place if buf.in_place != NULL else None
     cdef Py_ssize_t value
+    if ids is None:
+        raise ReadAgain(f"id {i} of the buffer is out of range")
     if i < PyList_GET_SIZE(ids):
         item = <object>PyList_GET_ITEM(ids, i)
         if PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value):
@@ -414,6 +446,7 @@ cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -
     out.ids = out.small
     out.n = 0
     out.in_place = NULL
+    out.column = NULL
     try:
         return _read_into(out, ids, lo, hi)
     except BaseException:
@@ -627,6 +660,8 @@ cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pie
         memcpy(dst, PyBytes_AS_STRING(piece), size)
         dst += size
         total -= size
+    if total:  # a buffer another thread wrote to between the passes: never bytes left unset
+        raise RuntimeError("join_pieces: the ids changed while they were read")
     return out
 
 
@@ -683,6 +718,7 @@ cdef list _rows_of_buffer(object batch, object source):
         col.stride = view.strides[1]
         buf.heap = NULL
         buf.in_place = NULL
+        buf.column = NULL
         dst = _reserve(&buf, col.n)
         try:
             for r in range(view.shape[0]):

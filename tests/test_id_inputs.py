@@ -427,8 +427,34 @@ def test_a_long_list_is_read_in_place_with_every_check(case):
     if special:  # a special id first (a stop of decode's gather in several kinds), the bad id last
         other = [special[0], *long[1:-1], tok.vocab_size]
         for call in calls.values():
-            with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {tok.vocab_size} at position 4999 "):
-                call(other)
+            for container in (other, np.array(other), np.array(other, dtype=np.int32)):
+                with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {tok.vocab_size} at position 4999 "):
+                    call(container)
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_long_buffer_is_read_in_place_with_every_check(case):
+    """A long 1-D buffer of 4- or 8-byte native integers is read where it is, each value checked
+    as it is read; a bad value anywhere gets the error the copying read gives, naming it."""
+    tok, ids = _ids(case)
+    long = (ids * (5000 // len(ids) + 1))[:5000]
+    calls = {"decode": tok.decode, "token_pieces": tok.token_pieces}
+    expected = {name: call(long) for name, call in calls.items()}
+    backwards = {name: call(long[::-1]) for name, call in calls.items()}
+    wide = np.zeros(2 * len(long), dtype=np.int64)
+    wide[::2] = long
+    for dtype in ("int64", "int32", "uint32", "uint64"):
+        array = np.array(long, dtype=dtype)
+        assert {name: call(array) for name, call in calls.items()} == expected, dtype
+        assert {name: call(array[::-1]) for name, call in calls.items()} == backwards, dtype
+    assert {name: call(wide[::2]) for name, call in calls.items()} == expected
+    for dtype, bad in (("int64", -1), ("int32", tok.vocab_size), ("uint64", 2**64 - 1), ("int64", 2**63 - 1)):
+        for k in (0, 4999):
+            array = np.array(long, dtype=dtype)
+            array[k] = bad
+            for call in calls.values():
+                with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {bad} at position {k} is out of range"):
+                    call(array)
 
 
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
