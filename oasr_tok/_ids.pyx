@@ -514,7 +514,7 @@ cdef struct CachedInt:
 
 
 cdef enum:
-    INT_CACHE = 4096  # slots (a power of two): 64 KB, more than the distinct ids of most transcripts
+    INT_CACHE = 4096  # slots at most (a power of two): 64 KB, more than the distinct ids of most transcripts
 
 
 cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* drop):
@@ -523,7 +523,7 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
     when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
     spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
-    cdef Py_ssize_t i, k = 0, kept = n, value, slot
+    cdef Py_ssize_t i, k = 0, kept = n, value, slot, slots = 64
     cdef CachedInt* cache = NULL
     cdef CachedInt* entry
     cdef list out
@@ -533,7 +533,7 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
         for i in range(n):
             kept += not drop[ids[i]]
     out = PyList_New(kept)
-    if kept < 64:  # the cache's 64 KB is not worth it
+    if kept < 64:  # the cache is not worth it
         for i in range(n):
             if drop == NULL or not drop[ids[i]]:
                 item = PyLong_FromSsize_t(ids[i])
@@ -541,7 +541,9 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
                 PyList_SET_ITEM(out, k, item)
                 k += 1
         return out
-    cache = <CachedInt*>PyMem_Calloc(INT_CACHE, sizeof(CachedInt))
+    while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
+        slots *= 2
+    cache = <CachedInt*>PyMem_Calloc(slots, sizeof(CachedInt))
     if cache == NULL:
         raise MemoryError()
     try:
@@ -549,7 +551,7 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
             value = ids[i]
             if drop != NULL and drop[value]:
                 continue
-            entry = &cache[value & (INT_CACHE - 1)]
+            entry = &cache[value & (slots - 1)]
             if entry.value == NULL or entry.key != value:
                 item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
                 Py_XDECREF(entry.value)
@@ -561,7 +563,7 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
             PyList_SET_ITEM(out, k, item)
             k += 1
     finally:
-        for slot in range(INT_CACHE):
+        for slot in range(slots):
             Py_XDECREF(cache[slot].value)
         PyMem_Free(cache)
     return out
