@@ -589,6 +589,44 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
         release_ids(&buf)
 
 
+def gather(list table, ids, bytes skip=None):
+    """[table[i] for i in ids if not skip[i]], the ids read as check_ids reads them (the same
+    errors), where they are: no Python int is made per id, nor a list of them. `table` holds
+    one entry per id; skip (one byte per id), when given, leaves out the ids whose byte is
+    non-zero."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(table)
+    cdef const unsigned char* drop = NULL
+    cdef IdBuffer buf
+    if skip is not None:
+        if len(skip) != n:
+            raise ValueError("gather: skip needs one byte per entry of the table")
+        drop = skip
+    read_ids_in_place(&buf, ids, n)
+    try:
+        return _gather(&buf, table, n, drop)
+    except ReadAgain:
+        pass
+    finally:
+        release_ids(&buf)
+    read_ids(&buf, ids, n)
+    try:
+        return _gather(&buf, table, n, drop)
+    finally:
+        release_ids(&buf)
+
+
+cdef list _gather(const IdBuffer* buf, list table, Py_ssize_t n, const unsigned char* drop):
+    cdef Py_ssize_t i, k
+    cdef list out = []
+    if PyList_GET_SIZE(table) != n:  # an id's __index__ may have run
+        raise RuntimeError("gather: the table changed while the ids were read")
+    for i in range(buf.n):
+        k = id_at(buf, i)
+        if drop == NULL or not drop[k]:
+            out.append(<object>PyList_GET_ITEM(table, k))
+    return out
+
+
 def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None, bytes stops=None):
     """b"".join(pieces[i] for i in ids), the ids read as check_ids reads them (the same errors),
     with no Python int made per id and no Py_buffer per piece (bytes.join fills one per item:
@@ -641,7 +679,7 @@ cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pie
     for i in range(buf.n):
         k = id_at(buf, i)
         if stop != NULL and stop[k]:
-            if buf.in_place != NULL:
+            if buf.in_place != NULL or buf.column != NULL:
                 for j in range(i + 1, buf.n):
                     id_at(buf, j)  # unchecked yet: a bad id after the stop is an error all the same
             return None

@@ -660,11 +660,39 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
         with pytest.raises(ValueError) as theirs:
             check_ids(bad, 40)
         assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+    long = [(7 * k) % 40 for k in range(5000)]  # read in place: a stop early, a bad id last is still named
+    stops = bytearray(40)
+    stops[long[1]] = 1
+    assert join_pieces(pieces, long, stops=bytes(stops)) is None
+    assert join_pieces(pieces, np.array(long, dtype=np.int32), stops=bytes(stops)) is None
+    for bad, container in ((40, [*long, 40]), (40, np.array([*long, 40])), (-1, np.array([*long, -1], dtype=np.int32))):
+        with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {bad} at position 5000 is out of range"):
+            join_pieces(pieces, container, stops=bytes(stops))
     with pytest.raises(TypeError, match="piece 1 is not bytes"):
         join_pieces([b"a", "b"], [0, 1])
     with pytest.raises(ValueError, match="one entry per piece"):
         join_pieces(pieces, [0], first[:3], keeps)
 
+
+
+def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
+    from oasr_tok._ids import check_ids, gather
+
+    table = [f"t{i}" for i in range(40)]
+    skip = bytes(1 if i % 5 == 0 else 0 for i in range(40))
+    values = [(7 * k) % 40 for k in range(60)]
+    for name, container, as_list in [*_layouts(values), ("long list", values * 100, values * 100)]:
+        assert gather(table, container) == [table[i] for i in as_list], name
+        assert gather(table, container, skip) == [table[i] for i in as_list if not skip[i]], name
+    long = values * 100
+    for bad in ([0, 40], [-1], np.array([3, 99], dtype=np.uint8), ["1"], [1.0], [*long, 40], np.array([*long, -1])):
+        with pytest.raises(ValueError) as ours:
+            gather(table, bad, skip)
+        with pytest.raises(ValueError) as theirs:
+            check_ids(bad, 40)
+        assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+    with pytest.raises(ValueError, match="one byte per entry"):
+        gather(table, [0], b"\0")
 
 
 @pytest.mark.parametrize("length", [1, 63, 64, 65, 20_000])  # 64: from there equal ints are shared
