@@ -497,13 +497,9 @@ cdef bint _plain_list(list ids, Py_ssize_t vocab_size, const unsigned char* skip
     cdef object item
     for i in range(PyList_GET_SIZE(ids)):
         item = <object>PyList_GET_ITEM(ids, i)
-        if not PyLong_CheckExact(item):
+        if not (PyLong_CheckExact(item) and _small_int(item, 0, vocab_size, &value)):
             return False
-        try:
-            value = item
-        except OverflowError:
-            return False
-        if value < 0 or value >= vocab_size or (skip != NULL and skip[value]):
+        if skip != NULL and skip[value]:
             return False
     return True
 
@@ -517,13 +513,13 @@ cdef enum:
     INT_CACHE = 4096  # slots at most (a power of two): 64 KB, more than the distinct ids of most transcripts
 
 
-cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* drop):
+cdef list _int_list(const IdBuffer* buf, const unsigned char* drop):
     """The ids (less those whose drop byte is set, with drop) as a list of Python ints, equal
     ids sharing one int where a small direct-mapped cache of recent ones has it. A transcript
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
     when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
     spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
-    cdef Py_ssize_t i, k = 0, kept = n, value, slot, slots = 64
+    cdef Py_ssize_t i, n = buf.n, k = 0, kept = n, value, slot, slots = 64
     cdef CachedInt* cache = NULL
     cdef CachedInt* entry
     cdef list out
@@ -531,41 +527,42 @@ cdef list _int_list(const Py_ssize_t* ids, Py_ssize_t n, const unsigned char* dr
     if drop != NULL:
         kept = 0
         for i in range(n):
-            kept += not drop[ids[i]]
+            kept += not drop[id_at(buf, i)]
     out = PyList_New(kept)
-    if kept < 64:  # the cache is not worth it
-        for i in range(n):
-            if drop == NULL or not drop[ids[i]]:
-                item = PyLong_FromSsize_t(ids[i])
-                Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
-                PyList_SET_ITEM(out, k, item)
-                k += 1
-        return out
-    while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
-        slots *= 2
-    cache = <CachedInt*>PyMem_Calloc(slots, sizeof(CachedInt))
-    if cache == NULL:
-        raise MemoryError()
+    if kept >= 64:  # (below, the cache is not worth it)
+        while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
+            slots *= 2
+        cache = <CachedInt*>PyMem_Calloc(slots, sizeof(CachedInt))
+        if cache == NULL:
+            raise MemoryError()
     try:
         for i in range(n):
-            value = ids[i]
+            value = id_at(buf, i)
             if drop != NULL and drop[value]:
                 continue
-            entry = &cache[value & (slots - 1)]
-            if entry.value == NULL or entry.key != value:
-                item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
-                Py_XDECREF(entry.value)
-                Py_INCREF(item)  # the cache's reference
-                entry.value = <PyObject*>item
-                entry.key = value
-            item = <object>entry.value
+            if k == kept:  # ids read in place that changed since they were counted
+                raise ReadAgain("the ids changed while they were read")
+            if cache == NULL:
+                item = PyLong_FromSsize_t(value)
+            else:
+                entry = &cache[value & (slots - 1)]
+                if entry.value == NULL or entry.key != value:
+                    item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
+                    Py_XDECREF(entry.value)
+                    Py_INCREF(item)  # the cache's reference
+                    entry.value = <PyObject*>item
+                    entry.key = value
+                item = <object>entry.value
             Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
             PyList_SET_ITEM(out, k, item)
             k += 1
     finally:
-        for slot in range(slots):
-            Py_XDECREF(cache[slot].value)
-        PyMem_Free(cache)
+        if cache != NULL:
+            for slot in range(slots):
+                Py_XDECREF(cache[slot].value)
+            PyMem_Free(cache)
+    if k != kept:
+        raise ReadAgain("the ids changed while they were read")
     return out
 
 
@@ -582,9 +579,16 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
         drop = skip
     if type(ids) is list and _plain_list(<list>ids, vocab_size, drop):
         return ids
+    read_ids_in_place(&buf, ids, vocab_size)  # a long buffer is not copied first
+    try:
+        return _int_list(&buf, drop)
+    except ReadAgain:
+        pass
+    finally:
+        release_ids(&buf)
     read_ids(&buf, ids, vocab_size)
     try:
-        return _int_list(buf.ids, buf.n, drop)
+        return _int_list(&buf, drop)
     finally:
         release_ids(&buf)
 
