@@ -715,6 +715,7 @@ def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
     out = check_ids(np.array([300, 301] * 50), 1000)
     assert out == [300, 301] * 50 and all(type(i) is int for i in out)
 
+
 IN_PLACE_CHILD = textwrap.dedent("""
     import random, sys, threading, time
     sys.path.insert(0, {tests!r})
@@ -768,6 +769,78 @@ def test_a_list_read_in_place_while_another_thread_changes_it_cannot_crash():
     id_at makes on every read, not a proof that each was reached."""
     done = subprocess.run(
         [sys.executable, "-c", IN_PLACE_CHILD.format(tests=os.path.join(ROOT, "tests"))],
+        check=False,
+        cwd=PACKAGE_PARENT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.startswith("survived") and "ok" in done.stdout, done.stdout
+
+
+BUFFER_CHILD = textwrap.dedent("""
+    import random, sys, threading, time
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    sys.setswitchinterval(1e-5)
+    import oasr_tok
+    from oasr_tok._ids import check_ids, gather, join_pieces
+    from paths import shared
+    tok = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})
+    )
+    invalid = tok.processor.piece_to_id("<0xFF>")
+    word = tok.processor.piece_to_id("▁the")
+    ids = np.array([invalid, word] * 5000, dtype=np.int64)
+    frames = np.array([0, 0, 5, 5, 0, 7] * 5000, dtype=np.int32)
+    pieces = [bytes([65 + i % 26]) * (i % 4) for i in range(tok.vocab_size)]
+    stop = False
+
+    def write():
+        rng = random.Random(0)
+        while not stop:
+            k, f = rng.randrange(len(ids)), rng.randrange(len(frames))
+            ids[k] = rng.choice([word, invalid])
+            frames[f] = rng.choice([0, 5, 7, 9])
+            if rng.random() < 0.2:  # a moment when a value is no id, then one again
+                ids[k], frames[f] = rng.choice([-1, tok.vocab_size]), -3
+                ids[k], frames[f] = word, 0
+            time.sleep(0)
+
+    other = threading.Thread(target=write)
+    other.start()
+    outcomes = set()
+    calls = (tok.token_pieces, tok.decode, lambda x: check_ids(x, tok.vocab_size),
+             lambda x: gather(pieces, x), lambda x: join_pieces(pieces, x))
+    for _ in range(30):
+        for call in calls:
+            try:
+                call(ids)
+                outcomes.add("ok")
+            except (RuntimeError, ValueError, TypeError) as exc:
+                outcomes.add(type(exc).__name__)
+        try:
+            out = oasr_tok.collapse_ctc(frames, 0)
+            assert len(out[0]) == len(out[1]) == len(out[2])
+            outcomes.add("ok")
+        except ValueError as exc:
+            outcomes.add(type(exc).__name__)
+    stop = True
+    other.join()
+    print("survived", sorted(outcomes))
+""")
+
+
+def test_a_buffer_read_in_place_while_another_thread_writes_to_it_cannot_crash():
+    """A long int64 array is read where it is by token_pieces, decode, check_ids, gather,
+    join_pieces and collapse_ctc (which reads it without the GIL) while another thread writes
+    ids, out-of-range values included, into it: every call returns or raises a typed error,
+    none crashes or reads past what it counted (a child process). A smoke test, as the list
+    one above: whether a call is raced is up to the scheduler."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUFFER_CHILD.format(tests=os.path.join(ROOT, "tests"))],
         check=False,
         cwd=PACKAGE_PARENT,
         env=subprocess_env(),
