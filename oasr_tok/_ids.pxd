@@ -23,7 +23,8 @@
 # first, so that a bad id anywhere is still an error. A long one-dimensional buffer of 4- or
 # 8-byte integers in the machine's byte order is read in place the same way (`column`): no
 # 8 MB copy of a million int64 ids, each value checked as it is read (another thread may
-# write to the array while it is read).
+# write to the array while it is read). An IdBuffer filled by hand rather than by read_ids /
+# read_ids_in_place must set heap, in_place and column to NULL before release_ids sees it.
 
 cdef enum:
     SMALL_IDS = 16  # a streamed chunk this short needs no heap allocation
