@@ -19,10 +19,14 @@ CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighb
 from cpython.list cimport PyList_GET_SIZE, PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromSsize_t
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._ids cimport (
+    COLUMN_INT32, COLUMN_INT64, COLUMN_UINT32, IdBuffer, id_at, read_ids, read_ids_in_place, release_ids,
+)
+from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_commit
 from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, short_repr, stream_closed_error
 
@@ -35,32 +39,76 @@ cdef extern from "Python.h":
     Py_ssize_t PY_SSIZE_T_MAX
 
 
-cdef Py_ssize_t _collapse(const Py_ssize_t* frames, Py_ssize_t n, Py_ssize_t blank, int64_t* tok,
-                          int64_t* starts, int64_t* ends) noexcept nogil:
-    """The collapse of n frame ids (read and checked by read_ids: none is negative): the number
-    of tokens. With `tok` NULL it only counts (the first of two passes: the outputs are then
-    allocated at their exact size, where an upper bound of three times the frames would be
-    touched page by page)."""
+ctypedef fused column_int:
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+
+cdef Py_ssize_t _collapse(const char* base, Py_ssize_t stride, Py_ssize_t n, Py_ssize_t limit, Py_ssize_t blank,
+                          int64_t* tok, int64_t* starts, int64_t* ends, Py_ssize_t capacity,
+                          column_int kind) noexcept nogil:
+    """The collapse of n frame ids of type `column_int`, `stride` bytes apart from `base`, each
+    checked to be in 0 ... limit - 1: the number of tokens, or -1 for a frame id out of range.
+    With `tok` NULL it only counts (the first of two passes: the outputs are then allocated at
+    their exact size, where an upper bound of three times the frames would be touched page by
+    page); then at most `capacity` tokens are written (-1 past that: frames read in place may
+    have changed since the count)."""
     cdef Py_ssize_t i, m = 0, value, prev = -1
-    if tok == NULL:
-        for i in range(n):
-            value = frames[i]
-            if value != prev:
-                m += value != blank
-                prev = value
-        return m
+    cdef const char* p = base
+    cdef column_int v
     for i in range(n):
-        value = frames[i]
+        memcpy(&v, p, sizeof(column_int))  # a load; memcpy because a buffer need not be aligned
+        p += stride
+        if column_int is uint64_t:
+            if v >= <uint64_t>limit:
+                return -1
+        value = <Py_ssize_t>v
+        if value < 0 or value >= limit:
+            return -1
         if value != prev:
-            if prev != blank and prev >= 0:
-                ends[m - 1] = i
-            if value != blank:
-                tok[m] = value
-                starts[m] = i
-                m += 1
+            if tok == NULL:
+                m += value != blank
+            else:
+                if prev != blank and prev >= 0:
+                    ends[m - 1] = i
+                if value != blank:
+                    if m == capacity:
+                        return -1
+                    tok[m] = value
+                    starts[m] = i
+                    m += 1
             prev = value
-    if m and prev != blank:
+    if tok != NULL and m and prev != blank:
         ends[m - 1] = n
+    return m
+
+
+cdef Py_ssize_t _collapse_frames(const IdBuffer* frames, Py_ssize_t blank, int64_t* tok, int64_t* starts,
+                                 int64_t* ends, Py_ssize_t capacity) except -1:
+    """_collapse over what _read_frames read: a buffer where it is, or read_ids' copy."""
+    cdef Py_ssize_t m, n = frames.n, limit, stride
+    cdef const char* base
+    cdef int kind
+    if frames.column != NULL:
+        base, stride, limit, kind = frames.column, frames.stride, frames.limit, frames.column_kind
+    else:  # the copy: Py_ssize_t values, checked already
+        base = <const char*>frames.ids
+        stride = sizeof(Py_ssize_t)
+        limit = PY_SSIZE_T_MAX
+        kind = COLUMN_INT64 if sizeof(Py_ssize_t) == 8 else COLUMN_INT32
+    with nogil:
+        if kind == COLUMN_INT64:
+            m = _collapse[int64_t](base, stride, n, limit, blank, tok, starts, ends, capacity, 0)
+        elif kind == COLUMN_INT32:
+            m = _collapse[int32_t](base, stride, n, limit, blank, tok, starts, ends, capacity, 0)
+        elif kind == COLUMN_UINT32:
+            m = _collapse[uint32_t](base, stride, n, limit, blank, tok, starts, ends, capacity, 0)
+        else:
+            m = _collapse[uint64_t](base, stride, n, limit, blank, tok, starts, ends, capacity, 0)
+    if m < 0:
+        raise ReadAgain("a frame id read in place is out of range, or the frames changed")
     return m
 
 
@@ -71,23 +119,27 @@ cdef inline int _put(list out, Py_ssize_t k, Py_ssize_t value) except -1:
     return 0
 
 
-cdef tuple _collapse_to_lists(const Py_ssize_t* frames, Py_ssize_t n, Py_ssize_t blank, Py_ssize_t m):
+cdef tuple _collapse_to_lists(const IdBuffer* frames, Py_ssize_t blank, Py_ssize_t m):
     """The second pass of _collapse for list output: the m tokens straight into three lists of
     ints (no C copy of them first, which at a million frames costs fresh pages every call)."""
     cdef list ids = PyList_New(m), starts = PyList_New(m), ends = PyList_New(m)
-    cdef Py_ssize_t i, k = 0, value, prev = -1
+    cdef Py_ssize_t i, n = frames.n, k = 0, value, prev = -1
     for i in range(n):
-        value = frames[i]
+        value = id_at(frames, i)
         if value != prev:
             if prev != blank and prev >= 0:
                 _put(ends, k - 1, i)
             if value != blank:
+                if k == m:
+                    raise ReadAgain("the frames changed between the two passes")
                 _put(ids, k, value)
                 _put(starts, k, i)
                 k += 1
             prev = value
     if k and prev != blank:
         _put(ends, k - 1, n)
+    if k != m:
+        raise ReadAgain("the frames changed between the two passes")
     return ids, starts, ends
 
 
@@ -123,13 +175,16 @@ cdef object _frame_error(object error, Py_ssize_t limit):
         f"frame id {short_repr(error.value)} at frame {error.position} is out of range: frame ids must be {bound}")
 
 
-cdef int _read_frames(IdBuffer* frames, object frame_ids, Py_ssize_t limit) except -1:
+cdef int _read_frames(IdBuffer* frames, object frame_ids, Py_ssize_t limit, bint in_place) except -1:
     """The frame ids, read by read_ids (the one intake of ids: lists, tuples, sequences, integer
-    buffers of any layout, tensors' __array__), each in 0 ... limit - 1."""
+    buffers of any layout, tensors' __array__), each in 0 ... limit - 1; with in_place, by
+    read_ids_in_place."""
     if isinstance(frame_ids, (str, bytes, bytearray)) or frame_ids is None:
         raise _not_frames(frame_ids)
     try:
         try:
+            if in_place:
+                return read_ids_in_place(frames, frame_ids, limit)
             return read_ids(frames, frame_ids, limit)
         except NonIntegerIdError as exc:
             if getattr(exc, "position", None) is not None:
@@ -162,9 +217,8 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     Multiply `starts` / `ends` by that factor, before or after `word_timings`."""
     import operator
 
-    cdef Py_ssize_t blank, limit, m
+    cdef Py_ssize_t blank, limit
     cdef IdBuffer frames
-    cdef int64_t[::1] tok_view, start_view, end_view
     if isinstance(blank_id, bool) or not isinstance(blank_id, int):
         try:
             blank_id = operator.index(blank_id)
@@ -181,23 +235,37 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     blank = blank_id
     # NumPy in, NumPy out: no Python int per token (and the caller has NumPy loaded already).
     cdef bint numpy_out = type(frame_ids).__module__ == "numpy"
-    _read_frames(&frames, frame_ids, limit)
+    # A long buffer of frames is read where it is (no 8 MB copy of a million); a frame id out of
+    # range there, or frames another thread changed between the two passes, send it to
+    # read_ids' copy (_ids.pxd), which names the frame.
+    _read_frames(&frames, frame_ids, limit, type(frame_ids) is not list)  # (a list is copied: its items are objects)
     try:
-        with nogil:
-            m = _collapse(frames.ids, frames.n, blank, NULL, NULL, NULL)
-        if numpy_out:
-            np = sys.modules["numpy"]
-            arrays = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
-            if m:
-                tok_view = arrays[0]
-                start_view = arrays[1]
-                end_view = arrays[2]
-                with nogil:
-                    _collapse(frames.ids, frames.n, blank, &tok_view[0], &start_view[0], &end_view[0])
-            return arrays
-        return _collapse_to_lists(frames.ids, frames.n, blank, m)
+        return _collapsed(&frames, blank, numpy_out)
+    except ReadAgain:
+        pass
     finally:
         release_ids(&frames)
+    _read_frames(&frames, frame_ids, limit, False)
+    try:
+        return _collapsed(&frames, blank, numpy_out)
+    finally:
+        release_ids(&frames)
+
+
+cdef tuple _collapsed(const IdBuffer* frames, Py_ssize_t blank, bint numpy_out):
+    cdef Py_ssize_t m = _collapse_frames(frames, blank, NULL, NULL, NULL, 0)
+    cdef int64_t[::1] tok_view, start_view, end_view
+    if not numpy_out:
+        return _collapse_to_lists(frames, blank, m)
+    np = sys.modules["numpy"]
+    arrays = (np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64))
+    if m:
+        tok_view = arrays[0]
+        start_view = arrays[1]
+        end_view = arrays[2]
+        if _collapse_frames(frames, blank, &tok_view[0], &start_view[0], &end_view[0], m) != m:
+            raise ReadAgain("the frames changed between the two passes")
+    return arrays
 
 
 cdef class CTCStream:

@@ -12,6 +12,9 @@ transcript makes no Python object per token, so the cost per token stays flat.""
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 
+from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
+from oasr_tok._ids import ReadAgain
+
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
 
@@ -301,24 +304,37 @@ cdef bint _frozen_track(tuple data):
 
 # -- attribution: one string per token ----------------------------------------------------------
 
-cpdef list attribute(list ids, list info, bint clean):
+cpdef list attribute(object ids, list info, bint clean):
     """token_pieces: the text of decode(ids), cut into one string per id, each character on the
     token whose text printed it (docs/kinds/funasr_char.md, § Token pieces). `info[id]` is the
     kind's per-id tuple (class, machine text, sentence-Chinese, sentence-alpha, divergent,
-    branch text); `ids` were checked by the caller."""
-    cdef Py_ssize_t n = len(ids), k, kept = 0
+    branch text), one per id of the vocabulary; `ids` (any id sequence or buffer) are read
+    where they are and checked as check_ids checks them, with no Python int made per id."""
+    cdef IdBuffer buf
+    read_ids_in_place(&buf, ids, len(info))
+    try:
+        return _attribute(&buf, info, clean)
+    except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+        pass
+    finally:
+        release_ids(&buf)
+    read_ids(&buf, ids, len(info))
+    try:
+        return _attribute(&buf, info, clean)
+    finally:
+        release_ids(&buf)
+
+
+cdef list _attribute(const IdBuffer* buf, list info, bint clean):
+    cdef Py_ssize_t n = buf.n, k, kept = 0, token_id
     cdef list pieces = [""] * n
     cdef list entries = [None] * n
     cdef tuple entry
     cdef bint chinese = True, alpha = True
-    cdef Track track = Track(None, True)
-    cdef Py_ssize_t size = len(info), token_id
     cdef object raw
     for k in range(n):
-        token_id = ids[k]
-        if not 0 <= token_id < size:
-            raise IndexError(f"attribute: id {token_id} at position {k} is outside the table of {size} ids")
-        raw = info[token_id]
+        token_id = id_at(buf, k)
+        raw = info[token_id]  # (in range: checked against len(info), and info is bounds-checked)
         if type(raw) is not tuple or len(<tuple>raw) != 6:
             raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
         entry = <tuple>raw
@@ -330,6 +346,7 @@ cpdef list attribute(list ids, list info, bint clean):
         alpha = alpha and entry[3]
     if kept == 0:
         return pieces
+    cdef Track track = Track(None, True)
     if clean:
         for k in range(n):
             entry = <tuple>entries[k]

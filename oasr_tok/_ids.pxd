@@ -12,23 +12,43 @@
 # kind walks them, and the caller's container may change afterwards without harm.
 #
 # A kind that walks many ids once (token_pieces, decode) may instead read_ids_in_place and
-# read each id with id_at: a long list of exact ints in range is then checked in one pass and
-# read where it is (a copy of a million ids is an 8 MB allocation, and the page faults that
-# come with it cost more than the walk). Each read checks the list again, so a list changed
-# during the walk (by another thread while the GIL was let go) raises RuntimeError, never
-# reads past its end.
+# read each id with id_at: a long list is then read where it is, each item checked as it is
+# read (a copy of a million ids is an 8 MB allocation, and the page faults that come with it
+# cost more than the walk; a pass that checks them all first costs a third of it). When id_at
+# meets an item that is not an exact int in range (a bad id, an id of another type such as
+# np.int64, or a list changed during the walk by another thread while the GIL was let go) it
+# raises ReadAgain (oasr_tok._ids): the caller drops what it made and walks again over
+# read_ids, which copies the ids and names a bad one. So the walk must have no effect the
+# caller cannot drop, and a function that stops early (join_pieces at a stop) reads the rest
+# first, so that a bad id anywhere is still an error. A long one-dimensional buffer of 4- or
+# 8-byte integers in the machine's byte order is read in place the same way (`column`): no
+# 8 MB copy of a million int64 ids, each value checked as it is read (another thread may
+# write to the array while it is read). An IdBuffer filled by hand rather than by read_ids /
+# read_ids_in_place must set heap, in_place and column to NULL before release_ids sees it.
 
 cdef enum:
     SMALL_IDS = 16  # a streamed chunk this short needs no heap allocation
 
+cdef enum:  # IdBuffer.column_kind
+    COLUMN_INT64 = 1
+    COLUMN_INT32 = 2
+    COLUMN_UINT32 = 3
+    COLUMN_UINT64 = 4
+
 from cpython.object cimport PyObject
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 cdef struct IdBuffer:
     const Py_ssize_t* ids  # n checked ids (points at `small` or `heap`); not with `in_place`
     Py_ssize_t n
     Py_ssize_t* heap       # owned, or NULL
     PyObject* in_place     # a list read where it is (a reference held), or NULL
-    Py_ssize_t limit       # with in_place: the vocabulary size its ids were checked against
+    Py_ssize_t limit       # with in_place or column: the vocabulary size its ids are checked against
+    const char* column     # a buffer read where it is (its first id), or NULL
+    Py_ssize_t stride      # with column: bytes from one id to the next (negative when reversed)
+    int column_kind        # with column: a COLUMN_* (native byte order)
+    Py_buffer view         # with column: the caller's buffer, held until release_ids
     Py_ssize_t small[SMALL_IDS]
 
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
@@ -68,9 +88,36 @@ cdef inline Py_ssize_t id_at(const IdBuffer* buf, Py_ssize_t i) except -1:
     """The i-th id (0 <= i < buf.n) of what read_ids or read_ids_in_place read."""
     cdef Py_ssize_t value
     if buf.in_place == NULL:
-        return buf.ids[i]
+        if buf.column == NULL:
+            return buf.ids[i]
+        return column_id(buf, i)
     # The list is read again each time: it may have changed while the GIL was let go.
     if (i < oasr_list_size(buf.in_place) and oasr_compact_id(oasr_list_item(buf.in_place, i), &value)
             and 0 <= value < buf.limit):
         return value
-    return in_place_id(buf, i)  # a value of more digits, or a changed list (RuntimeError)
+    return in_place_id(buf, i)  # a value of more digits, or ReadAgain
+
+
+cdef inline Py_ssize_t column_id(const IdBuffer* buf, Py_ssize_t i) except -1:
+    cdef const char* p = buf.column + i * buf.stride
+    cdef int64_t v64
+    cdef int32_t v32
+    cdef uint32_t u32
+    cdef uint64_t u64
+    cdef Py_ssize_t value
+    # memcpy: a load (a buffer need not be aligned)
+    if buf.column_kind == COLUMN_INT64:
+        memcpy(&v64, p, 8)
+        value = <Py_ssize_t>v64
+    elif buf.column_kind == COLUMN_INT32:
+        memcpy(&v32, p, 4)
+        value = v32
+    elif buf.column_kind == COLUMN_UINT32:
+        memcpy(&u32, p, 4)
+        value = u32
+    else:
+        memcpy(&u64, p, 8)
+        value = <Py_ssize_t>u64 if u64 < <uint64_t>buf.limit else -1
+    if 0 <= value < buf.limit:
+        return value
+    return in_place_id(buf, i)  # ReadAgain

@@ -7,6 +7,13 @@ from typing import Any, overload
 # array.array), any sequence of integers; all else raises NonIntegerIdError.
 def check_ids(ids: object, vocab_size: int, skip: bytes | None = None) -> list[int]: ...
 
+# What id_at raises at an item of a long list or buffer read in place that is not an id in
+# range: the compiled callers then read the ids again with the copying read. Never escapes.
+class ReadAgain(RuntimeError): ...
+
+# [table[i] for i in ids if not skip[i]], the ids read as check_ids reads them.
+def gather(table: list[Any], ids: object, skip: bytes | None = None) -> list[Any]: ...
+
 # b"".join(pieces[i] for i in ids) with the ids read as check_ids reads them; None when an id
 # whose `stops` byte is set occurs. first_pieces / keeps_first: a leading rule (see the module).
 @overload

@@ -13,7 +13,7 @@ their strides: no Python int is made per id.
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -138,6 +138,9 @@ cdef void release_ids(IdBuffer* buf) noexcept:
     buf.n = 0
     Py_XDECREF(buf.in_place)
     buf.in_place = NULL
+    if buf.column != NULL:
+        buf.column = NULL
+        PyBuffer_Release(&buf.view)
 
 
 #: Lists at least this long are read in place by read_ids_in_place (shorter ones are copied:
@@ -145,37 +148,62 @@ cdef void release_ids(IdBuffer* buf) noexcept:
 cdef Py_ssize_t IN_PLACE_IDS = 4096
 
 
+class ReadAgain(RuntimeError):
+    """id_at met an item of a list read in place that is not an exact int in range: the
+    caller reads the ids again with read_ids (see _ids.pxd). Never seen outside this package."""
+
+
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
-    """read_ids, or for a long list of exact ints in range, the list itself (see _ids.pxd)."""
-    cdef Py_ssize_t i, n, value
+    """read_ids, or for a long list or a long buffer of 4- or 8-byte native integers, the ids
+    where they are, each checked as id_at reads it (see _ids.pxd)."""
+    out.heap = NULL
+    out.ids = out.small
+    out.limit = vocab_size
+    out.in_place = NULL
+    out.column = NULL
     if type(ids) is list and PyList_GET_SIZE(ids) >= IN_PLACE_IDS:
-        n = PyList_GET_SIZE(ids)
-        for i in range(n):  # no user code runs here: every item is looked at, none converted
-            item = <object>PyList_GET_ITEM(ids, i)
-            if not (PyLong_CheckExact(item) and _small_int(item, 0, vocab_size, &value)):
-                break
-        else:
-            out.heap = NULL
-            out.ids = out.small
-            out.n = n
-            out.limit = vocab_size
-            Py_INCREF(ids)
-            out.in_place = <PyObject*>ids
+        out.n = PyList_GET_SIZE(ids)
+        Py_INCREF(ids)
+        out.in_place = <PyObject*>ids
+        return 0
+    if type(ids) is not list and type(ids) is not tuple and PyObject_CheckBuffer(ids) and not _refused(ids):
+        if _column_in_place(out, ids):
             return 0
     return read_ids(out, ids, vocab_size)
 
 
+cdef bint _column_in_place(IdBuffer* out, object ids) except -1:
+    """Whether `ids` is a buffer read_ids_in_place reads where it is (then out holds its view)."""
+    cdef Column col
+    try:
+        PyObject_GetBuffer(ids, &out.view, PyBUF_STRIDES | PyBUF_FORMAT)
+    except (BufferError, TypeError, ValueError):
+        return False  # read_ids words the refusal
+    if (out.view.ndim != 1 or out.view.shape[0] < IN_PLACE_IDS
+            or not _integer_format(out.view.format, out.view.itemsize, &col) or col.order != ORDER_NATIVE
+            or col.itemsize < 4):
+        PyBuffer_Release(&out.view)
+        return False
+    if col.itemsize == 8:
+        out.column_kind = COLUMN_INT64 if col.is_signed else COLUMN_UINT64
+    else:
+        out.column_kind = COLUMN_INT32 if col.is_signed else COLUMN_UINT32
+    out.n = out.view.shape[0]
+    out.stride = out.view.strides[0] if out.view.strides != NULL else out.view.itemsize
+    out.column = <const char*>out.view.buf
+    return True
+
+
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1:
-    cdef object ids = <object>buf.in_place
+    cdef object ids = <object>buf.in_place if buf.in_place != NULL else None
     cdef Py_ssize_t value
-    if i >= PyList_GET_SIZE(ids):
-        raise RuntimeError("the id list was changed while it was read (it is shorter now)")
-    item = <object>PyList_GET_ITEM(ids, i)
-    if not (PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value)):
-        raise RuntimeError(
-            f"the id list was changed while it was read (item {i} is no longer an id: {type(item).__name__})"
-        )
-    return value
+    if ids is None:
+        raise ReadAgain(f"id {i} of the buffer is out of range")
+    if i < PyList_GET_SIZE(ids):
+        item = <object>PyList_GET_ITEM(ids, i)
+        if PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value):
+            return value  # an exact int of more digits
+    raise ReadAgain(f"item {i} of the id list is not an exact int in range, or the list changed")
 
 
 # -- Python objects, one at a time ----------------------------------------------------------
@@ -418,6 +446,7 @@ cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -
     out.ids = out.small
     out.n = 0
     out.in_place = NULL
+    out.column = NULL
     try:
         return _read_into(out, ids, lo, hi)
     except BaseException:
@@ -468,15 +497,73 @@ cdef bint _plain_list(list ids, Py_ssize_t vocab_size, const unsigned char* skip
     cdef object item
     for i in range(PyList_GET_SIZE(ids)):
         item = <object>PyList_GET_ITEM(ids, i)
-        if not PyLong_CheckExact(item):
+        if not (PyLong_CheckExact(item) and _small_int(item, 0, vocab_size, &value)):
             return False
-        try:
-            value = item
-        except OverflowError:
-            return False
-        if value < 0 or value >= vocab_size or (skip != NULL and skip[value]):
+        if skip != NULL and skip[value]:
             return False
     return True
+
+
+cdef struct CachedInt:
+    PyObject* value  # an int owned by the cache, or NULL
+    Py_ssize_t key
+
+
+cdef enum:
+    INT_CACHE = 4096  # slots at most (a power of two): 64 KB, more than the distinct ids of most transcripts
+
+
+cdef list _int_list(const IdBuffer* buf, const unsigned char* drop):
+    """The ids (less those whose drop byte is set, with drop) as a list of Python ints, equal
+    ids sharing one int where a small direct-mapped cache of recent ones has it. A transcript
+    repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
+    when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
+    spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
+    cdef Py_ssize_t i, n = buf.n, k = 0, kept = n, value, slot, slots = 64
+    cdef CachedInt* cache = NULL
+    cdef CachedInt* entry
+    cdef list out
+    cdef object item
+    if drop != NULL:
+        kept = 0
+        for i in range(n):
+            kept += not drop[id_at(buf, i)]
+    out = PyList_New(kept)
+    if kept >= 64:  # (below, the cache is not worth it)
+        while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
+            slots *= 2
+        cache = <CachedInt*>PyMem_Calloc(slots, sizeof(CachedInt))
+        if cache == NULL:
+            raise MemoryError()
+    try:
+        for i in range(n):
+            value = id_at(buf, i)
+            if drop != NULL and drop[value]:
+                continue
+            if k == kept:  # ids read in place that changed since they were counted
+                raise ReadAgain("the ids changed while they were read")
+            if cache == NULL:
+                item = PyLong_FromSsize_t(value)
+            else:
+                entry = &cache[value & (slots - 1)]
+                if entry.value == NULL or entry.key != value:
+                    item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
+                    Py_XDECREF(entry.value)
+                    Py_INCREF(item)  # the cache's reference
+                    entry.value = <PyObject*>item
+                    entry.key = value
+                item = <object>entry.value
+            Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+            PyList_SET_ITEM(out, k, item)
+            k += 1
+    finally:
+        if cache != NULL:
+            for slot in range(slots):
+                Py_XDECREF(cache[slot].value)
+            PyMem_Free(cache)
+    if k != kept:
+        raise ReadAgain("the ids changed while they were read")
+    return out
 
 
 def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
@@ -486,27 +573,61 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
     A list that is already all that comes back as it is."""
     cdef const unsigned char* drop = NULL
     cdef IdBuffer buf
-    cdef Py_ssize_t i
-    cdef list out
-    cdef object item
     if skip is not None:
         if len(skip) != vocab_size:
             raise ValueError("check_ids: skip must hold one byte per id")
         drop = skip
     if type(ids) is list and _plain_list(<list>ids, vocab_size, drop):
         return ids
-    read_ids(&buf, ids, vocab_size)
+    read_ids_in_place(&buf, ids, vocab_size)  # a long buffer is not copied first
     try:
-        if drop == NULL:
-            out = PyList_New(buf.n)
-            for i in range(buf.n):
-                item = PyLong_FromSsize_t(buf.ids[i])
-                Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
-                PyList_SET_ITEM(out, i, item)
-        else:
-            out = [buf.ids[i] for i in range(buf.n) if not drop[buf.ids[i]]]
+        return _int_list(&buf, drop)
+    except ReadAgain:
+        pass
     finally:
         release_ids(&buf)
+    read_ids(&buf, ids, vocab_size)
+    try:
+        return _int_list(&buf, drop)
+    finally:
+        release_ids(&buf)
+
+
+def gather(list table, ids, bytes skip=None):
+    """[table[i] for i in ids if not skip[i]], the ids read as check_ids reads them (the same
+    errors), where they are: no Python int is made per id, nor a list of them. `table` holds
+    one entry per id; skip (one byte per id), when given, leaves out the ids whose byte is
+    non-zero."""
+    cdef Py_ssize_t n = PyList_GET_SIZE(table)
+    cdef const unsigned char* drop = NULL
+    cdef IdBuffer buf
+    if skip is not None:
+        if len(skip) != n:
+            raise ValueError("gather: skip needs one byte per entry of the table")
+        drop = skip
+    read_ids_in_place(&buf, ids, n)
+    try:
+        return _gather(&buf, table, n, drop)
+    except ReadAgain:
+        pass
+    finally:
+        release_ids(&buf)
+    read_ids(&buf, ids, n)
+    try:
+        return _gather(&buf, table, n, drop)
+    finally:
+        release_ids(&buf)
+
+
+cdef list _gather(const IdBuffer* buf, list table, Py_ssize_t n, const unsigned char* drop):
+    cdef Py_ssize_t i, k
+    cdef list out = []
+    if PyList_GET_SIZE(table) != n:  # an id's __index__ may have run
+        raise RuntimeError("gather: the table changed while the ids were read")
+    for i in range(buf.n):
+        k = id_at(buf, i)
+        if drop == NULL or not drop[k]:
+            out.append(<object>PyList_GET_ITEM(table, k))
     return out
 
 
@@ -520,13 +641,10 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
     its first piece). stops (one byte per id): None comes back when any id's byte is non-zero,
     for the caller to render those ids another way. The rule itself is the caller's: this only
     gathers bytes."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, k, total = 0, size, lead = 0
+    cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
     cdef IdBuffer buf
     cdef const unsigned char* keeps = NULL
     cdef const unsigned char* stop = NULL
-    cdef object piece
-    cdef bytes out
-    cdef char* dst
     if first_pieces is not None:
         if keeps_first is None or PyList_GET_SIZE(first_pieces) != n or len(keeps_first) != n:
             raise ValueError("join_pieces: first_pieces and keeps_first need one entry per piece")
@@ -537,37 +655,58 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
         stop = stops
     read_ids_in_place(&buf, ids, n)
     try:
-        # An id's __index__ may have run: the lists are ours, but check they still fit.
-        if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
-            raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
-        if keeps != NULL:
-            while lead < buf.n and keeps[id_at(&buf, lead)]:
-                lead += 1
-            lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
-        for i in range(buf.n):
-            k = id_at(&buf, i)
-            if stop != NULL and stop[k]:
-                return None
-            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
-            if type(piece) is not bytes:
-                raise TypeError(f"join_pieces: piece {k} is not bytes")
-            size = len(<bytes>piece)
-            if size > PY_SSIZE_T_MAX - total:
-                raise OverflowError("join_pieces: the joined pieces are too long")
-            total += size
-        out = PyBytes_FromStringAndSize(NULL, total)
-        dst = PyBytes_AS_STRING(out)
-        for i in range(buf.n):
-            piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(&buf, i))
-            size = PyBytes_GET_SIZE(piece)
-            if size > total:  # (no code runs between the two passes; said, not assumed)
-                raise RuntimeError("join_pieces: the pieces changed while they were joined")
-            memcpy(dst, PyBytes_AS_STRING(piece), size)
-            dst += size
-            total -= size
-        return out
+        return _join(&buf, pieces, n, first_pieces, keeps, stop)
+    except ReadAgain:
+        pass
     finally:
         release_ids(&buf)
+    read_ids(&buf, ids, n)
+    try:
+        return _join(&buf, pieces, n, first_pieces, keeps, stop)
+    finally:
+        release_ids(&buf)
+
+
+cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pieces, const unsigned char* keeps,
+                  const unsigned char* stop):
+    cdef Py_ssize_t i, j, k, total = 0, size, lead = 0
+    cdef object piece
+    cdef bytes out
+    cdef char* dst
+    # An id's __index__ may have run: the lists are ours, but check they still fit.
+    if PyList_GET_SIZE(pieces) != n or (first_pieces is not None and PyList_GET_SIZE(first_pieces) != n):
+        raise RuntimeError("join_pieces: the piece lists changed while the ids were read")
+    if keeps != NULL:
+        while lead < buf.n and keeps[id_at(buf, lead)]:
+            lead += 1
+        lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
+    for i in range(buf.n):
+        k = id_at(buf, i)
+        if stop != NULL and stop[k]:
+            if buf.in_place != NULL or buf.column != NULL:
+                for j in range(i + 1, buf.n):
+                    id_at(buf, j)  # unchecked yet: a bad id after the stop is an error all the same
+            return None
+        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
+        if type(piece) is not bytes:
+            raise TypeError(f"join_pieces: piece {k} is not bytes")
+        size = len(<bytes>piece)
+        if size > PY_SSIZE_T_MAX - total:
+            raise OverflowError("join_pieces: the joined pieces are too long")
+        total += size
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dst = PyBytes_AS_STRING(out)
+    for i in range(buf.n):
+        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(buf, i))
+        size = PyBytes_GET_SIZE(piece)
+        if size > total:  # (no code runs between the two passes; said, not assumed)
+            raise RuntimeError("join_pieces: the pieces changed while they were joined")
+        memcpy(dst, PyBytes_AS_STRING(piece), size)
+        dst += size
+        total -= size
+    if total:  # a buffer another thread wrote to between the passes: never bytes left unset
+        raise RuntimeError("join_pieces: the ids changed while they were read")
+    return out
 
 
 # -- batches --------------------------------------------------------------------------------
@@ -623,6 +762,7 @@ cdef list _rows_of_buffer(object batch, object source):
         col.stride = view.strides[1]
         buf.heap = NULL
         buf.in_place = NULL
+        buf.column = NULL
         dst = _reserve(&buf, col.n)
         try:
             for r in range(view.shape[0]):

@@ -34,6 +34,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 cimport cython
 
 from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
+from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
 from oasr_tok.errors import StreamStateError, stream_closed_error
 
@@ -395,6 +396,13 @@ cdef class PieceTable:
         read_ids_in_place(&checked, ids, self.vocab_size)
         try:
             return self._pieces(&checked)
+        except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+            pass
+        finally:
+            release_ids(&checked)
+        read_ids(&checked, ids, self.vocab_size)
+        try:
+            return self._pieces(&checked)
         finally:
             release_ids(&checked)
 
@@ -647,6 +655,13 @@ cdef class TableMethods:
             return engine.token_pieces(ids)
         table = <PieceTable>engine
         read_ids_in_place(&checked, ids, table.vocab_size)
+        try:
+            return table._pieces(&checked)
+        except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+            pass
+        finally:
+            release_ids(&checked)
+        read_ids(&checked, ids, table.vocab_size)
         try:
             return table._pieces(&checked)
         finally:

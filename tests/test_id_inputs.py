@@ -399,6 +399,65 @@ def test_what_is_not_an_id_sequence_gets_a_short_typed_error(case, what, bad):
 
 
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_long_list_is_read_in_place_with_every_check(case):
+    """A list of 4096 ids or more is read where it is, each item checked as it is read; an item
+    that is not an exact int in range sends the call back to the copying read: an id of
+    another type still reads as its value, and a bad one anywhere (after a special id too)
+    gets the error check_ids gives, naming it."""
+    tok, ids = _ids(case)
+    long = (ids * (5000 // len(ids) + 1))[:5000]
+    calls = {"decode": tok.decode, "token_pieces": tok.token_pieces}
+    expected = {name: call(long) for name, call in calls.items()}
+    assert expected == {name: call(tuple(long)) for name, call in calls.items()}
+    for k in (0, 2500, 4999):
+        other = list(long)
+        other[k] = np.int64(other[k])
+        assert {name: call(other) for name, call in calls.items()} == expected, k
+    for bad in (-1, tok.vocab_size, 10**30, True, "7", 2.0):
+        for k in (0, 4999):
+            other = list(long)
+            other[k] = bad
+            with pytest.raises(oasr_tok.InvalidIdError) as wanted:
+                tok.check_ids(tuple(other))
+            for name, call in calls.items():
+                with pytest.raises(oasr_tok.InvalidIdError) as got:
+                    call(other)
+                assert type(got.value) is type(wanted.value) and str(got.value) == str(wanted.value), (name, bad, k)
+    special = sorted(tok.special_ids)
+    if special:  # a special id first (a stop of decode's gather in several kinds), the bad id last
+        other = [special[0], *long[1:-1], tok.vocab_size]
+        for call in calls.values():
+            for container in (other, np.array(other), np.array(other, dtype=np.int32)):
+                with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {tok.vocab_size} at position 4999 "):
+                    call(container)
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_a_long_buffer_is_read_in_place_with_every_check(case):
+    """A long 1-D buffer of 4- or 8-byte native integers is read where it is, each value checked
+    as it is read; a bad value anywhere gets the error the copying read gives, naming it."""
+    tok, ids = _ids(case)
+    long = (ids * (5000 // len(ids) + 1))[:5000]
+    calls = {"decode": tok.decode, "token_pieces": tok.token_pieces}
+    expected = {name: call(long) for name, call in calls.items()}
+    backwards = {name: call(long[::-1]) for name, call in calls.items()}
+    wide = np.zeros(2 * len(long), dtype=np.int64)
+    wide[::2] = long
+    for dtype in ("int64", "int32", "uint32", "uint64"):
+        array = np.array(long, dtype=dtype)
+        assert {name: call(array) for name, call in calls.items()} == expected, dtype
+        assert {name: call(array[::-1]) for name, call in calls.items()} == backwards, dtype
+    assert {name: call(wide[::2]) for name, call in calls.items()} == expected
+    for dtype, bad in (("int64", -1), ("int32", tok.vocab_size), ("uint64", 2**64 - 1), ("int64", 2**63 - 1)):
+        for k in (0, 4999):
+            array = np.array(long, dtype=dtype)
+            array[k] = bad
+            for call in calls.values():
+                with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {bad} at position {k} is out of range"):
+                    call(array)
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
 def test_out_of_range_buffer_ids_are_named(case):
     tok, _ = _ids(case)
     for bad, shown in [
@@ -601,10 +660,60 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
         with pytest.raises(ValueError) as theirs:
             check_ids(bad, 40)
         assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+    long = [(7 * k) % 40 for k in range(5000)]  # read in place: a stop early, a bad id last is still named
+    stops = bytearray(40)
+    stops[long[1]] = 1
+    assert join_pieces(pieces, long, stops=bytes(stops)) is None
+    assert join_pieces(pieces, np.array(long, dtype=np.int32), stops=bytes(stops)) is None
+    for bad, container in ((40, [*long, 40]), (40, np.array([*long, 40])), (-1, np.array([*long, -1], dtype=np.int32))):
+        with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {bad} at position 5000 is out of range"):
+            join_pieces(pieces, container, stops=bytes(stops))
     with pytest.raises(TypeError, match="piece 1 is not bytes"):
         join_pieces([b"a", "b"], [0, 1])
     with pytest.raises(ValueError, match="one entry per piece"):
         join_pieces(pieces, [0], first[:3], keeps)
+
+
+
+def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
+    from oasr_tok._ids import check_ids, gather
+
+    table = [f"t{i}" for i in range(40)]
+    skip = bytes(1 if i % 5 == 0 else 0 for i in range(40))
+    values = [(7 * k) % 40 for k in range(60)]
+    for name, container, as_list in [*_layouts(values), ("long list", values * 100, values * 100)]:
+        assert gather(table, container) == [table[i] for i in as_list], name
+        assert gather(table, container, skip) == [table[i] for i in as_list if not skip[i]], name
+    long = values * 100
+    for bad in ([0, 40], [-1], np.array([3, 99], dtype=np.uint8), ["1"], [1.0], [*long, 40], np.array([*long, -1])):
+        with pytest.raises(ValueError) as ours:
+            gather(table, bad, skip)
+        with pytest.raises(ValueError) as theirs:
+            check_ids(bad, 40)
+        assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+    with pytest.raises(ValueError, match="one byte per entry"):
+        gather(table, [0], b"\0")
+
+
+@pytest.mark.parametrize("length", [1, 63, 64, 65, 20_000])  # 64: from there equal ints are shared
+def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
+    """check_ids gives the list of the ids' values (less the skipped ones), however the ints
+    in it are made: ids 4096 apart fall on the same slot of the int cache, and ids past
+    2**30 are not one-digit ints."""
+    from oasr_tok._ids import check_ids
+
+    rng = np.random.default_rng(length)
+    vocab = 3 * 4096 + 5
+    values = rng.integers(0, vocab, length).tolist()
+    values[::7] = [4096 * (k % 3) + 1 for k in range(len(values[::7]))]  # colliding slots, alternating
+    skip = bytes(rng.integers(0, 2, vocab, dtype=np.uint8).tolist())
+    for name, container, as_list in _layouts(values):
+        assert check_ids(container, vocab) == as_list, name
+        assert check_ids(container, vocab, skip) == [i for i in as_list if not skip[i]], name
+    big = [2**40 + 3, 2**40 + 3 + 4096, 5] * 30
+    assert check_ids(np.array(big, dtype=np.uint64), 2**41) == big
+    out = check_ids(np.array([300, 301] * 50), 1000)
+    assert out == [300, 301] * 50 and all(type(i) is int for i in out)
 
 
 IN_PLACE_CHILD = textwrap.dedent("""
@@ -653,12 +762,85 @@ IN_PLACE_CHILD = textwrap.dedent("""
 def test_a_list_read_in_place_while_another_thread_changes_it_cannot_crash():
     """token_pieces and decode read a long list of ids where it is (no copy); the sentencepiece
     table's error handler lets another thread run mid-walk, which rewrites, shortens and grows
-    the list. Every call returns or raises a typed error (RuntimeError: the list changed; an
-    InvalidIdError / NonIntegerIdError from the copy path); none crashes (a child process).
+    the list. Every call returns or raises a typed error (an item found changed sends the
+    call back to the copying read, which may raise InvalidIdError / NonIntegerIdError); none
+    crashes (a child process).
     Whether a call is raced is up to the scheduler: this is a smoke test of the checks that
     id_at makes on every read, not a proof that each was reached."""
     done = subprocess.run(
         [sys.executable, "-c", IN_PLACE_CHILD.format(tests=os.path.join(ROOT, "tests"))],
+        check=False,
+        cwd=PACKAGE_PARENT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"child died with {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.startswith("survived") and "ok" in done.stdout, done.stdout
+
+
+BUFFER_CHILD = textwrap.dedent("""
+    import random, sys, threading, time
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    sys.setswitchinterval(1e-5)
+    import oasr_tok
+    from oasr_tok._ids import check_ids, gather, join_pieces
+    from paths import shared
+    tok = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})
+    )
+    invalid = tok.processor.piece_to_id("<0xFF>")
+    word = tok.processor.piece_to_id("▁the")
+    ids = np.array([invalid, word] * 5000, dtype=np.int64)
+    frames = np.array([0, 0, 5, 5, 0, 7] * 5000, dtype=np.int32)
+    pieces = [bytes([65 + i % 26]) * (i % 4) for i in range(tok.vocab_size)]
+    stop = False
+
+    def write():
+        rng = random.Random(0)
+        while not stop:
+            k, f = rng.randrange(len(ids)), rng.randrange(len(frames))
+            ids[k] = rng.choice([word, invalid])
+            frames[f] = rng.choice([0, 5, 7, 9])
+            if rng.random() < 0.2:  # a moment when a value is no id, then one again
+                ids[k], frames[f] = rng.choice([-1, tok.vocab_size]), -3
+                ids[k], frames[f] = word, 0
+            time.sleep(0)
+
+    other = threading.Thread(target=write)
+    other.start()
+    outcomes = set()
+    calls = (tok.token_pieces, tok.decode, lambda x: check_ids(x, tok.vocab_size),
+             lambda x: gather(pieces, x), lambda x: join_pieces(pieces, x))
+    for _ in range(30):
+        for call in calls:
+            try:
+                call(ids)
+                outcomes.add("ok")
+            except (RuntimeError, ValueError, TypeError) as exc:
+                outcomes.add(type(exc).__name__)
+        try:
+            out = oasr_tok.collapse_ctc(frames, 0)
+            assert len(out[0]) == len(out[1]) == len(out[2])
+            outcomes.add("ok")
+        except ValueError as exc:
+            outcomes.add(type(exc).__name__)
+    stop = True
+    other.join()
+    print("survived", sorted(outcomes))
+""")
+
+
+def test_a_buffer_read_in_place_while_another_thread_writes_to_it_cannot_crash():
+    """A long int64 array is read where it is by token_pieces, decode, check_ids, gather,
+    join_pieces and collapse_ctc (which reads it without the GIL) while another thread writes
+    ids, out-of-range values included, into it: every call returns or raises a typed error,
+    none crashes or reads past what it counted (a child process). A smoke test, as the list
+    one above: whether a call is raced is up to the scheduler."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUFFER_CHILD.format(tests=os.path.join(ROOT, "tests"))],
         check=False,
         cwd=PACKAGE_PARENT,
         env=subprocess_env(),

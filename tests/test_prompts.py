@@ -25,6 +25,7 @@ from oasr_tok.errors import (
     ChatMessageError,
     ChatTemplateError,
     EncodeNotSupportedError,
+    InvalidIdError,
     UnknownPieceError,
     UnknownSpecialTokenError,
 )
@@ -325,6 +326,22 @@ def test_whisper_with_specials_shows_control_tokens_timestamps_and_the_prompt():
         if expected is not None:
             assert view.decode(stream) == expected
 
+
+
+def test_whisper_with_specials_decodes_id_arrays_as_the_runtime_decodes_their_list():
+    import numpy as np
+
+    tok = whisper_tok()
+    view = tok.with_specials()
+    runtime = Runtime.from_file(WHISPER)
+    for stream in _random_ids(tok, 4):
+        below = [i for i in stream if i < tok.timestamp_begin] * 200  # long: a list is read in place
+        expected = runtime.decode(below, skip_special_tokens=False)
+        for container in (below, np.array(below, dtype=np.int64), np.array(below, dtype=">i4")[::-1][::-1]):
+            assert view.decode(container) == expected
+    for bad, shown in ((np.array([5, view.vocab_size]), view.vocab_size), (np.array([5, -1], dtype=np.int32), -1)):
+        with pytest.raises(InvalidIdError, match=f"token id {shown} at position 1 is out of range"):
+            view.decode(bad)
 
 def test_sentencepiece_with_specials_equals_the_llama_tokenizer_json_over_the_same_vocabulary():
     sp = build_tokenizer(TokenizerSpec("sentencepiece", {"model": shared("sentencepiece/mistral-v1.model")}))

@@ -6,6 +6,7 @@ a bad file as a MalformedAssetError naming file and key (fuzzed too)."""
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import random
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ from oasr_tok._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
 from oasr_tok.errors import (
     InvalidIdError,
     MalformedAssetError,
+    NonIntegerIdError,
 )
 from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
 
@@ -161,6 +164,70 @@ def test_out_of_range_and_non_integer_ids_raise_invalid_id_error():
     with pytest.raises(InvalidIdError):
         tok.id_to_piece(tok.vocab_size)
 
+
+
+def _id_containers(ids: list[int]) -> dict[str, object]:
+    """The same ids in the containers recognisers hand over (decode reads buffers in place)."""
+    wide = np.zeros(2 * len(ids), dtype=np.int64)
+    wide[::2] = ids
+    frozen = np.array(ids, dtype=np.int64)
+    frozen.setflags(write=False)
+    unsigned = {"uint32": np.array(ids, dtype=np.uint32)} if min(ids) >= 0 else {}
+    return {
+        "list": ids,
+        "int64": np.array(ids, dtype=np.int64),
+        "int32": np.array(ids, dtype=np.int32),
+        **unsigned,
+        "strided": wide[::2],
+        "reversed": np.array(ids[::-1], dtype=np.int32)[::-1],
+        "big-endian": np.array(ids, dtype=">i8"),
+        "read-only": frozen,
+        "array.array": array.array("q", ids),
+        "tuple": tuple(ids),
+    }
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("length", [40, 5000])  # 5000: a list this long is read in place
+def test_decode_of_id_buffers_with_and_without_specials_equals_mistral_common(name, length):
+    tok, ref = tok_of(name), reference(name)
+    view = tok.with_specials()
+    s = tok.num_special_tokens
+    rng = random.Random(f"buffers {name} {length}")
+    ordinary = [rng.randrange(s, tok.vocab_size) for _ in range(length)]
+    ordinary[length // 2 : length // 2 + 2] = [s + 0xE4, s + 0xB8]  # a character cut short inside the run
+    mixed = adversarial(tok, rng, length)
+    for what, ids in [
+        ("no special", ordinary),
+        ("specials throughout", mixed),
+        ("bos first", [tok.bos_id, *ordinary]),
+        ("eos last", [*ordinary, tok.eos_id]),
+        ("a special cutting a character", [*ordinary[:10], s + 0xE4, tok.bos_id, s + 0xB8, s + 0xAD]),
+    ]:
+        ignored, kept = ref.decode(ids, SpecialTokenPolicy.IGNORE), ref.decode(ids, SpecialTokenPolicy.KEEP)
+        for layout, container in _id_containers(ids).items():
+            assert tok.decode(container) == ignored, (what, layout)
+            assert view.decode(container) == kept, (what, layout)
+
+
+@pytest.mark.parametrize("length", [40, 5000])
+def test_decode_names_a_bad_id_in_a_buffer_before_or_after_a_special(length):
+    tok = tok_of("derived")
+    s, size = tok.num_special_tokens, tok.vocab_size
+    run = [s + 7] * length
+    for ids, value, position in [
+        ([*run, size], size, length),
+        ([tok.bos_id, *run, -1], -1, length + 1),  # a special before the bad id
+        ([*run, tok.eos_id, size + 5], size + 5, length + 1),
+        ([-2, tok.bos_id, *run], -2, 0),
+    ]:
+        for container in _id_containers(ids).values():
+            for decode in (tok.decode, tok.with_specials().decode):
+                with pytest.raises(InvalidIdError, match=f"token id {value} at position {position} is out of range"):
+                    decode(container)
+    for bad in (np.array([s, s + 1.0]), np.zeros((2, 3), dtype=np.int64), "ids"):
+        with pytest.raises(NonIntegerIdError):
+            tok.decode(bad)
 
 # -- encode --------------------------------------------------------------------------------------
 

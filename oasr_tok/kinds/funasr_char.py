@@ -40,6 +40,7 @@ from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
+from .._ids import gather
 from .._textbuf import check_owner, check_state, commit_text, table_tag
 from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
@@ -223,6 +224,7 @@ class FunASRCharTokenizer(Tokenizer):
         self._special = special_ids_option(options, default, size, KIND)
         # Per id: (class, machine text, sentence-chinese, sentence-alpha, divergent, branch text)
         self._info = [self._classify(i, t) for i, t in enumerate(self._tokens)]
+        self._skipped = bytes(entry[0] == SKIP for entry in self._info)  # decode's gather leaves these out
         self._longest = max((len(t) for t in self._tokens), default=0)
         # Recorded in every stream state, so a state another tokenizer made is refused.
         self._tag = table_tag((KIND, mode, self._tokens, sorted(self._special)))
@@ -290,7 +292,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         info = self._info  # per id: (class, machine text, sentence-Chinese, sentence-alpha, divergent, branch text)
-        kept = [info[i] for i in self.check_ids(ids) if info[i][0] != SKIP]
+        kept = gather(info, ids, self._skipped)  # [info[i] for i in ids if info[i][0] != SKIP], the ids checked
         track = _Track()
         if self._clean:
             for entry in kept:
@@ -403,7 +405,7 @@ class FunASRCharTokenizer(Tokenizer):
         (a `@@` word split over its pieces, an abbreviation letter by letter), a separator the
         rules insert on the token that prints the text after it, "" for text the rules drop.
         docs/kinds/funasr_char.md, § Token pieces."""
-        return _attribute(self.check_ids(ids), self._info, self._clean)
+        return _attribute(ids, self._info, self._clean)  # (reads and checks the ids as check_ids does)
 
     # -- encode (hotwords) --------------------------------------------------------------------
 

@@ -279,6 +279,8 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         #: the bytes every id renders (b"" for special ids), the table decode() reads
         self._bytes: list[bytes] = [b""] * num_special + tekken.rank_bytes
         flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
+        #: one byte per id, non-zero for the ids that cut a byte run (decode's join_pieces stops)
+        self._run_breaks = bytes([1]) * num_special + bytes(len(tekken.rank_bytes))
         # decode_incremental and token_pieces are TableMethods' (the compiled engine).
         self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
         self._encoding: Any = None
@@ -387,10 +389,13 @@ class TekkenTokenizer(TableMethods, Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         """`Tekkenizer.decode(ids, SpecialTokenPolicy.IGNORE)`: each run of ordinary ids between
         special ids decoded on its own, special ids dropped."""
+        # Without a special id the ids are one run: gathered where they are (a list or a
+        # buffer, checked as check_ids checks them), with no Python int made per id.
+        joined = join_pieces(self._bytes, ids, stops=self._run_breaks)
+        if joined is not None:
+            return joined.decode("utf-8", "replace")
         ids = self.check_ids(ids)
         pieces, num_special = self._bytes, self._num_special
-        if not ids or min(ids) >= num_special:
-            return join_pieces(pieces, ids).decode("utf-8", "replace")
         texts: list[str] = []
         run: list[bytes] = []
         for token_id in ids:
@@ -492,6 +497,8 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
         self._bytes = [name.encode("utf-8") for name in names] + parent._bytes[len(names) :]
         flags = bytes(0 if name else FLAG_SKIP | FLAG_BREAK for name in names) + bytes(len(self._bytes) - len(names))
         self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
+        #: decode's join_pieces stops: only an empty name must cut the run by hand
+        self._run_breaks = bytes(0 if name else 1 for name in names) + bytes(len(self._bytes) - len(names))
 
     @property
     def vocab_size(self) -> int:
@@ -502,6 +509,11 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
         return frozenset()
 
     def decode(self, ids: Sequence[int]) -> str:
+        # A name cuts the byte run before it by itself (see the class docstring): unless an
+        # empty name occurs, the bytes are joined where the ids are.
+        joined = join_pieces(self._bytes, ids, stops=self._run_breaks)
+        if joined is not None:
+            return joined.decode("utf-8", "replace")
         ids = self.check_ids(ids)
         pieces, num_special = self._bytes, self._parent.num_special_tokens
         texts: list[str] = []

@@ -766,8 +766,8 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
         return frozenset()
 
     def decode(self, ids: Sequence[int]) -> str:
-        pieces = self._bytes
-        return join_pieces(pieces, self.check_ids(ids)).decode("utf-8", "replace")
+        # (join_pieces reads and checks the ids as check_ids does: one piece per id)
+        return join_pieces(self._bytes, ids).decode("utf-8", "replace")
 
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
