@@ -378,6 +378,7 @@ cdef class PieceTable:
             # Two feeds of the one buffer (the parts point into it; only `ids` is released).
             part.heap = NULL
             part.in_place = NULL
+            part.column = NULL
             part.ids = ids.ids
             part.n = keep
             self._feed(&part, state, False, per_id)
