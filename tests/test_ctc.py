@@ -130,7 +130,6 @@ def test_vocab_size_bounds_frames_and_blank():
         collapse_ctc([1], 0.5)
 
 
-
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64", "int16", ">i8"])
 def test_long_frame_buffers_read_in_place_match_the_rule_and_name_a_bad_frame(dtype):
     rng = np.random.default_rng(5)
@@ -144,7 +143,9 @@ def test_long_frame_buffers_read_in_place_match_the_rule_and_name_a_bad_frame(dt
         assert as_lists(collapse_ctc(arr[1::3], blank)) == reference(frames[1::3], blank)
         assert collapse_ctc(array.array("q", frames), blank) == reference(frames, blank)
     for k in (0, len(frames) - 1):
-        with pytest.raises(InvalidIdError, match=f"frame id 40 at frame {k} is out of range: frame ids must be 0 ... 30"):
+        with pytest.raises(
+            InvalidIdError, match=f"frame id 40 at frame {k} is out of range: frame ids must be 0 ... 30"
+        ):
             collapse_ctc(np.array([*frames[:k], 40, *frames[k + 1 :]], dtype=dtype), 0, vocab_size=31)
         if dtype not in ("uint32", "uint64"):
             bad = np.array(frames, dtype=dtype)
@@ -155,6 +156,7 @@ def test_long_frame_buffers_read_in_place_match_the_rule_and_name_a_bad_frame(dt
     huge[-1] = 2**64 - 1
     with pytest.raises(InvalidIdError, match=f"frame id {2**64 - 1} at frame {len(frames) - 1} is out of range"):
         collapse_ctc(huge, 0)
+
 
 def test_exported_from_the_package():
     assert oasr_tok.collapse_ctc is collapse_ctc

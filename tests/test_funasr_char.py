@@ -275,11 +275,14 @@ def test_decode_matches_funasr_on_realistic_ids():
             assert REAL.decode(ids[:k]) == reference_decode(REAL_VOCAB, REAL.special_ids, ids[:k])
 
 
-
 def test_token_pieces_of_long_id_lists_and_arrays_join_to_funasrs_text():
     import numpy as np
 
-    ids = [i for text in ("我们用 gpu 训练 paraformer 模型", "hello world 你好 it's okay", "第 1 2 3 名") for i in REAL.encode(text)]
+    ids = [
+        i
+        for text in ("我们用 gpu 训练 paraformer 模型", "hello world 你好 it's okay", "第 1 2 3 名")
+        for i in REAL.encode(text)
+    ]
     ids = (ids * (5000 // len(ids) + 1))[:5000]  # long: a list this long is read in place
     expected = reference_decode(REAL_VOCAB, REAL.special_ids, ids)
     wide = np.zeros(2 * len(ids), dtype=np.int64)
@@ -291,6 +294,7 @@ def test_token_pieces_of_long_id_lists_and_arrays_join_to_funasrs_text():
     for bad, value in ((np.array([*ids, REAL.vocab_size]), REAL.vocab_size), ([*ids, -1], -1)):
         with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {value} at position {len(ids)} is out of range"):
             REAL.token_pieces(bad)
+
 
 # -- clean mode --------------------------------------------------------------------------------
 

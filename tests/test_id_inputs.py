@@ -674,7 +674,6 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
         join_pieces(pieces, [0], first[:3], keeps)
 
 
-
 def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
     from oasr_tok._ids import check_ids, gather
 

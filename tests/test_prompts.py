@@ -327,7 +327,6 @@ def test_whisper_with_specials_shows_control_tokens_timestamps_and_the_prompt():
             assert view.decode(stream) == expected
 
 
-
 def test_whisper_with_specials_decodes_id_arrays_as_the_runtime_decodes_their_list():
     import numpy as np
 
@@ -342,6 +341,7 @@ def test_whisper_with_specials_decodes_id_arrays_as_the_runtime_decodes_their_li
     for bad, shown in ((np.array([5, view.vocab_size]), view.vocab_size), (np.array([5, -1], dtype=np.int32), -1)):
         with pytest.raises(InvalidIdError, match=f"token id {shown} at position 1 is out of range"):
             view.decode(bad)
+
 
 def test_sentencepiece_with_specials_equals_the_llama_tokenizer_json_over_the_same_vocabulary():
     sp = build_tokenizer(TokenizerSpec("sentencepiece", {"model": shared("sentencepiece/mistral-v1.model")}))

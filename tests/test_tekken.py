@@ -165,7 +165,6 @@ def test_out_of_range_and_non_integer_ids_raise_invalid_id_error():
         tok.id_to_piece(tok.vocab_size)
 
 
-
 def _id_containers(ids: list[int]) -> dict[str, object]:
     """The same ids in the containers recognisers hand over (decode reads buffers in place)."""
     wide = np.zeros(2 * len(ids), dtype=np.int64)
@@ -228,6 +227,7 @@ def test_decode_names_a_bad_id_in_a_buffer_before_or_after_a_special(length):
     for bad in (np.array([s, s + 1.0]), np.zeros((2, 3), dtype=np.int64), "ids"):
         with pytest.raises(NonIntegerIdError):
             tok.decode(bad)
+
 
 # -- encode --------------------------------------------------------------------------------------
 
