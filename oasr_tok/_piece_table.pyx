@@ -393,11 +393,15 @@ cdef class PieceTable:
     def token_pieces(self, ids):
         """One string per id; they concatenate to the decode. A piece is what its token
         settled; text still held back when the ids end goes on the last token that rendered."""
+        return self._pieces_of(ids)
+
+    cdef list _pieces_of(self, object ids):
+        """token_pieces: the ids read where they are, or again over a copy (see _ids.pxd)."""
         cdef IdBuffer checked
         read_ids_in_place(&checked, ids, self.vocab_size)
         try:
             return self._pieces(&checked)
-        except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+        except ReadAgain:  # the walk has no effect: walked again over a copy
             pass
         finally:
             release_ids(&checked)
@@ -650,23 +654,9 @@ cdef class TableMethods:
     def token_pieces(self, ids):
         """One string per id, concatenating to decode(ids). See Tokenizer.token_pieces."""
         cdef object engine = self._engine()
-        cdef PieceTable table
-        cdef IdBuffer checked
         if not isinstance(engine, PieceTable):
             return engine.token_pieces(ids)
-        table = <PieceTable>engine
-        read_ids_in_place(&checked, ids, table.vocab_size)
-        try:
-            return table._pieces(&checked)
-        except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
-            pass
-        finally:
-            release_ids(&checked)
-        read_ids(&checked, ids, table.vocab_size)
-        try:
-            return table._pieces(&checked)
-        finally:
-            release_ids(&checked)
+        return (<PieceTable>engine)._pieces_of(ids)
 
 
 cdef inline bint _dead_end(bytes data):

@@ -108,7 +108,7 @@ cdef Py_ssize_t _common(tuple a, tuple b) except -1:
 cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab_size) except -1:
     """Whether ids[w0:w0 + len(window)] are the window's ids, each an exact int in range (as
     check_ids would accept them). The caller makes sure ids has that many items."""
-    cdef Py_ssize_t k, value
+    cdef Py_ssize_t k
     cdef PyObject* x
     cdef PyObject* y
     for k in range(PyTuple_GET_SIZE(window)):
@@ -116,15 +116,7 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
         y = PyTuple_GET_ITEM(window, k)
         if x == y:
             continue  # the very int object committed (and checked) before: ints do not change
-        if not PyLong_CheckExact(<object>x):
-            return False
-        value = PyLong_AsSsize_t(<object>x)
-        if value == -1 and PyErr_Occurred():
-            PyErr_Clear()
-            return False
-        if value < 0 or value >= vocab_size:
-            return False
-        if not PyObject_RichCompareBool(x, y, Py_EQ):
+        if not _is_id(x, vocab_size) or not PyObject_RichCompareBool(x, y, Py_EQ):
             return False
     return True
 
@@ -150,19 +142,23 @@ cdef tuple _checked_cache(tuple cache):
 
 cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -1:
     """Whether ids[start:] are all exact ints in range (as check_ids would accept them)."""
-    cdef Py_ssize_t k, value
-    cdef PyObject* x
+    cdef Py_ssize_t k
     for k in range(start, PyList_GET_SIZE(ids)):
-        x = PyList_GET_ITEM(ids, k)
-        if not PyLong_CheckExact(<object>x):
-            return False
-        value = PyLong_AsSsize_t(<object>x)
-        if value == -1 and PyErr_Occurred():
-            PyErr_Clear()
-            return False
-        if value < 0 or value >= vocab_size:
+        if not _is_id(PyList_GET_ITEM(ids, k), vocab_size):
             return False
     return True
+
+
+cdef inline bint _is_id(PyObject* x, Py_ssize_t vocab_size) noexcept:
+    """Whether x is an exact int in 0 ... vocab_size - 1 (as check_ids would accept it)."""
+    cdef Py_ssize_t value
+    if not PyLong_CheckExact(<object>x):
+        return False
+    value = PyLong_AsSsize_t(<object>x)
+    if value == -1 and PyErr_Occurred():
+        PyErr_Clear()
+        return False
+    return 0 <= value < vocab_size
 
 
 cdef object _piece_table(object tok):
