@@ -24,7 +24,6 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -89,13 +88,6 @@ cdef dict _MODES = {"text": MODE_TEXT, "bytes": MODE_BYTES}
 cdef dict _RULES = {"replace": RULE_REPLACE, "per_byte": RULE_PER_BYTE, "whole_run": RULE_WHOLE_RUN}
 cdef dict _LEADS = {"none": LEAD_NONE, "one_space": LEAD_ONE_SPACE, "whitespace": LEAD_WHITESPACE}
 
-cdef struct Vars:
-    bint first        # the "first" table is still in force
-    bint lead         # no character has been output yet (the lead rule is pending)
-    bint run_invalid  # whole_run: the current byte run already failed to decode
-    bint closed       # final=True was given
-
-
 cdef class PieceTable:
     """Per-id renderings plus the rules that join them; see the module docstring.
 
@@ -112,22 +104,7 @@ cdef class PieceTable:
       nothing (Whisper's <|startofprev|> block, closed by <|startoftranscript|>); streams keep
       whether a block is open in state["_prompt"].
     """
-    cdef readonly Py_ssize_t vocab_size
-    cdef list pieces
-    cdef list first_pieces
-    cdef list texts            # mode bytes: the piece decoded, when it is complete UTF-8 alone
-    cdef list first_texts      # mode bytes: the same for first_pieces
-    cdef bytes flags
-    cdef bytes byte_values
-    cdef const unsigned char* _flags
-    cdef const unsigned char* _bytes
-    cdef PyObject** _plain    # per id: the str a plain id renders once no rule is pending, else NULL
-    cdef int mode, rule, lead_rule
-    cdef bint has_first
-    cdef str errors
-    cdef tuple fresh
-    cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
-    cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
+    # The attributes are declared in _piece_table.pxd.
 
     def __init__(self, list pieces, *, list first_pieces=None, bytes flags=None, bytes byte_values=None,
                  str mode="text", str byte_rule="replace", str lead="none", tuple prompt=None):
@@ -167,6 +144,7 @@ cdef class PieceTable:
         else:
             self.texts = self.first_texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
+        self.fresh_snapshot = self.fresh + (False,)
         self.prompt_open = self.prompt_close = -1
         if prompt is not None:
             opener, closer = prompt
@@ -192,7 +170,7 @@ cdef class PieceTable:
 
     # -- the per-token step ---------------------------------------------------------------
 
-    cdef inline object _emit(self, Vars* v, object out, str text):
+    cdef object _emit(self, Vars* v, object out, str text):
         """Append `text` (after the lead rule) to `out` (None, a str, or a list of str)."""
         if v.lead and PyUnicode_GET_LENGTH(text):
             if self.lead_rule == LEAD_ONE_SPACE:
@@ -350,45 +328,26 @@ cdef class PieceTable:
         finally:
             release_ids(&ids)
 
-    def step_each(self, new_ids, state):
-        """Feed `new_ids` one at a time: the list of what each settled, exactly
-        `[self.decode_incremental([i], state) for i in new_ids]` in one call (decode_hypothesis
-        decides its commit point per id)."""
+    def step_snapshot(self, new_ids, tuple snapshot):
+        """Feed `new_ids` one at a time to a stream whose decoder state is `snapshot` (see
+        load_snapshot; fresh_snapshot for a new stream): (what each id settled, the snapshot
+        after them, the text held back after them). What decode_hypothesis does in C, per id
+        as one decode_incremental call per id would settle it."""
         cdef IdBuffer ids
+        cdef Vars v
+        cdef list pending_box = [b""]
         cdef list per_id = []
-        read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
-        try:
-            self._feed(&ids, state, False, per_id)
-        finally:
-            release_ids(&ids)
-        return per_id
-
-    def step_each_keeping(self, new_ids, state, Py_ssize_t keep):
-        """step_each, and a copy of the state as it was after the first `keep` ids: (what each
-        id settled, that copy). decode_hypothesis keeps the state after the agreed ids and
-        steps the rest of the hypothesis on, in one call."""
-        cdef IdBuffer ids
-        cdef IdBuffer part
-        cdef list per_id = []
-        cdef dict kept
+        cdef bint in_prompt = False
         read_ids(&ids, new_ids, self.vocab_size)
         try:
-            if not 0 <= keep <= ids.n:
-                raise ValueError(f"step_each_keeping: keep={keep} is not in 0 ... {ids.n}")
-            # Two feeds of the one buffer (the parts point into it; only `ids` is released).
-            part.heap = NULL
-            part.in_place = NULL
-            part.column = NULL
-            part.ids = ids.ids
-            part.n = keep
-            self._feed(&part, state, False, per_id)
-            kept = PyDict_Copy(state)
-            part.ids = ids.ids + keep
-            part.n = ids.n - keep
-            self._feed(&part, state, False, per_id)
+            self.load_snapshot(snapshot, &v, pending_box, &in_prompt)
+            if v.closed and ids.n:
+                raise stream_closed_error()
+            self._run(ids.ids, ids.n, &v, pending_box, &in_prompt, per_id)
         finally:
             release_ids(&ids)
-        return per_id, kept
+        return (per_id, self.snapshot(&v, <bytes>pending_box[0], in_prompt, snapshot),
+                self._tail(v, <bytes>pending_box[0]) if not v.closed else "")
 
     def token_pieces(self, ids):
         """One string per id; they concatenate to the decode. A piece is what its token
@@ -415,15 +374,12 @@ cdef class PieceTable:
         """Feed the ids to the stream; return the text they settled. With per_id (final
         is then False), the text each id settled is appended to it, as one call per id
         would have returned it."""
-        cdef Py_ssize_t i, n = ids.n
+        cdef Py_ssize_t n = ids.n
         cdef Vars v
-        cdef object out = None
-        cdef list pending_box = None  # made only when a step needs the general path
+        cdef object out
+        cdef list pending_box
         cdef bytes pending
         cdef str settled, tail
-        cdef Py_ssize_t tid
-        cdef PyObject* raw
-        cdef bint fast
         cdef bint in_prompt = False
         cdef object prompt_flag = None
         cdef oasr_textstate text_read
@@ -453,38 +409,14 @@ cdef class PieceTable:
             if n:
                 raise stream_closed_error()
             return ""
-        fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(pending))
-        for i in range(n):
-            tid = ids.ids[i]
-            if tid == self.prompt_open:  # never, without a prompt rule (-1)
-                in_prompt = True
-            elif tid == self.prompt_close:
-                in_prompt = False
-            if not in_prompt:
-                # The common case, as in _pieces: a plain piece once no rule is pending.
-                raw = self._plain[tid]
-                if fast and raw != NULL:
-                    out = _append(out, <str>raw)
-                else:
-                    if pending_box is None:
-                        pending_box = [pending]
-                    out = self._step(tid, &v, pending_box, out)
-                    fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
-            if per_id is not None:
-                per_id.append(_joined(out))
-                out = None
-        if pending_box is not None:
-            pending = <bytes>pending_box[0]
+        pending_box = [pending]
+        out = self._run(ids.ids, n, &v, pending_box, &in_prompt, per_id)
         if final:
-            if self.mode == MODE_TEXT:
-                out = self._close_run(&v, pending, out)
-            elif PyBytes_GET_SIZE(pending):
-                out = self._emit(&v, out, _utf8_decode(pending, "replace", True)[0])
-            pending = b""
-            v.closed = True
+            out = self._finish(&v, pending_box, out)
             tail = ""
         else:
-            tail = self._tail(v, pending)
+            tail = self._tail(v, <bytes>pending_box[0])
+        pending = <bytes>pending_box[0]
         if per_id is None:
             settled = _joined(out)
         else:  # this call's ids only: per_id may hold an earlier feed's
@@ -498,18 +430,90 @@ cdef class PieceTable:
             (<dict>state)["_prompt"] = in_prompt
         return settled
 
-    cdef bint _valid_state(self, object st):
+    cdef object _run(self, const Py_ssize_t* ids, Py_ssize_t n, Vars* v, list pending_box, bint* in_prompt,
+                     list per_id):
+        """Step n ids (each in 0 ... vocab_size - 1: the caller checked them) from the decoder
+        state (v, pending_box[0], in_prompt[0]), which they change; return what they settled,
+        as _append builds it, or with per_id, append the text each id settled to it."""
+        cdef Py_ssize_t i, tid
+        cdef object out = None
+        cdef PyObject* raw
+        cdef bint fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+        for i in range(n):
+            tid = ids[i]
+            if tid == self.prompt_open:  # never, without a prompt rule (-1)
+                in_prompt[0] = True
+            elif tid == self.prompt_close:
+                in_prompt[0] = False
+            if not in_prompt[0]:
+                # The common case, as in _pieces: a plain piece once no rule is pending.
+                raw = self._plain[tid]
+                if fast and raw != NULL:
+                    out = _append(out, <str>raw)
+                else:
+                    out = self._step(tid, v, pending_box, out)
+                    fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+            if per_id is not None:
+                per_id.append(_joined(out))
+                out = None
+        return out
+
+    cdef object _finish(self, Vars* v, list pending_box, object out):
+        """The end of the stream (final=True): what the pending bytes render as, after `out`;
+        the state is closed."""
+        cdef bytes pending = <bytes>pending_box[0]
+        if self.mode == MODE_TEXT:
+            out = self._close_run(v, pending, out)
+        elif PyBytes_GET_SIZE(pending):
+            out = self._emit(v, out, _utf8_decode(pending, "replace", True)[0])
+        pending_box[0] = b""
+        v.closed = True
+        return out
+
+    # -- snapshots: a decoder state without its text, for decode_hypothesis -------------------
+    #
+    # (first, lead, pending, run_invalid, closed, in_prompt): what state["_s"] and
+    # state["_prompt"] hold. decode_hypothesis keeps its streams' states so (plain data: a deep
+    # copy or a pickle of its state forks it) and steps them with _run: no state dict to read,
+    # check and write on every call.
+
+    cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1:
+        """Read a snapshot into (v, pending_box[0], in_prompt[0]); a forged one raises
+        StreamStateError."""
+        cdef tuple t
+        if not self._valid_state(snapshot, 6) or (snapshot[5] and self.prompt_open < 0):
+            raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+        t = <tuple>snapshot
+        v.first = t[0]
+        v.lead = t[1]
+        pending_box[0] = t[2]
+        v.run_invalid = t[3]
+        v.closed = t[4]
+        in_prompt[0] = t[5]
+        return 0
+
+    cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before):
+        """The snapshot of (v, pending, in_prompt): `before` itself when it says the same (most
+        steps change no rule and hold no bytes)."""
+        if (before is not None and v.first == <bint>before[0] and v.lead == <bint>before[1]
+                and pending is before[2] and v.run_invalid == <bint>before[3] and v.closed == <bint>before[4]
+                and in_prompt == <bint>before[5]):
+            return before
+        return (v.first, v.lead, pending, v.run_invalid, v.closed, in_prompt)
+
+    cdef bint _valid_state(self, object st, Py_ssize_t size=5):
         """Whether `st` is a decoder state this table could have made: four bools and the
         pending bytes, which are an unfinished UTF-8 character (at most 3 bytes; a whole_run
-        table holds a valid run of any length), and none while a run is invalid or closed."""
+        table holds a valid run of any length), and none while a run is invalid or closed.
+        A snapshot (size 6) has whether a prompt block is open last, a bool."""
         cdef bytes pending
         cdef tuple t
         cdef Py_ssize_t n
-        if type(st) is not tuple or len(<tuple>st) != 5:
+        if type(st) is not tuple or len(<tuple>st) != size:
             return False
         t = <tuple>st
         if (type(t[0]) is not bool or type(t[1]) is not bool or type(t[3]) is not bool
-                or type(t[4]) is not bool or type(t[2]) is not bytes):
+                or type(t[4]) is not bool or type(t[2]) is not bytes or (size == 6 and type(t[5]) is not bool)):
             return False
         pending = <bytes>t[2]
         n = PyBytes_GET_SIZE(pending)

@@ -4,6 +4,10 @@ docs/decoding.md § Revisions), compiled: a call of a bounded tail should cost a
 kind's own decode_incremental of that tail costs, and in Python the bookkeeping around the
 steps (tuples, slices, the window comparison, the word offsets) cost twenty to forty times that.
 
+A kind that streams through a PieceTable has its streams kept as the table's snapshots (its
+decoder state without a state dict, see _piece_table.pyx) and stepped by the table's C loop;
+every other kind's streams are its own decode_incremental states, stepped by calling it.
+
 Everything read from state[_STATE_KEY] may be forged: its containers are type-checked before
 use, and entries are only read through checked Python operations, so a forged value raises
 (TypeError, IndexError...), which decode_hypothesis turns into StreamStateError. The state is
@@ -16,21 +20,16 @@ from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_SIZE
 
+from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._piece_table cimport PieceTable, Vars
 from oasr_tok._textbuf cimport oasr_append
 from oasr_tok._words cimport text_words
 from oasr_tok._wordtypes cimport Words
 
 from oasr_tok._ids import check_ids
-from oasr_tok._piece_table import PieceTable, TableMethods
+from oasr_tok._piece_table import TableMethods
 from oasr_tok._words import char_class, group_words
-from oasr_tok.errors import (
-    InvalidIdError,
-    NonIntegerIdError,
-    StreamStateError,
-    TimingError,
-    TokenizerError,
-    stream_closed_error,
-)
+from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
@@ -49,7 +48,6 @@ cdef str _COMMITTED = "committed"
 cdef str _PLACEHOLDER = "\u3007"  # IDEOGRAPHIC NUMBER ZERO: a solo-script character, a word by itself
 cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
-cdef tuple _NO_CACHE = ((), (), None, 0)
 cdef dict _NO_DICT = {}
 
 # _words.pyx's C_WORD and C_SOLO: a letter that starts a word.
@@ -121,25 +119,6 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
     return True
 
 
-cdef tuple _checked_cache(tuple cache):
-    """The kept steps (ids, what each settled, stream state after them, searched), checked: a
-    state after them, or None with no ids (the commit point's state is then the stream's);
-    searched: how many of the ids the last call looked for a commit point in, finding none."""
-    if PyTuple_GET_SIZE(cache) != 4:
-        raise _forged()
-    ids, deltas, after, searched = cache
-    if type(ids) is not tuple or type(deltas) is not tuple or PyTuple_GET_SIZE(ids) != PyTuple_GET_SIZE(deltas):
-        raise _forged()
-    if type(searched) is not int or not 0 <= searched <= PyTuple_GET_SIZE(ids):
-        raise _forged()
-    if not (type(after) is dict or (after is None and not ids)):
-        raise _forged()
-    for piece in deltas:
-        if type(piece) is not str:
-            raise _forged()
-    return <tuple>cache
-
-
 cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -1:
     """Whether ids[start:] are all exact ints in range (as check_ids would accept them)."""
     cdef Py_ssize_t k
@@ -173,24 +152,6 @@ cdef object _piece_table(object tok):
     return None
 
 
-cdef list _step_each(tok, object table, list ids, dict stream):
-    """[tok.decode_incremental([i], stream) for i in ids], in one call through a PieceTable."""
-    if table is not None:
-        return table.step_each(ids, stream)
-    step = tok.decode_incremental
-    return [step([token_id], stream) for token_id in ids]
-
-
-cdef int _feed_committed(object step, tuple ids, dict stream) except -1:
-    """Feed committed ids (from the window) to a stream: they were checked when committed, so an
-    id the stream refuses was put in the window by someone else."""
-    try:
-        step(list(ids), stream)
-    except (InvalidIdError, NonIntegerIdError) as exc:
-        raise _forged() from exc
-    return 0
-
-
 cdef dict _lean(dict stream):
     """`stream` with its text cut to the held-back tail (all the engine replaces next time)."""
     text = stream.get("text", "")
@@ -202,6 +163,75 @@ cdef dict _lean(dict stream):
         stream.pop("_wide", None)
         stream.pop("_level", None)
     return stream
+
+
+cdef inline str _text_of(object out):
+    """The text of what PieceTable._run returns (None, a str, or a list of str)."""
+    if out is None:
+        return ""
+    if type(out) is list:
+        return "".join(<list>out)
+    return <str>out
+
+
+# -- the steps: a PieceTable's snapshots, or the kind's own decode_incremental states -------------
+
+cdef tuple _walk(object table, object tok, object stream, list tail, IdBuffer* ids, Py_ssize_t upto,
+                 list deltas, bint final, bint lean_stream):
+    """Step the tail from the commit point's stream state: its first `upto` ids one by one, as
+    one decode_incremental call per id would (what each settled is appended to `deltas`: where
+    the commit point falls is decided per id), the rest in one go. (The text the rest settled;
+    the text held back after them, or with final what the end of the stream renders; the
+    stream state after them.) `ids` holds the tail's ids for a table."""
+    cdef PieceTable t
+    cdef Vars v
+    cdef list box
+    cdef bint in_prompt
+    cdef object out
+    cdef dict end
+    cdef str held
+    cdef Py_ssize_t k
+    if table is not None:
+        t = <PieceTable>table
+        box = [b""]
+        t.load_snapshot(stream, &v, box, &in_prompt)
+        if v.closed:
+            raise _forged()  # only the ninth field closes a hypothesis stream
+        t._run(ids.ids, upto, &v, box, &in_prompt, deltas)
+        out = t._run(ids.ids + upto, ids.n - upto, &v, box, &in_prompt, None)
+        if final:
+            out = t._finish(&v, box, out)
+            held = ""
+        else:
+            held = t._tail(v, <bytes>box[0])
+        return _text_of(out), held, t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream)
+    if type(stream) is not dict:
+        raise _forged()
+    end = PyDict_Copy(stream)
+    step = tok.decode_incremental
+    for k in range(upto):
+        deltas.append(step(tail[k:k + 1], end))
+    rest = step(tail[upto:], end, final=final) if upto < PyList_GET_SIZE(tail) or final else ""
+    return rest, "" if final else _held(end), _lean(end) if lean_stream else end
+
+
+cdef object _advance(object table, object tok, object stream, list tail, IdBuffer* ids, Py_ssize_t k,
+                     bint lean_stream):
+    """The stream state after the first k ids of the tail: the new commit point's."""
+    cdef PieceTable t
+    cdef Vars v
+    cdef list box
+    cdef bint in_prompt
+    cdef dict end
+    if table is not None:
+        t = <PieceTable>table
+        box = [b""]
+        t.load_snapshot(stream, &v, box, &in_prompt)
+        t._run(ids.ids, k, &v, box, &in_prompt, None)
+        return t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream)
+    end = PyDict_Copy(<dict>stream)
+    tok.decode_incremental(tail[:k], end)
+    return _lean(end) if lean_stream else end
 
 
 # char_class's answers for the Basic Multilingual Plane, asked once per character (the rule
@@ -258,14 +288,26 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
 
 cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times):
     """One call of decode_hypothesis; the state is written only once it has succeeded."""
-    cdef Py_ssize_t n, width, total, w0, reuse, agreed, k, cut, skip, j, m, last_piece, n_tail, upto, lag
-    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, done, searched
+    cdef IdBuffer ids
+    ids.ids = NULL
+    ids.n = 0
+    ids.heap = NULL
+    ids.in_place = NULL
+    ids.column = NULL
+    try:
+        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids)
+    finally:
+        release_ids(&ids)
+
+
+cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids):
+    cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
+    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched
     cdef bint lean_stream, after, timed = times is not None
     cdef list seen, tail, pieces, deltas, ptexts, tail_times = None, kept
     cdef Py_ssize_t vocab_size
-    cdef tuple window, pending, history, cache, tail_ids, used, cached_ids, cached_deltas
-    cdef dict stream, cached_state, base, end_state
-    cdef str text, delta, partial, batch_delta
+    cdef tuple window, pending, history, tail_ids, used
+    cdef str text, delta, partial, rest, held
     cdef Words words
     cdef PyObject* x
     cdef PyObject* y
@@ -275,31 +317,31 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     if type(state.get(_COMMITTED, "")) is not str:
         raise StreamStateError("state['committed'] must be the committed text (a str); start from {}")
     table = _piece_table(tok)
-    step = tok.decode_incremental if table is None else table.decode_incremental
     lean_stream = table is not None or not _keeps_whole_text(tok)
-    vocab_size = tok.vocab_size if table is None else table.vocab_size
+    vocab_size = tok.vocab_size if table is None else (<PieceTable>table).vocab_size
+    tag = None if table is None else (<PieceTable>table).tag
     # -- the state's bookkeeping, checked --------------------------------------------------------
     data = state.get(_STATE_KEY)
     if data is None:
-        n, window, stream, lag, pending, skip, history, cache = 0, _EMPTY, {}, 0, _EMPTY, 0, _EMPTY, _NO_CACHE
+        n, window, pending, skip, history, searched = 0, _EMPTY, _EMPTY, 0, _EMPTY, 0
+        stream = {} if table is None else (<PieceTable>table).fresh_snapshot
         closed = False
     else:
         if type(data) is not tuple or PyTuple_GET_SIZE(data) != 9:
             raise _forged()
-        o_n, o_window, o_stream, o_lag, o_pending, o_skip, o_history, o_cache, closed = data
-        if not (type(o_n) is int and o_n >= 0 and type(o_window) is tuple and type(o_stream) is dict
-                and type(o_lag) is int and type(o_pending) is tuple and type(o_skip) is int
-                and type(o_history) is tuple and type(o_cache) is tuple and type(closed) is bool):
+        o_n, o_window, stream, o_pending, o_skip, o_history, o_searched, o_tag, closed = data
+        if not (type(o_n) is int and o_n >= 0 and type(o_window) is tuple and type(o_pending) is tuple
+                and type(o_skip) is int and type(o_history) is tuple and type(o_searched) is int
+                and type(closed) is bool):
             raise _forged()
-        n, window, stream, lag, pending, skip = o_n, o_window, o_stream, o_lag, o_pending, o_skip
-        history, cache = o_history, o_cache
-        if (PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= lag <= PyTuple_GET_SIZE(window)
-                or not 0 <= skip <= (1 if pending else 0)):
+        if o_tag != tag or type(stream) is not (dict if table is None else tuple):
+            raise StreamStateError("this hypothesis state was made by another tokenizer; start a new stream from {}")
+        n, window, pending, skip, history, searched = o_n, o_window, o_pending, o_skip, o_history, o_searched
+        if (PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= skip <= (1 if pending else 0)
+                or not 0 <= searched <= (len(history[PyTuple_GET_SIZE(history) - 1]) if history else 0)):
             raise _forged()
     if closed:
         raise stream_closed_error("hypothesis stream")
-    cached_ids, cached_deltas, cached_state, o_searched = _checked_cache(cache)
-    searched = o_searched
     # -- the ids: read from the window on, never before ------------------------------------------
     if type(hypothesis_ids) is not list and (isinstance(hypothesis_ids, (str, bytes))
                                              or not hasattr(hypothesis_ids, "__len__")):
@@ -308,7 +350,6 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     width = PyTuple_GET_SIZE(window)
     w0 = n - width
     revision = None
-    tail = None
     if (type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size)
             and _valid_ids(<list>hypothesis_ids, n, vocab_size)):
         # The usual case: the window holds the committed ids, and the tail is ids.
@@ -316,6 +357,9 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     else:
         # Anything else is checked as check_ids checks it (the same errors as every entry point).
         seen = check_ids(hypothesis_ids[w0:], vocab_size)
+        for k in range(width):
+            if not _is_id(PyTuple_GET_ITEM(window, k), vocab_size):
+                raise _forged()  # the committed ids were checked when they were committed
         # -- revisions of committed ids ----------------------------------------------------------
         if PyList_GET_SIZE(seen) < width:
             looked = tuple(seen)
@@ -335,6 +379,8 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
         tail_times = _tail_times(times, n)
     tail_ids = tuple(tail)
     n_tail = PyTuple_GET_SIZE(tail_ids)
+    if table is not None:
+        read_ids(ids, tail, vocab_size)  # checked above: copies the ids into C memory
     # -- agreement -------------------------------------------------------------------------------
     used = _EMPTY
     if final or n_agree == 1:
@@ -348,72 +394,31 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
                 if type(past) is not tuple:
                     raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
-    # -- the tail's text, per id, from the commit point on -----------------------------------------
-    # The previous calls' steps are kept: the ids after the commit point they stepped one by
-    # one, what each settled, and the stream state after them. The ids this hypothesis shares
-    # with them are not stepped again; the agreed ids after them are stepped one by one (where
-    # the commit point falls is decided per id); the rest, which only the partial needs, in one
-    # call from a copy.
-    reuse = _common(tail_ids, cached_ids)
-    if reuse == PyTuple_GET_SIZE(cached_ids) and cached_state is not None:
-        base = cached_state
-        deltas = list(cached_deltas)
-    else:
-        # The hypothesis left the kept steps: start again from the commit point, whose state is
-        # the stream's after the committed ids it has not been fed yet.
-        base = PyDict_Copy(stream)
-        if lag:
-            _feed_committed(step, window[width - lag:], base)
-            stream = _lean(PyDict_Copy(base)) if lean_stream else PyDict_Copy(base)
-            lag = 0
-        if reuse:
-            step(tail[:reuse], base)  # the text of these ids is known
-        deltas = list(cached_deltas[:reuse])
-    done = PyList_GET_SIZE(deltas)
-    upto = max(agreed, done)
-    batch_delta = ""
-    end_state = base
-    if table is not None and done < n_tail:
-        # One engine call: every id after the kept ones stepped one by one, and the state after
-        # the agreed ones kept (deltas then covers the whole tail).
-        if upto > done:
-            end_state = PyDict_Copy(base) if base is cached_state else base
-            more, base = table.step_each_keeping(tail[done:], end_state, upto - done)
-            deltas.extend(<list>more)
-        else:
-            end_state = PyDict_Copy(base)
-            batch_delta = table.decode_incremental(tail[done:], end_state)
-    else:
-        if upto > done:
-            if base is cached_state:
-                base = PyDict_Copy(base)
-            deltas.extend(_step_each(tok, table, tail[done:upto], base))
-            end_state = base
-        if upto < n_tail:
-            end_state = PyDict_Copy(base)
-            batch_delta = step(tail[upto:], end_state)
-    if base is not cached_state and lean_stream:
-        base = _lean(base)  # kept for the next call: only its held tail is read again
+    # -- the tail's text, from the commit point on -----------------------------------------------
     ptexts = [p[0] for p in pending]
+    deltas = []
+    if not final and not timed and agreed == searched:
+        # The same agreed ids as last call, which found no commit point in them (searched:
+        # they are the last hypothesis's first ids, which these agree with): neither now.
+        rest, held, _ = _walk(table, tok, stream, tail, ids, 0, deltas, False, lean_stream)
+        partial = "".join(ptexts)[skip:] + rest + held
+        if _COMMITTED not in state:
+            state[_COMMITTED] = ""
+        state[_STATE_KEY] = (n, window, stream, pending, skip, _next_history(used, tail_ids, 0, n_agree),
+                             searched, tag, False)
+        state["committed_tokens"] = n
+        state["revision"] = revision
+        return "", partial
+    rest, held, end_stream = _walk(table, tok, stream, tail, ids, agreed, deltas, final, lean_stream)
     # -- final: everything is committed ----------------------------------------------------------
     if final:
         return _close(tok, state, n, window, pending, skip, ptexts, deltas, tail, tail_ids, tail_times,
-                      end_state, lean_stream, revision)
+                      rest, end_stream, tag, revision)
     # -- the commit point: the end of the last word whose next word's first letter is settled ---
     k = 0  # committed ids to add
     cut = skip  # committed characters of `text`
     commit_words = []
-    if not timed and agreed == searched and reuse >= agreed:
-        # The same agreed ids as last call, which found no commit point in them: neither now.
-        partial = "".join(ptexts + deltas)[skip:] + batch_delta + _held(end_state)
-        if _COMMITTED not in state:
-            state[_COMMITTED] = ""
-        state[_STATE_KEY] = (n, window, stream, lag, pending, skip, _next_history(used, tail_ids, 0, n_agree),
-                             (tail_ids[:upto], tuple(deltas[:upto]), base, searched), False)
-        state["committed_tokens"] = n
-        state["revision"] = revision
-        return "", partial
-    pieces = ptexts + deltas[:agreed]
+    pieces = ptexts + deltas
     text = "".join(pieces)
     if PyUnicode_GET_LENGTH(text) > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
@@ -468,26 +473,16 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
             new_skip = _PLACEHOLDER_LEN
     else:
         new_pending, new_skip = pending, skip
-    if agreed < PyList_GET_SIZE(deltas):
-        partial = text[cut:] + "".join(deltas[agreed:]) + batch_delta + _held(end_state)
-    else:
-        partial = text[cut:] + batch_delta + _held(end_state)
+    partial = text[cut:] + rest + held
     # -- commit ----------------------------------------------------------------------------------
     if k:
-        # The committed ids join the window; the stream is fed them lazily (the kept steps
-        # start after them), at the latest when they would leave the window.
-        if lag + k > _WINDOW:
-            absorbed = PyDict_Copy(stream)
-            _feed_committed(step, window[width - lag:] + tail_ids[:k], absorbed)
-            stream = _lean(absorbed) if lean_stream else absorbed
-            lag = 0
-        else:
-            lag += k
+        # The committed ids join the window and the stream (the commit point's state).
+        stream = _advance(table, tok, stream, tail, ids, k, lean_stream)
         window = (window + tail_ids[:k])[-_WINDOW:]
     if delta or _COMMITTED not in state:
         oasr_append(state, _COMMITTED, delta)
-    state[_STATE_KEY] = (n + k, window, stream, lag, new_pending, new_skip, _next_history(used, tail_ids, k, n_agree),
-                         (tail_ids[k:upto], tuple(deltas[k:upto]), base, 0 if k or timed else agreed), False)
+    state[_STATE_KEY] = (n + k, window, stream, new_pending, new_skip, _next_history(used, tail_ids, k, n_agree),
+                         0 if k or timed or n_agree == 1 else agreed, tag, False)
     state["committed_tokens"] = n + k
     state["revision"] = revision
     if timed:
@@ -506,10 +501,10 @@ cdef tuple _next_history(tuple used, tuple tail_ids, Py_ssize_t k, Py_ssize_t n_
 
 
 cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py_ssize_t skip, list ptexts,
-                  list deltas, list tail, tuple tail_ids, list tail_times, dict stream, bint lean_stream, revision):
-    """final=True: flush the stream (the state after every id of the tail) and commit everything."""
-    cdef dict flushed = PyDict_Copy(stream)
-    cdef str rest = tok.decode_incremental([], flushed, final=True)
+                  list deltas, list tail, tuple tail_ids, list tail_times, str rest, object closed_stream, tag,
+                  revision):
+    """final=True: every id of the tail was stepped (deltas) and the stream ended (rest: what
+    the end rendered); commit everything."""
     cdef list pieces = ptexts + deltas
     cdef Py_ssize_t base, last, j, length
     cdef str delta
@@ -542,8 +537,7 @@ cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py
             words = [_absolute(grouped[j], index) for j in range(grouped._n) if grouped._rows[4 * j + 1] > skip]
     oasr_append(state, _COMMITTED, delta)
     n_all = n + len(tail)
-    state[_STATE_KEY] = (n_all, (window + tail_ids)[-_WINDOW:], _lean(flushed) if lean_stream else flushed, 0,
-                         _EMPTY, 0, _EMPTY, _NO_CACHE, True)
+    state[_STATE_KEY] = (n_all, (window + tail_ids)[-_WINDOW:], closed_stream, _EMPTY, 0, _EMPTY, 0, tag, True)
     state["committed_tokens"] = n_all
     state["revision"] = revision
     return (delta, "") if words is None else (delta, "", words)

@@ -14,14 +14,13 @@ one stream state, which never sees an id that was not agreed, so committed text 
 kind's no-retraction contract (held-back characters, byte runs and FunASR's rewrites included).
 
 Cost. Ids behind the commit point are never read again, except a bounded look-back window
-(WINDOW ids) where a revision of committed ids is detected. The call keeps the steps of the ids
-after the commit point that earlier calls stepped: what each settled and the stream state after
-them. A hypothesis that shares those ids is not stepped again; the agreed ids after them are
-stepped one by one in a single engine call (PieceTable.step_each: where the commit point falls
-is decided per id), and the rest of the tail, which only the partial needs, in one call from a
-copy. The committed ids are fed to the committed stream lazily (they stay in the window until
-then), since the kept steps already start after them. The word rules run over the agreed,
-uncommitted text only, and not again while the agreed ids stay the same; state["committed"]
+(WINDOW ids) where a revision of committed ids is detected. The committed ids live in one
+stream state, the commit point's; each call steps the uncommitted tail from it, the agreed ids
+one by one (where the commit point falls is decided per id) and the rest in one go. On the
+kinds that stream through a PieceTable that state is the table's snapshot (its decoder state
+without a state dict) and the table's C loop steps it; other kinds are stepped by their own
+decode_incremental from a copy. The word rules run over the agreed, uncommitted text only, and
+not again while the agreed ids are those the last call searched in vain; state["committed"]
 grows in place (_textbuf.h's oasr_append), never by a copy. Nothing in a call is proportional
 to the transcript. The whole call is compiled (_revisions.pyx); this module is its documented
 home.
@@ -45,16 +44,16 @@ __all__ = ["WINDOW", "decode_hypothesis"]
 # compiled entry point are defined in _revisions.pyx (typed in _revisions.pyi).
 #
 # state["_hypothesis"] is a tuple with these fields (plain data, so copy.deepcopy forks a stream):
-#   n        ids committed
-#   window   the last <= WINDOW committed ids, as a tuple
-#   stream   the kind's decode_incremental state after the first n - lag committed ids (its
-#            "text" cut to the held-back tail: the committed text is state["committed"])
-#   lag      how many committed ids (the last of the window) `stream` has not been fed yet
-#   pending  ((text, token index, start), ...): text the committed ids printed after the
-#            committed text, one entry per token
-#   skip     1 when pending's first piece starts with the placeholder for committed text
-#   history  the uncommitted tails (ids after the commit point) of the previous hypotheses
-#   kept     (ids, settled, after, searched): ids after the commit point stepped one by one,
-#            what each settled, the stream state after them (None with no ids: the commit
-#            point's), and how many of them the last call searched for a commit point in vain
-#   closed   final=True was given
+#   n         ids committed
+#   window    the last <= WINDOW committed ids, as a tuple
+#   stream    the stream state after the n committed ids: a PieceTable's snapshot (a 6-tuple, see
+#             _piece_table.pyx) or, for other kinds, their decode_incremental state (its "text"
+#             cut to the held-back tail: the committed text is state["committed"])
+#   pending   ((text, token index, start), ...): text the committed ids printed after the
+#             committed text, one entry per token
+#   skip      1 when pending's first piece starts with the placeholder for committed text
+#   history   the uncommitted tails (ids after the commit point) of the previous hypotheses
+#   searched  how many of the last hypothesis's first uncommitted ids the last call searched
+#             for a commit point in vain (0: none)
+#   tag       the PieceTable's tag (None for other kinds): a state is refused by another table
+#   closed    final=True was given

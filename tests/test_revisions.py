@@ -395,27 +395,31 @@ def test_committed_text_a_caller_holds_is_never_changed_under_it(bpe):
     assert all(text == copied for text, copied in held)
 
 
-def test_forged_kept_steps_raise_and_leave_the_state_as_it_was(bpe):
+def test_a_forged_stream_or_search_mark_raises_and_leaves_the_state_as_it_was(bpe):
     ids = bpe.encode("THE QUICK BROWN FOX JUMPS")
     state: dict = {}
     bpe.decode_hypothesis(ids, state)
-    bpe.decode_hypothesis(ids, state)  # agreed: committed up to the last word, whose ids are kept
+    bpe.decode_hypothesis(ids, state)  # agreed: committed up to the last word
     data = state["_hypothesis"]
-    kept_ids, settled, after, searched = data[7]
-    assert kept_ids and len(settled) == len(kept_ids) and type(after) is dict
-    for bad in (
-        (kept_ids, settled, "not a state", searched),
-        (kept_ids, settled[:-1], after, searched),
-        (kept_ids, (7,) * len(kept_ids), after, searched),
-        (kept_ids, settled, after, len(kept_ids) + 1),
-        ((), (), {"text": 5, "_tail": 1}, 0),
-        (kept_ids, settled, after),
+    n, window, stream, pending, skip, history, searched, tag, closed = data
+    assert type(stream) is tuple and len(stream) == 6  # the table's snapshot of the commit point
+    forgeries = [
+        (n, window, "not a state", pending, skip, history, searched, tag, closed),
+        (n, window, {"text": "", "_s": stream[:5]}, pending, skip, history, searched, tag, closed),
+        (n, window, (*stream[:2], b"\xff", *stream[3:]), pending, skip, history, searched, tag, closed),
+        (n, window, (*stream[:4], True, stream[5]), pending, skip, history, searched, tag, closed),
+        (n, window, stream, pending, skip, history, len(history[-1]) + 1, tag, closed),
+        (n, window, stream, pending, skip, history, -1, tag, closed),
+        (n, window, stream, pending, skip, history, searched, "another table", closed),
+        (n, window, stream, pending, 2, history, searched, tag, closed),
+        data[:8],
         "x",
-    ):
-        forged = {**state, "_hypothesis": (*data[:7], bad, data[8])}
+    ]
+    for bad in forgeries:
+        forged = {**state, "_hypothesis": bad}
         keep = copy.deepcopy(forged)
         with pytest.raises(StreamStateError):
-            bpe.decode_hypothesis(ids, forged)
+            bpe.decode_hypothesis(ids + ids[:3], forged)
         assert forged == keep
     assert bpe.decode_hypothesis(ids, state) == ("", bpe.decode(ids)[len(state["committed"]) :])
 
@@ -462,21 +466,19 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
 
 
 def test_a_forged_window_is_a_forged_state(bpe):
-    """The committed ids the stream has not been fed yet are the window's last ones: one that is
-    not an id was put there by someone else, and is reported as a forged state."""
+    """The window holds committed ids, which were checked when they were committed: one that is
+    not an id was put there by someone else. It is only ever compared with the hypothesis, and
+    once the hypothesis differs from it there, it is reported as a forged state."""
     ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
     state: dict = {}
     for k in range(4, len(ids), 4):
         bpe.decode_hypothesis(ids[:k], state)
     data = state["_hypothesis"]
-    n, window, lag = data[0], data[1], data[3]
-    assert lag > 0
-    for bad in ("x", bpe.vocab_size):
-        forged_window = window[:-1] + (bad,)
-        # A hypothesis that leaves the kept steps, so the stream is fed the window's ids.
-        forged = {**state, "_hypothesis": (n, forged_window, *data[2:7], ((), (), None, 0), data[8])}
+    n, window = data[0], data[1]
+    assert n > 1
+    for bad in ("x", bpe.vocab_size, -1):
+        forged = {**state, "_hypothesis": (n, window[:-1] + (bad,), *data[2:])}
         keep = copy.deepcopy(forged)
-        hyp = list(ids[: n - 1]) + [bad] + list(ids[n:])
         with pytest.raises(StreamStateError):
-            bpe.decode_hypothesis(hyp, forged)
+            bpe.decode_hypothesis(list(ids), forged)
         assert forged == keep

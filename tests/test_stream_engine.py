@@ -201,52 +201,43 @@ def test_engine_matches_the_plain_rules(case):
 
 @given(table_and_ids())
 @example(WHOLE_RUN_TRAP)
-def test_step_each_is_one_call_per_id(case):
-    """step_each (decode_hypothesis's per-id steps) settles, per id, what a call per id settles
-    and leaves the same state; its contract is the one-id stream's."""
+def test_step_snapshot_is_one_call_per_id(case):
+    """step_snapshot (decode_hypothesis's steps, on a decoder state without a state dict)
+    settles, per id, what a decode_incremental call per id settles, holds back what that
+    stream holds back, and its snapshot is that stream's decoder state."""
     t, ids, more, cuts = case
     table = build(t)
-    stepped: dict = {}
+    cut = cuts[0] if cuts else 0
     one_by_one: dict = {}
-    table.decode_incremental(ids[: cuts[0] if cuts else 0], stepped)
-    table.decode_incremental(ids[: cuts[0] if cuts else 0], one_by_one)
-    rest = ids[cuts[0] if cuts else 0 :] + more
-    assert table.step_each(rest, stepped) == [table.decode_incremental([i], one_by_one) for i in rest]
-    assert stepped == one_by_one
-    assert stepped["text"] == reference(t, ids + more)
+    table.decode_incremental(ids[:cut], one_by_one)
+    settled, snapshot, held = table.step_snapshot(ids[:cut], table.fresh_snapshot)
+    assert "".join(settled) + held == one_by_one.get("text", "")
+    rest = ids[cut:] + more
+    per_id, after, held = table.step_snapshot(rest, snapshot)
+    assert per_id == [table.decode_incremental([i], one_by_one) for i in rest]
+    text = one_by_one.get("text", "")
+    assert held == text[len(text) - one_by_one.get("_tail", 0) :]
+    assert "".join(settled + per_id) + held == reference(t, ids + more)
+    decoder = one_by_one.get("_s", table.fresh_snapshot[:5])
+    assert after == (*decoder, one_by_one.get("_prompt", False))
 
 
-@given(table_and_ids(), st.data())
-def test_step_each_keeping_copies_the_state_after_the_kept_ids(case, data):
-    t, ids, more, _ = case
-    table = build(t)
-    keep = data.draw(st.integers(0, len(ids)))
-    stream: dict = {}
-    settled, kept = table.step_each_keeping(ids + more, stream, keep)
-    one_by_one: dict = {}
-    assert settled == [table.decode_incremental([i], one_by_one) for i in ids + more]
-    assert stream == one_by_one or not ids + more
-    at_keep: dict = {}
-    table.decode_incremental(ids[:keep], at_keep)
-    assert kept["text"] == reference(t, ids[:keep])
-    if at_keep:  # (a fresh state fed no ids is left empty; the copy has the fresh state written)
-        assert kept == at_keep
-    # Either way it continues as the stream of those ids does.
-    rest = ids[keep:] + more
-    assert table.decode_incremental(rest, kept) == table.decode_incremental(rest, at_keep)
-    assert kept["text"] == at_keep["text"] == reference(t, ids + more)
-    with pytest.raises(ValueError, match="keep"):
-        table.step_each_keeping(ids, {}, len(ids) + 1)
-
-
-def test_step_each_checks_every_id_before_stepping():
+def test_step_snapshot_checks_the_ids_and_the_snapshot():
     table = PieceTable(["a", "b"], flags=bytes(2))
-    state: dict = {}
-    table.decode_incremental([0], state)
-    before = dict(state)
     with pytest.raises(oasr_tok.InvalidIdError, match=r"token id 2 at position 1"):
-        table.step_each([1, 2], state)
-    assert state == before
+        table.step_snapshot([1, 2], table.fresh_snapshot)
+    for forged in (
+        table.fresh_snapshot[:5],
+        (*table.fresh_snapshot[:5], 1),
+        (False, False, b"\xff", False, False, False),  # not an unfinished character
+        (False, False, b"", False, False, True),  # a prompt block, in a table without the rule
+    ):
+        with pytest.raises(oasr_tok.StreamStateError):
+            table.step_snapshot([0], forged)
+    closed = (False, False, b"", False, True, False)
+    assert table.step_snapshot([], closed) == ([], closed, "")
+    with pytest.raises(oasr_tok.StreamStateError, match="closed"):
+        table.step_snapshot([0], closed)
 
 
 def test_bad_ids_leave_the_state_alone_and_name_the_id():

@@ -1,0 +1,48 @@
+# The compiled streaming engine's declarations (oasr_tok/_piece_table.pyx), for the one module
+# that steps a table's decoder state without a state dict: decode_hypothesis (_revisions.pyx).
+from cpython.object cimport PyObject
+
+from oasr_tok._ids cimport IdBuffer
+
+
+cdef struct Vars:
+    bint first        # the "first" table is still in force
+    bint lead         # no character has been output yet (the lead rule is pending)
+    bint run_invalid  # whole_run: the current byte run already failed to decode
+    bint closed       # final=True was given
+
+
+cdef class PieceTable:
+    cdef readonly Py_ssize_t vocab_size
+    cdef list pieces
+    cdef list first_pieces
+    cdef list texts            # mode bytes: the piece decoded, when it is complete UTF-8 alone
+    cdef list first_texts      # mode bytes: the same for first_pieces
+    cdef bytes flags
+    cdef bytes byte_values
+    cdef const unsigned char* _flags
+    cdef const unsigned char* _bytes
+    cdef PyObject** _plain    # per id: the str a plain id renders once no rule is pending, else NULL
+    cdef int mode, rule, lead_rule
+    cdef bint has_first
+    cdef str errors
+    cdef tuple fresh
+    cdef readonly tuple fresh_snapshot  # the decoder state of a new stream, as a snapshot
+    cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
+    cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
+
+    cdef object _emit(self, Vars* v, object out, str text)
+    cdef object _close_run(self, Vars* v, bytes pending, object out)
+    cdef object _step(self, Py_ssize_t tid, Vars* v, list pending_box, object out)
+    cdef object _break_run(self, Vars* v, list pending_box, object out)
+    cdef object _step_bytes(self, Vars* v, bytes pending, bytes piece, list pending_box, object out)
+    cdef str _tail(self, Vars v, bytes pending)
+    cdef list _pieces_of(self, object ids)
+    cdef str _feed(self, IdBuffer* ids, object state, bint final, list per_id)
+    cdef object _run(self, const Py_ssize_t* ids, Py_ssize_t n, Vars* v, list pending_box, bint* in_prompt,
+                     list per_id)
+    cdef object _finish(self, Vars* v, list pending_box, object out)
+    cdef bint _valid_state(self, object st, Py_ssize_t size=*)
+    cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1
+    cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before)
+    cdef list _pieces(self, IdBuffer* ids)
