@@ -15,12 +15,14 @@ written only once the whole call has succeeded.
 """
 from cpython.dict cimport PyDict_Copy
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.mem cimport PyMem_Malloc
 from cpython.long cimport PyLong_AsSsize_t, PyLong_CheckExact
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
-from cpython.tuple cimport PyTuple_GET_SIZE
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
-from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
 from oasr_tok._piece_table cimport PieceTable, Vars
 from oasr_tok._textbuf cimport oasr_append
 from oasr_tok._words cimport text_words
@@ -119,15 +121,6 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
     return True
 
 
-cdef bint _valid_ids(list ids, Py_ssize_t start, Py_ssize_t vocab_size) except -1:
-    """Whether ids[start:] are all exact ints in range (as check_ids would accept them)."""
-    cdef Py_ssize_t k
-    for k in range(start, PyList_GET_SIZE(ids)):
-        if not _is_id(PyList_GET_ITEM(ids, k), vocab_size):
-            return False
-    return True
-
-
 cdef inline bint _is_id(PyObject* x, Py_ssize_t vocab_size) noexcept:
     """Whether x is an exact int in 0 ... vocab_size - 1 (as check_ids would accept it)."""
     cdef Py_ssize_t value
@@ -165,6 +158,50 @@ cdef dict _lean(dict stream):
     return stream
 
 
+cdef tuple _tail_of(list ids, Py_ssize_t start, Py_ssize_t vocab_size, IdBuffer* buf):
+    """tuple(ids[start:]) when they are all exact ints in range (as check_ids would accept
+    them), their values copied into buf (heap, in_place and column NULL); else None."""
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(ids) - start, value
+    cdef Py_ssize_t* values = buf.small
+    cdef tuple out
+    cdef PyObject* item
+    if n > SMALL_IDS:
+        buf.heap = <Py_ssize_t*>PyMem_Malloc(n * sizeof(Py_ssize_t))
+        if buf.heap == NULL:
+            raise MemoryError()
+        values = buf.heap
+    out = PyTuple_New(n)
+    for k in range(n):
+        item = PyList_GET_ITEM(ids, start + k)
+        Py_INCREF(<object>item)
+        PyTuple_SET_ITEM(out, k, <object>item)  # before the check: the tuple owns what it holds
+        if not PyLong_CheckExact(<object>item):
+            return None
+        value = PyLong_AsSsize_t(<object>item)
+        if value == -1 and PyErr_Occurred():
+            PyErr_Clear()
+            return None
+        if not 0 <= value < vocab_size:
+            return None
+        values[k] = value
+    buf.ids = values
+    buf.n = n
+    return out
+
+
+cdef tuple _window_after(tuple window, tuple tail, Py_ssize_t k):
+    """(window + tail[:k])[-WINDOW:], made at once."""
+    cdef Py_ssize_t width = PyTuple_GET_SIZE(window), size = min(width + k, _WINDOW), j, drop
+    cdef tuple out = PyTuple_New(size)
+    cdef PyObject* item
+    drop = width + k - size
+    for j in range(size):
+        item = PyTuple_GET_ITEM(window, drop + j) if drop + j < width else PyTuple_GET_ITEM(tail, drop + j - width)
+        Py_INCREF(<object>item)
+        PyTuple_SET_ITEM(out, j, <object>item)
+    return out
+
+
 cdef inline str _text_of(object out):
     """The text of what PieceTable._run returns (None, a str, or a list of str)."""
     if out is None:
@@ -176,62 +213,34 @@ cdef inline str _text_of(object out):
 
 # -- the steps: a PieceTable's snapshots, or the kind's own decode_incremental states -------------
 
-cdef tuple _walk(object table, object tok, object stream, list tail, IdBuffer* ids, Py_ssize_t upto,
-                 list deltas, bint final, bint lean_stream):
-    """Step the tail from the commit point's stream state: its first `upto` ids one by one, as
-    one decode_incremental call per id would (what each settled is appended to `deltas`: where
-    the commit point falls is decided per id), the rest in one go. (The text the rest settled;
-    the text held back after them, or with final what the end of the stream renders; the
-    stream state after them.) `ids` holds the tail's ids for a table."""
-    cdef PieceTable t
-    cdef Vars v
-    cdef list box
-    cdef bint in_prompt
-    cdef object out
-    cdef dict end
-    cdef str held
+cdef tuple _walk_states(object tok, dict stream, tuple tail, Py_ssize_t upto, list deltas, bint final,
+                        bint lean_stream):
+    """For a kind without a PieceTable: step the tail from the commit point's stream state
+    with the kind's own decode_incremental, its first `upto` ids one call per id (what each
+    settled is appended to `deltas`: where the commit point falls is decided per id), the rest
+    in one call. (The text the rest settled; the text held back after them, or with final what
+    the end of the stream renders; the stream state after them; the states after each of the
+    first `upto` ids, which a commit continues from.)"""
+    cdef dict end = PyDict_Copy(stream)
+    cdef list after_each = []
     cdef Py_ssize_t k
-    if table is not None:
-        t = <PieceTable>table
-        box = [b""]
-        t.load_snapshot(stream, &v, box, &in_prompt)
-        if v.closed:
-            raise _forged()  # only the ninth field closes a hypothesis stream
-        t._run(ids.ids, upto, &v, box, &in_prompt, deltas)
-        out = t._run(ids.ids + upto, ids.n - upto, &v, box, &in_prompt, None)
-        if final:
-            out = t._finish(&v, box, out)
-            held = ""
-        else:
-            held = t._tail(v, <bytes>box[0])
-        return _text_of(out), held, t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream)
-    if type(stream) is not dict:
-        raise _forged()
-    end = PyDict_Copy(stream)
     step = tok.decode_incremental
+    ids_list = list(tail)  # a kind's own decode_incremental is given lists, as everywhere
     for k in range(upto):
-        deltas.append(step(tail[k:k + 1], end))
-    rest = step(tail[upto:], end, final=final) if upto < PyList_GET_SIZE(tail) or final else ""
-    return rest, "" if final else _held(end), _lean(end) if lean_stream else end
+        deltas.append(step(ids_list[k:k + 1], end))
+        after_each.append(PyDict_Copy(end))
+    rest = step(ids_list[upto:], end, final=final) if upto < PyTuple_GET_SIZE(tail) or final else ""
+    return rest, "" if final else _held(end), _lean(end) if lean_stream else end, after_each
 
 
-cdef object _advance(object table, object tok, object stream, list tail, IdBuffer* ids, Py_ssize_t k,
-                     bint lean_stream):
-    """The stream state after the first k ids of the tail: the new commit point's."""
-    cdef PieceTable t
+cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t k):
+    """A PieceTable's snapshot after the first k ids of the tail: the new commit point's."""
     cdef Vars v
-    cdef list box
+    cdef list box = [b""]
     cdef bint in_prompt
-    cdef dict end
-    if table is not None:
-        t = <PieceTable>table
-        box = [b""]
-        t.load_snapshot(stream, &v, box, &in_prompt)
-        t._run(ids.ids, k, &v, box, &in_prompt, None)
-        return t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream)
-    end = PyDict_Copy(<dict>stream)
-    tok.decode_incremental(tail[:k], end)
-    return _lean(end) if lean_stream else end
+    table.load_snapshot(snapshot, &v, box, &in_prompt)
+    table._run(ids.ids, k, &v, box, &in_prompt, None)
+    return table.snapshot(&v, <bytes>box[0], in_prompt, snapshot)
 
 
 # char_class's answers for the Basic Multilingual Plane, asked once per character (the rule
@@ -302,15 +311,20 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
 
 cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids):
     cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
-    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched
+    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending
     cdef bint lean_stream, after, timed = times is not None
-    cdef list seen, tail, pieces, deltas, ptexts, tail_times = None, kept
+    cdef list seen, pieces, tail_times = None, kept
     cdef Py_ssize_t vocab_size
     cdef tuple window, pending, history, tail_ids, used
     cdef str text, delta, partial, rest, held
     cdef Words words
     cdef PyObject* x
     cdef PyObject* y
+    cdef PieceTable t
+    cdef Vars v
+    cdef list box, after_each = None
+    cdef bint in_prompt, searching
+    cdef Py_ssize_t upto
     if type(agreement) is not int or agreement < 1:
         raise StreamStateError(f"agreement must be an int >= 1 (how many hypotheses must agree), got {agreement!r}")
     n_agree = agreement
@@ -350,11 +364,11 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     width = PyTuple_GET_SIZE(window)
     w0 = n - width
     revision = None
-    if (type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size)
-            and _valid_ids(<list>hypothesis_ids, n, vocab_size)):
+    tail_ids = None
+    if type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size):
         # The usual case: the window holds the committed ids, and the tail is ids.
-        tail = hypothesis_ids[n:]
-    else:
+        tail_ids = _tail_of(<list>hypothesis_ids, n, vocab_size, ids)
+    if tail_ids is None:
         # Anything else is checked as check_ids checks it (the same errors as every entry point).
         seen = check_ids(hypothesis_ids[w0:], vocab_size)
         for k in range(width):
@@ -372,15 +386,14 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
                 if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
                     revision = (w0 + k, window[k:], tuple(seen[k:width]))
                     break
-        tail = seen[width:]
+        tail_ids = tuple(seen[width:])
+        release_ids(ids)  # what _tail_of may have copied before it met a bad id
+        read_ids(ids, tail_ids, vocab_size)  # checked: copies the ids into C memory
     if timed:
         if len(times) != total:
             raise TimingError(f"times has {len(times)} entries for {total} hypothesis ids; give one start per id")
         tail_times = _tail_times(times, n)
-    tail_ids = tuple(tail)
     n_tail = PyTuple_GET_SIZE(tail_ids)
-    if table is not None:
-        read_ids(ids, tail, vocab_size)  # checked above: copies the ids into C memory
     # -- agreement -------------------------------------------------------------------------------
     used = _EMPTY
     if final or n_agree == 1:
@@ -395,13 +408,38 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
                     raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
     # -- the tail's text, from the commit point on -----------------------------------------------
-    ptexts = [p[0] for p in pending]
-    deltas = []
-    if not final and not timed and agreed == searched:
-        # The same agreed ids as last call, which found no commit point in them (searched:
-        # they are the last hypothesis's first ids, which these agree with): neither now.
-        rest, held, _ = _walk(table, tok, stream, tail, ids, 0, deltas, False, lean_stream)
-        partial = "".join(ptexts)[skip:] + rest + held
+    # pieces: the text of each token from the committed text on: the pending ones, then the
+    # agreed ids' (what each settled).
+    pieces = [p[0] for p in pending]
+    n_pending = PyList_GET_SIZE(pieces)
+    # The same agreed ids as last call, which found no commit point in them (searched: they
+    # are the last hypothesis's first ids, which these agree with): neither now, and the tail
+    # is stepped in one go.
+    searching = final or timed or agreed != searched
+    upto = agreed if searching else 0
+    if table is not None:
+        # The tail, stepped by the table's C loop from the commit point's snapshot.
+        t = <PieceTable>table
+        box = [b""]
+        t.load_snapshot(stream, &v, box, &in_prompt)
+        if v.closed:
+            raise _forged()  # only the ninth field closes a hypothesis stream
+        t._run(ids.ids, upto, &v, box, &in_prompt, pieces)
+        out = t._run(ids.ids + upto, n_tail - upto, &v, box, &in_prompt, None) if upto < n_tail else None
+        if final:
+            out = t._finish(&v, box, out)
+            held = ""
+        else:
+            held = t._tail(v, <bytes>box[0])
+        rest = _text_of(out)
+        end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
+    else:
+        if type(stream) is not dict:
+            raise _forged()
+        rest, held, end_stream, after_each = _walk_states(tok, <dict>stream, tail_ids, upto, pieces, final,
+                                                          lean_stream)
+    if not searching:
+        partial = "".join(pieces)[skip:] + rest + held
         if _COMMITTED not in state:
             state[_COMMITTED] = ""
         state[_STATE_KEY] = (n, window, stream, pending, skip, _next_history(used, tail_ids, 0, n_agree),
@@ -409,16 +447,14 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         state["committed_tokens"] = n
         state["revision"] = revision
         return "", partial
-    rest, held, end_stream = _walk(table, tok, stream, tail, ids, agreed, deltas, final, lean_stream)
     # -- final: everything is committed ----------------------------------------------------------
     if final:
-        return _close(tok, state, n, window, pending, skip, ptexts, deltas, tail, tail_ids, tail_times,
-                      rest, end_stream, tag, revision)
+        return _close(tok, state, n, window, pending, skip, pieces, tail_ids, tail_times, rest, end_stream, tag,
+                      revision)
     # -- the commit point: the end of the last word whose next word's first letter is settled ---
     k = 0  # committed ids to add
     cut = skip  # committed characters of `text`
     commit_words = []
-    pieces = ptexts + deltas
     text = "".join(pieces)
     if PyUnicode_GET_LENGTH(text) > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
@@ -442,10 +478,10 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             if end > skip:
                 # The fewest tail ids that settle the next word's first letter.
                 settled = 0
-                for p in ptexts:
-                    settled += len(p)
+                for j in range(n_pending):
+                    settled += PyUnicode_GET_LENGTH(pieces[j])
                 while settled <= letter:
-                    settled += len(deltas[k])
+                    settled += PyUnicode_GET_LENGTH(pieces[n_pending + k])
                     k += 1
                 cut = end
                 if timed:
@@ -456,7 +492,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     if cut > skip:
         kept = list(pending)
         for j in range(k):
-            kept.append((deltas[j], n + j, tail_times[j] if timed else 0))
+            kept.append((pieces[n_pending + j], n + j, tail_times[j] if timed else 0))
         pos = 0
         first = 0
         while first < len(kept) and pos + len(kept[first][0]) <= cut:
@@ -477,13 +513,18 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     # -- commit ----------------------------------------------------------------------------------
     if k:
         # The committed ids join the window and the stream (the commit point's state).
-        stream = _advance(table, tok, stream, tail, ids, k, lean_stream)
-        window = (window + tail_ids[:k])[-_WINDOW:]
+        if table is not None:
+            stream = _advance(<PieceTable>table, <tuple>stream, ids, k)
+        else:
+            stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
+        window = _window_after(window, tail_ids, k)
     if delta or _COMMITTED not in state:
         oasr_append(state, _COMMITTED, delta)
-    state[_STATE_KEY] = (n + k, window, stream, new_pending, new_skip, _next_history(used, tail_ids, k, n_agree),
-                         0 if k or timed or n_agree == 1 else agreed, tag, False)
-    state["committed_tokens"] = n + k
+    committed_tokens = n + k
+    state[_STATE_KEY] = (committed_tokens, window, stream, new_pending, new_skip,
+                         _next_history(used, tail_ids, k, n_agree), 0 if k or timed or n_agree == 1 else agreed, tag,
+                         False)
+    state["committed_tokens"] = committed_tokens
     state["revision"] = revision
     if timed:
         return delta, partial, commit_words
@@ -500,19 +541,18 @@ cdef tuple _next_history(tuple used, tuple tail_ids, Py_ssize_t k, Py_ssize_t n_
     return tuple([past[k:] for past in (used + (tail_ids,))[-(n_agree - 1):]])
 
 
-cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py_ssize_t skip, list ptexts,
-                  list deltas, list tail, tuple tail_ids, list tail_times, str rest, object closed_stream, tag,
-                  revision):
-    """final=True: every id of the tail was stepped (deltas) and the stream ended (rest: what
-    the end rendered); commit everything."""
-    cdef list pieces = ptexts + deltas
+cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py_ssize_t skip, list pieces,
+                  tuple tail, list tail_times, str rest, object closed_stream, tag, revision):
+    """final=True: every id of the tail was stepped (pieces: the pending tokens' text, then what
+    each id settled) and the stream ended (rest: what the end rendered); commit everything."""
     cdef Py_ssize_t base, last, j, length
+    cdef bint rendered = PyList_GET_SIZE(pieces) > 0
     cdef str delta
     if rest:
         if pieces:
             # As token_pieces does: held-back text goes on the last non-special token.
             base = n - len(window)
-            ids = [window[p[1] - base] if p[1] >= base else -1 for p in pending] + tail
+            ids = [window[p[1] - base] if p[1] >= base else -1 for p in pending] + list(tail)
             special = tok.special_ids
             last = len(ids) - 1
             for j in range(len(ids) - 1, -1, -1):
@@ -529,7 +569,7 @@ cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py
     if tail_times is not None:
         starts = [p[2] for p in pending] + tail_times
         index = [p[1] for p in pending] + list(range(n, n + len(tail)))
-        if rest and not (ptexts or deltas):
+        if rest and not rendered:
             starts, index = [0], [max(n - 1, 0)]
         words = []
         if length > skip:
@@ -537,7 +577,8 @@ cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py
             words = [_absolute(grouped[j], index) for j in range(grouped._n) if grouped._rows[4 * j + 1] > skip]
     oasr_append(state, _COMMITTED, delta)
     n_all = n + len(tail)
-    state[_STATE_KEY] = (n_all, (window + tail_ids)[-_WINDOW:], closed_stream, _EMPTY, 0, _EMPTY, 0, tag, True)
+    window = _window_after(window, tail, PyTuple_GET_SIZE(tail))
+    state[_STATE_KEY] = (n_all, window, closed_stream, _EMPTY, 0, _EMPTY, 0, tag, True)
     state["committed_tokens"] = n_all
     state["revision"] = revision
     return (delta, "") if words is None else (delta, "", words)
