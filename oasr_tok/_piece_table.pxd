@@ -31,7 +31,6 @@ cdef class PieceTable:
     cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
     cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
 
-    cdef object _emit(self, Vars* v, object out, str text)
     cdef object _close_run(self, Vars* v, bytes pending, object out)
     cdef object _step(self, Py_ssize_t tid, Vars* v, list pending_box, object out)
     cdef object _break_run(self, Vars* v, list pending_box, object out)

@@ -170,34 +170,14 @@ cdef class PieceTable:
 
     # -- the per-token step ---------------------------------------------------------------
 
-    cdef object _emit(self, Vars* v, object out, str text):
-        """Append `text` (after the lead rule) to `out` (None, a str, or a list of str)."""
-        if v.lead and PyUnicode_GET_LENGTH(text):
-            if self.lead_rule == LEAD_ONE_SPACE:
-                if text[0] == " ":
-                    text = text[1:]
-                v.lead = False
-            else:
-                text = text.lstrip()
-                if PyUnicode_GET_LENGTH(text):
-                    v.lead = False
-        if not PyUnicode_GET_LENGTH(text):
-            return out
-        if out is None:
-            return text
-        if type(out) is list:
-            (<list>out).append(text)
-            return out
-        return [out, text]
-
     cdef object _close_run(self, Vars* v, bytes pending, object out):
         """A non-byte piece ends the byte run: render what the run held."""
         if self.rule == RULE_WHOLE_RUN:
             v.run_invalid = False
             if PyBytes_GET_SIZE(pending):
-                out = self._emit(v, out, _whole_run_text(pending))
+                out = _emit(self, v, out, _whole_run_text(pending))
         elif PyBytes_GET_SIZE(pending):
-            out = self._emit(v, out, _utf8_decode(pending, self.errors, True)[0])
+            out = _emit(self, v, out, _utf8_decode(pending, self.errors, True)[0])
         return out
 
     cdef object _step(self, Py_ssize_t tid, Vars* v, list pending_box, object out):
@@ -216,7 +196,7 @@ cdef class PieceTable:
         if self.mode == MODE_BYTES:
             text = (self.first_texts if v.first else self.texts)[tid]
             if text is not None and not PyBytes_GET_SIZE(pending):
-                out = self._emit(v, out, text)
+                out = _emit(self, v, out, text)
             else:
                 out = self._step_bytes(
                     v, pending, <bytes>(self.first_pieces if v.first else self.pieces)[tid], pending_box, out
@@ -225,7 +205,7 @@ cdef class PieceTable:
             cand = pending + self.byte_values[tid:tid + 1]
             if self.rule == RULE_WHOLE_RUN:
                 if v.run_invalid:
-                    out = self._emit(v, out, "\ufffd")
+                    out = _emit(self, v, out, "\ufffd")
                 else:
                     try:
                         _utf8_decode(cand, "strict", False)
@@ -235,21 +215,21 @@ cdef class PieceTable:
                     if valid:
                         pending_box[0] = cand
                     else:
-                        out = self._emit(v, out, "\ufffd" * PyBytes_GET_SIZE(cand))
+                        out = _emit(self, v, out, "\ufffd" * PyBytes_GET_SIZE(cand))
                         pending_box[0] = b""
                         v.run_invalid = True
             else:
                 decoded = _utf8_decode(cand, self.errors, False)
-                out = self._emit(v, out, decoded[0])
+                out = _emit(self, v, out, decoded[0])
                 pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
                 if _dead_end(<bytes>pending_box[0]):
-                    out = self._emit(v, out, _utf8_decode(<bytes>pending_box[0], self.errors, True)[0])
+                    out = _emit(self, v, out, _utf8_decode(<bytes>pending_box[0], self.errors, True)[0])
                     pending_box[0] = b""
         else:
             if PyBytes_GET_SIZE(pending) or v.run_invalid:
                 out = self._close_run(v, pending, out)
                 pending_box[0] = b""
-            out = self._emit(v, out, <str>(self.first_pieces[tid] if v.first else self.pieces[tid]))
+            out = _emit(self, v, out, <str>(self.first_pieces[tid] if v.first else self.pieces[tid]))
         if v.first and not (f & F_KEEP_FIRST):
             v.first = False
         return out
@@ -259,7 +239,7 @@ cdef class PieceTable:
         cdef bytes pending = <bytes>pending_box[0]
         if self.mode == MODE_BYTES:
             if PyBytes_GET_SIZE(pending):
-                out = self._emit(v, out, _utf8_decode(pending, "replace", True)[0])
+                out = _emit(self, v, out, _utf8_decode(pending, "replace", True)[0])
         elif PyBytes_GET_SIZE(pending) or v.run_invalid:
             out = self._close_run(v, pending, out)
         pending_box[0] = b""
@@ -281,12 +261,12 @@ cdef class PieceTable:
         try:
             memcpy(joined, PyBytes_AS_STRING(pending), np)
             memcpy(joined + np, PyBytes_AS_STRING(piece), total - np)
-            out = self._emit(v, out, _decode_prefix(joined, total, &consumed))
+            out = _emit(self, v, out, _decode_prefix(joined, total, &consumed))
             rest = total - consumed
             if rest == 0:
                 pending_box[0] = b""
             elif _dead_end_at(joined + consumed, rest):
-                out = self._emit(v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
+                out = _emit(self, v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
                 pending_box[0] = b""
             else:
                 pending_box[0] = PyBytes_FromStringAndSize(<char*>joined + consumed, rest)
@@ -314,7 +294,7 @@ cdef class PieceTable:
             text = "\ufffd" * PyBytes_GET_SIZE(pending)
         else:
             text = _utf8_decode(pending, self.errors, True)[0]
-        out = self._emit(&v, None, text)
+        out = _emit(self, &v, None, text)
         return "" if out is None else out
 
     # -- public entry points --------------------------------------------------------------
@@ -494,7 +474,7 @@ cdef class PieceTable:
         if self.mode == MODE_TEXT:
             out = self._close_run(v, pending, out)
         elif PyBytes_GET_SIZE(pending):
-            out = self._emit(v, out, _utf8_decode(pending, "replace", True)[0])
+            out = _emit(self, v, out, _utf8_decode(pending, "replace", True)[0])
         pending_box[0] = b""
         v.closed = True
         return out
@@ -621,7 +601,7 @@ cdef class PieceTable:
             fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
         if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
             if bytes_mode:
-                out = self._emit(&v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
+                out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
             else:
                 out = self._close_run(&v, <bytes>pending_box[0], None)
             if out is not None:
@@ -631,6 +611,27 @@ cdef class PieceTable:
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""
         return "".join(self.token_pieces(ids))
+
+
+cdef inline object _emit(PieceTable self, Vars* v, object out, str text):
+    """Append `text` (after the lead rule) to `out` (None, a str, or a list of str)."""
+    if v.lead and PyUnicode_GET_LENGTH(text):
+        if self.lead_rule == LEAD_ONE_SPACE:
+            if text[0] == " ":
+                text = text[1:]
+            v.lead = False
+        else:
+            text = text.lstrip()
+            if PyUnicode_GET_LENGTH(text):
+                v.lead = False
+    if not PyUnicode_GET_LENGTH(text):
+        return out
+    if out is None:
+        return text
+    if type(out) is list:
+        (<list>out).append(text)
+        return out
+    return [out, text]
 
 
 cdef inline str _joined(object out):
