@@ -45,3 +45,12 @@ cdef class PieceTable:
     cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1
     cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before)
     cdef list _pieces(self, IdBuffer* ids)
+
+
+cdef inline str _joined(object out):
+    """The text of what PieceTable's steps build (None, a str, or a list of str: see _append)."""
+    if out is None:
+        return ""
+    if type(out) is list:
+        return "".join(<list>out)
+    return <str>out

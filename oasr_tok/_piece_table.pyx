@@ -624,23 +624,7 @@ cdef inline object _emit(PieceTable self, Vars* v, object out, str text):
             text = text.lstrip()
             if PyUnicode_GET_LENGTH(text):
                 v.lead = False
-    if not PyUnicode_GET_LENGTH(text):
-        return out
-    if out is None:
-        return text
-    if type(out) is list:
-        (<list>out).append(text)
-        return out
-    return [out, text]
-
-
-cdef inline str _joined(object out):
-    """The text of an `out` _append built."""
-    if out is None:
-        return ""
-    if type(out) is list:
-        return "".join(<list>out)
-    return <str>out
+    return _append(out, text)
 
 
 cdef inline object _append(object out, str text):

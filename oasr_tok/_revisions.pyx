@@ -23,7 +23,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
-from oasr_tok._piece_table cimport PieceTable, Vars
+from oasr_tok._piece_table cimport PieceTable, Vars, _joined
 from oasr_tok._textbuf cimport oasr_append
 from oasr_tok._words cimport text_words
 from oasr_tok._wordtypes cimport Words
@@ -200,15 +200,6 @@ cdef tuple _window_after(tuple window, tuple tail, Py_ssize_t k):
         Py_INCREF(<object>item)
         PyTuple_SET_ITEM(out, j, <object>item)
     return out
-
-
-cdef inline str _text_of(object out):
-    """The text of what PieceTable._run returns (None, a str, or a list of str)."""
-    if out is None:
-        return ""
-    if type(out) is list:
-        return "".join(<list>out)
-    return <str>out
 
 
 # -- the steps: a PieceTable's snapshots, or the kind's own decode_incremental states -------------
@@ -431,7 +422,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             held = ""
         else:
             held = t._tail(v, <bytes>box[0])
-        rest = _text_of(out)
+        rest = _joined(out)
         end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
     else:
         if type(stream) is not dict:
