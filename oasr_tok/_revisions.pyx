@@ -121,16 +121,22 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab
     return True
 
 
-cdef inline bint _is_id(PyObject* x, Py_ssize_t vocab_size) noexcept:
-    """Whether x is an exact int in 0 ... vocab_size - 1 (as check_ids would accept it)."""
+cdef inline Py_ssize_t _id_value(PyObject* x, Py_ssize_t vocab_size) noexcept:
+    """x's value when it is an exact int in 0 ... vocab_size - 1 (as check_ids would accept
+    it), else -1."""
     cdef Py_ssize_t value
     if not PyLong_CheckExact(<object>x):
-        return False
+        return -1
     value = PyLong_AsSsize_t(<object>x)
     if value == -1 and PyErr_Occurred():
         PyErr_Clear()
-        return False
-    return 0 <= value < vocab_size
+        return -1
+    return value if 0 <= value < vocab_size else -1
+
+
+cdef inline bint _is_id(PyObject* x, Py_ssize_t vocab_size) noexcept:
+    """Whether x is an exact int in 0 ... vocab_size - 1 (as check_ids would accept it)."""
+    return _id_value(x, vocab_size) >= 0
 
 
 cdef object _piece_table(object tok):
@@ -175,13 +181,8 @@ cdef tuple _tail_of(list ids, Py_ssize_t start, Py_ssize_t vocab_size, IdBuffer*
         item = PyList_GET_ITEM(ids, start + k)
         Py_INCREF(<object>item)
         PyTuple_SET_ITEM(out, k, <object>item)  # before the check: the tuple owns what it holds
-        if not PyLong_CheckExact(<object>item):
-            return None
-        value = PyLong_AsSsize_t(<object>item)
-        if value == -1 and PyErr_Occurred():
-            PyErr_Clear()
-            return None
-        if not 0 <= value < vocab_size:
+        value = _id_value(item, vocab_size)
+        if value < 0:
             return None
         values[k] = value
     buf.ids = values
