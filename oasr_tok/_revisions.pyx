@@ -25,12 +25,12 @@ from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
 from oasr_tok._piece_table cimport PieceTable, Vars, _joined
 from oasr_tok._textbuf cimport oasr_append
-from oasr_tok._words cimport text_words
+from oasr_tok._words cimport commit_break, first_letter
 from oasr_tok._wordtypes cimport Words
 
 from oasr_tok._ids import check_ids
 from oasr_tok._piece_table import TableMethods
-from oasr_tok._words import char_class, group_words
+from oasr_tok._words import group_words
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
@@ -51,10 +51,6 @@ cdef str _PLACEHOLDER = "\u3007"  # IDEOGRAPHIC NUMBER ZERO: a solo-script chara
 cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
 cdef dict _NO_DICT = {}
-
-# _words.pyx's C_WORD and C_SOLO: a letter that starts a word.
-cdef int C_WORD = 2
-cdef int C_SOLO = 3
 
 # The base class's decode_incremental, looked up on first use (oasr_tok.base imports this
 # module while it loads, so importing base here at load time would be circular).
@@ -235,31 +231,6 @@ cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t 
     return table.snapshot(&v, <bytes>box[0], in_prompt, snapshot)
 
 
-# char_class's answers for the Basic Multilingual Plane, asked once per character (the rule
-# stays _words.pyx's; 0: not asked yet).
-cdef bytearray _BMP_CLASSES = bytearray(0x10000)
-cdef unsigned char* _bmp_classes = _BMP_CLASSES
-
-
-cdef Py_ssize_t _first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2:
-    """Index in text of the first word or solo-script character of text[a:b], -1 if none."""
-    cdef Py_ssize_t k
-    cdef int c
-    cdef Py_UCS4 ch
-    for k in range(a, b):
-        ch = text[k]
-        if ch < 0x10000:
-            c = _bmp_classes[ch]
-            if c == 0:
-                c = char_class(text[k])
-                _bmp_classes[ch] = c
-        else:
-            c = char_class(text[k])
-        if c == C_WORD or c == C_SOLO:
-            return k
-    return -1
-
-
 cdef list _tail_times(object times, Py_ssize_t n):
     later = times[n:]
     return later.tolist() if hasattr(later, "tolist") else list(later)
@@ -303,12 +274,12 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
 
 cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids):
     cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
-    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending
+    cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending, limit
     cdef bint lean_stream, after, timed = times is not None
     cdef list seen, pieces, tail_times = None, kept
     cdef Py_ssize_t vocab_size
     cdef tuple window, pending, history, tail_ids, used
-    cdef str text, delta, partial, rest, held
+    cdef str text, delta, partial, held, rest
     cdef Words words
     cdef PyObject* x
     cdef PyObject* y
@@ -400,15 +371,16 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
                     raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
     # -- the tail's text, from the commit point on -----------------------------------------------
-    # pieces: the text of each token from the committed text on: the pending ones, then the
-    # agreed ids' (what each settled).
+    # pieces: the text of each token from the committed text on: the pending ones, then what
+    # each id of the tail settled (a kind without a PieceTable: each of the first `upto`, then
+    # what the rest settled together, as one piece).
     pieces = [p[0] for p in pending]
     n_pending = PyList_GET_SIZE(pieces)
     # The same agreed ids as last call, which found no commit point in them (searched: they
-    # are the last hypothesis's first ids, which these agree with): neither now, and the tail
-    # is stepped in one go.
+    # are the last hypothesis's first ids, which these agree with): neither now.
     searching = final or timed or agreed != searched
     upto = agreed if searching else 0
+    rest = ""  # final: what the end of the stream rendered
     if table is not None:
         # The tail, stepped by the table's C loop from the commit point's snapshot.
         t = <PieceTable>table
@@ -416,22 +388,29 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         t.load_snapshot(stream, &v, box, &in_prompt)
         if v.closed:
             raise _forged()  # only the ninth field closes a hypothesis stream
-        t._run(ids.ids, upto, &v, box, &in_prompt, pieces)
-        out = t._run(ids.ids + upto, n_tail - upto, &v, box, &in_prompt, None) if upto < n_tail else None
+        t._run(ids.ids, n_tail, &v, box, &in_prompt, pieces)
         if final:
-            out = t._finish(&v, box, out)
+            rest = _joined(t._finish(&v, box, None))
             held = ""
         else:
             held = t._tail(v, <bytes>box[0])
-        rest = _joined(out)
         end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
     else:
         if type(stream) is not dict:
             raise _forged()
-        rest, held, end_stream, after_each = _walk_states(tok, <dict>stream, tail_ids, upto, pieces, final,
-                                                          lean_stream)
+        out, held, end_stream, after_each = _walk_states(tok, <dict>stream, tail_ids, upto, pieces, final,
+                                                         lean_stream)
+        if final:
+            rest = out
+        elif out:
+            pieces.append(out)
+    # -- final: everything is committed ----------------------------------------------------------
+    if final:
+        return _close(tok, state, n, window, pending, skip, pieces, tail_ids, tail_times, rest, end_stream, tag,
+                      revision)
+    text = "".join(pieces)
     if not searching:
-        partial = "".join(pieces)[skip:] + rest + held
+        partial = text[skip:] + held if held else text[skip:]
         if _COMMITTED not in state:
             state[_COMMITTED] = ""
         state[_STATE_KEY] = (n, window, stream, pending, skip, _next_history(used, tail_ids, 0, n_agree),
@@ -439,58 +418,59 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         state["committed_tokens"] = n
         state["revision"] = revision
         return "", partial
-    # -- final: everything is committed ----------------------------------------------------------
-    if final:
-        return _close(tok, state, n, window, pending, skip, pieces, tail_ids, tail_times, rest, end_stream, tag,
-                      revision)
     # -- the commit point: the end of the last word whose next word's first letter is settled ---
     k = 0  # committed ids to add
     cut = skip  # committed characters of `text`
     commit_words = []
-    text = "".join(pieces)
-    if PyUnicode_GET_LENGTH(text) > skip:
+    # The pending tokens' and the agreed ids' text: text[:limit].
+    limit = 0
+    for j in range(n_pending + agreed):
+        limit += PyUnicode_GET_LENGTH(pieces[j])
+    if limit > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
         # agreed token ends the word, that start must be known (a token after it).
         after = agreed < n_tail or not timed
         if timed:
             starts = [p[2] for p in pending] + tail_times[:agreed + 1]
-            words = group_words(pieces + [""] if after else pieces, starts)
+            used_pieces = pieces[:n_pending + agreed]
+            words = group_words(used_pieces + [""] if after else used_pieces, starts)
+            last_piece = n_pending + agreed - 1
+            m = words._n - 1
+            letter = -1
+            while m >= 1:
+                letter = first_letter(text, words._rows[4 * m], words._rows[4 * m + 1])
+                if letter >= 0 and (after or words._rows[4 * (m - 1) + 3] < last_piece):
+                    break
+                m -= 1
+            end = words._rows[4 * (m - 1) + 1] if m >= 1 else -1
         else:
-            words = text_words(text)
-        last_piece = len(pieces) - 1
-        m = words._n - 1
-        letter = -1
-        while m >= 1:
-            letter = _first_letter(text, words._rows[4 * m], words._rows[4 * m + 1])
-            if letter >= 0 and (after or words._rows[4 * (m - 1) + 3] < last_piece):
-                break
-            m -= 1
-        if m >= 1:
-            end = words._rows[4 * (m - 1) + 1]
-            if end > skip:
-                # The fewest tail ids that settle the next word's first letter.
-                settled = 0
-                for j in range(n_pending):
-                    settled += PyUnicode_GET_LENGTH(pieces[j])
-                while settled <= letter:
-                    settled += PyUnicode_GET_LENGTH(pieces[n_pending + k])
-                    k += 1
-                cut = end
-                if timed:
-                    index = [p[1] for p in pending] + list(range(n, n + agreed))
-                    commit_words = [_absolute(words[j], index) for j in range(m) if words._rows[4 * j + 1] > skip]
+            end = commit_break(text, limit, &letter)
+        if end > skip:
+            # The fewest tail ids that settle the next word's first letter.
+            settled = 0
+            for j in range(n_pending):
+                settled += PyUnicode_GET_LENGTH(pieces[j])
+            while settled <= letter:
+                settled += PyUnicode_GET_LENGTH(pieces[n_pending + k])
+                k += 1
+            cut = end
+            if timed:
+                index = [p[1] for p in pending] + list(range(n, n + agreed))
+                commit_words = [_absolute(words[j], index) for j in range(m) if words._rows[4 * j + 1] > skip]
     delta = text[skip:cut]
     # -- the new pending text: what the committed ids printed after the cut ----------------------
     if cut > skip:
-        kept = list(pending)
-        for j in range(k):
-            kept.append((pieces[n_pending + j], n + j, tail_times[j] if timed else 0))
+        # The tokens whose text runs past the cut stay pending (made into records only those:
+        # the others are committed whole).
         pos = 0
         first = 0
-        while first < len(kept) and pos + len(kept[first][0]) <= cut:
-            pos += len(kept[first][0])
+        while first < n_pending + k and pos + PyUnicode_GET_LENGTH(pieces[first]) <= cut:
+            pos += PyUnicode_GET_LENGTH(pieces[first])
             first += 1
-        new_pending = tuple(kept[first:])
+        kept = list(pending[first:]) if first < n_pending else []
+        for j in range(max(first - n_pending, 0), k):
+            kept.append((pieces[n_pending + j], n + j, tail_times[j] if timed else 0))
+        new_pending = tuple(kept)
         new_skip = 0
         if new_pending and cut > pos:
             # The first piece printed the end of a committed word too: that part is replaced by
@@ -501,7 +481,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             new_skip = _PLACEHOLDER_LEN
     else:
         new_pending, new_skip = pending, skip
-    partial = text[cut:] + rest + held
+    partial = text[cut:] + held if held else text[cut:]
     # -- commit ----------------------------------------------------------------------------------
     if k:
         # The committed ids join the window and the stream (the commit point's state).

@@ -1,5 +1,5 @@
-from oasr_tok._wordtypes cimport Words
+# The word rules' one C entry for other modules (_words.pyx): where decode_hypothesis may
+# commit in a text, and the letter rule it waits for.
 
-# The word rules' one C entry for other modules: the words of a text as spans (_words.pyx).
-
-cdef Words text_words(str text)
+cdef Py_ssize_t commit_break(str text, Py_ssize_t limit, Py_ssize_t* letter) except -2
+cdef Py_ssize_t first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2

@@ -443,7 +443,10 @@ cdef class _Emitter:
     # The token the pointer is on, and its piece's span [tok_a, tok_b) in the text.
     cdef Py_ssize_t tok, tok_a, tok_b
     cdef Words words
-    cdef bint spans_only  # text_words: no pieces, no token columns
+    # commit_break: no rows at all, only the last break before a word with a letter in it.
+    cdef bint breaks_only
+    cdef str text
+    cdef Py_ssize_t seen, last_end, break_end, break_letter
 
     cdef int advance(self) except -1:
         cdef PyObject *piece
@@ -467,8 +470,15 @@ cdef class _Emitter:
         return self.tok
 
     cdef int emit(self, Py_ssize_t a, Py_ssize_t b) except -1:
-        if self.spans_only:
-            return self.words.push(a, b, 0, 0)
+        cdef Py_ssize_t letter
+        if self.breaks_only:
+            if self.seen:
+                letter = first_letter(self.text, a, b)
+                if letter >= 0:
+                    self.break_end, self.break_letter = self.last_end, letter
+            self.seen += 1
+            self.last_end = b
+            return 0
         cdef Py_ssize_t first = self.owner(a)
         cdef Py_ssize_t last = self.owner(b - 1)
         # The times are read through first/last when asked for (Words.start_of / end_of).
@@ -557,24 +567,44 @@ def group_words(pieces, starts, ends=None) -> Words:
     out.pieces = piece_list
     out.tok, out.tok_a, out.tok_b = 0, 0, PyUnicode_GET_LENGTH(piece_list[0])
     out.total = total
-    _scan(text, out)
+    _scan(text, out, total)
     return out.words
 
 
-cdef Words text_words(str text):
-    """The words of `text` under the same rules, as spans only (their token columns are 0):
-    where decode_hypothesis looks for its commit point, with no pieces or times to carry."""
+cdef Py_ssize_t first_letter(str text, Py_ssize_t a, Py_ssize_t b) except -2:
+    """Index in text of the first letter of text[a:b] (a word or solo-script character, by its
+    own class), -1 if none."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t k
+    cdef int c
+    for k in range(a, b):
+        c = _cls(PyUnicode_READ(kind, data, k))
+        if c == C_WORD or c == C_SOLO:
+            return k
+    return -1
+
+
+cdef Py_ssize_t commit_break(str text, Py_ssize_t limit, Py_ssize_t* letter) except -2:
+    """Where decode_hypothesis may commit in text[:limit], grouped as group_words groups
+    that text: the end of the last word that another word with a letter follows (*letter: the
+    index of that word's first letter, the character whose being settled the break waits for);
+    -1 (and *letter -1) when there is none. Made without rows: only the answer is kept."""
     cdef _Emitter out = _Emitter.__new__(_Emitter)
-    out.spans_only = True
-    out.words = new_words(text, [], None)
-    out.words.reserve(8)  # a short text (the usual caller's): rows from the small-object allocator
-    _scan(text, out)
-    return out.words
+    if not 0 <= limit <= PyUnicode_GET_LENGTH(text):
+        raise ValueError(f"limit {limit} is outside the text's {PyUnicode_GET_LENGTH(text)} characters")
+    out.breaks_only = True
+    out.text = text
+    out.break_end = -1
+    out.break_letter = -1
+    _scan(text, out, limit)
+    letter[0] = out.break_letter
+    return out.break_end
 
 
-cdef int _scan(str text, _Emitter out) except -1:
-    """The grouping itself: the words of `text`, handed to `out` in order."""
-    cdef Py_ssize_t total = PyUnicode_GET_LENGTH(text)
+cdef int _scan(str text, _Emitter out, Py_ssize_t total) except -1:
+    """The grouping itself: the words of text[:total] (total <= len(text): the callers' check),
+    handed to `out` in order."""
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
     cdef Py_UCS4 cp
