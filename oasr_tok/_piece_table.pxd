@@ -28,6 +28,7 @@ cdef class PieceTable:
     cdef str errors
     cdef tuple fresh
     cdef readonly tuple fresh_snapshot  # the decoder state of a new stream, as a snapshot
+    cdef tuple plain_snapshot  # no rule pending, no bytes held, no prompt block open
     cdef readonly Py_ssize_t prompt_open, prompt_close  # the prompt rule's ids; -1: no rule
     cdef readonly object tag  # the fingerprint of these tables, recorded in the states they make
 
@@ -44,6 +45,7 @@ cdef class PieceTable:
     cdef bint _valid_state(self, object st, Py_ssize_t size=*)
     cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1
     cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before)
+    cdef bint plain_through(self, Vars* v, bytes pending, bint in_prompt, const Py_ssize_t* ids, Py_ssize_t n) noexcept
     cdef list _pieces(self, IdBuffer* ids)
 
 

@@ -145,6 +145,7 @@ cdef class PieceTable:
             self.texts = self.first_texts = None
         self.fresh = (self.has_first, self.lead_rule != LEAD_NONE, b"", False, False)
         self.fresh_snapshot = self.fresh + (False,)
+        self.plain_snapshot = (False, False, b"", False, False, False)
         self.prompt_open = self.prompt_close = -1
         if prompt is not None:
             opener, closer = prompt
@@ -396,7 +397,7 @@ cdef class PieceTable:
         # tests/test_stream_engine.py's step_snapshot test), kept here with the pending bytes in a
         # local: _run's list for them, made on every call, cost this per-token path 14% more
         # instructions (callgrind, one id a call).
-        fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(pending))
+        fast = _plain_state(&v, pending)
         for i in range(n):
             tid = ids.ids[i]
             if tid == self.prompt_open:  # never, without a prompt rule (-1)
@@ -412,7 +413,7 @@ cdef class PieceTable:
                     if pending_box is None:
                         pending_box = [pending]
                     out = self._step(tid, &v, pending_box, out)
-                    fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+                    fast = _plain_state(&v, <bytes>pending_box[0])
             if per_id is not None:
                 per_id.append(_joined(out))
                 out = None
@@ -447,7 +448,7 @@ cdef class PieceTable:
         cdef Py_ssize_t i, tid
         cdef object out = None
         cdef PyObject* raw
-        cdef bint fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+        cdef bint fast = _plain_state(v, <bytes>pending_box[0])
         for i in range(n):
             tid = ids[i]
             if tid == self.prompt_open:  # never, without a prompt rule (-1)
@@ -461,7 +462,7 @@ cdef class PieceTable:
                     out = _append(out, <str>raw)
                 else:
                     out = self._step(tid, v, pending_box, out)
-                    fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+                    fast = _plain_state(v, <bytes>pending_box[0])
             if per_id is not None:
                 per_id.append(_joined(out))
                 out = None
@@ -488,9 +489,10 @@ cdef class PieceTable:
 
     cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1:
         """Read a snapshot into (v, pending_box[0], in_prompt[0]); a forged one raises
-        StreamStateError."""
+        StreamStateError. The table's own fresh and plain snapshots need no check."""
         cdef tuple t
-        if not self._valid_state(snapshot, 6) or (snapshot[5] and self.prompt_open < 0):
+        if snapshot is not self.plain_snapshot and snapshot is not self.fresh_snapshot and (
+                not self._valid_state(snapshot, 6) or (snapshot[5] and self.prompt_open < 0)):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         t = <tuple>snapshot
         v.first = t[0]
@@ -503,12 +505,28 @@ cdef class PieceTable:
 
     cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before):
         """The snapshot of (v, pending, in_prompt): `before` itself when it says the same (most
-        steps change no rule and hold no bytes)."""
+        steps change no rule and hold no bytes), the table's plain snapshot when that does."""
         if (before is not None and v.first == <bint>before[0] and v.lead == <bint>before[1]
                 and pending is before[2] and v.run_invalid == <bint>before[3] and v.closed == <bint>before[4]
                 and in_prompt == <bint>before[5]):
             return before
+        if _plain_state(v, pending) and not v.closed and not in_prompt:
+            return self.plain_snapshot
         return (v.first, v.lead, pending, v.run_invalid, v.closed, in_prompt)
+
+    cdef bint plain_through(self, Vars* v, bytes pending, bint in_prompt, const Py_ssize_t* ids,
+                            Py_ssize_t n) noexcept:
+        """Whether stepping these n ids (each in range: the caller checked) from this state
+        changes nothing but the text: no rule pending, no bytes held, no prompt block open,
+        and each id a plain piece that opens or closes none."""
+        cdef Py_ssize_t i, tid
+        if not _plain_state(v, pending) or v.closed or in_prompt:
+            return False
+        for i in range(n):
+            tid = ids[i]
+            if self._plain[tid] == NULL or tid == self.prompt_open or tid == self.prompt_close:
+                return False
+        return True
 
     cdef bint _valid_state(self, object st, Py_ssize_t size=5):
         """Whether `st` is a decoder state this table could have made: four bools and the
@@ -585,7 +603,7 @@ cdef class PieceTable:
                     result[last_visible] = result[last_visible] + piece
                 Py_INCREF(<object>_EMPTY)
                 PyList_SET_ITEM(result, i, <object>_EMPTY)
-                fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+                fast = _plain_state(&v, <bytes>pending_box[0])
                 continue
             out = self._step(tid, &v, pending_box, None)
             if out is None:
@@ -598,7 +616,7 @@ cdef class PieceTable:
             PyList_SET_ITEM(result, i, piece)
             if not (f & F_SKIP):
                 last_visible = i
-            fast = not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(<bytes>pending_box[0]))
+            fast = _plain_state(&v, <bytes>pending_box[0])
         if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
             if bytes_mode:
                 out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
@@ -611,6 +629,12 @@ cdef class PieceTable:
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""
         return "".join(self.token_pieces(ids))
+
+
+cdef inline bint _plain_state(Vars* v, bytes pending) noexcept:
+    """Whether no rule is pending and no bytes are held: a plain id (its str in _plain) then
+    renders as that str and changes nothing else."""
+    return not (v.first or v.lead or v.run_invalid or PyBytes_GET_SIZE(pending))
 
 
 cdef inline object _emit(PieceTable self, Vars* v, object out, str text):

@@ -227,6 +227,8 @@ cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t 
     cdef list box = [b""]
     cdef bint in_prompt
     table.load_snapshot(snapshot, &v, box, &in_prompt)
+    if table.plain_through(&v, <bytes>box[0], in_prompt, ids.ids, k):
+        return snapshot  # the usual case: they only printed text
     table._run(ids.ids, k, &v, box, &in_prompt, None)
     return table.snapshot(&v, <bytes>box[0], in_prompt, snapshot)
 
