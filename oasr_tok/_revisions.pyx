@@ -21,6 +21,7 @@ from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from libc.string cimport memcmp
 
 from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
 from oasr_tok._piece_table cimport PieceTable, Vars, _joined
@@ -35,6 +36,7 @@ from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, strea
 
 cdef extern from "Python.h":
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
+    PyObject** PySequence_Fast_ITEMS(object)
     PyObject* PyTuple_GET_ITEM(object, Py_ssize_t)
     int PyObject_RichCompareBool(PyObject*, PyObject*, int) except -1
     int Py_EQ
@@ -91,28 +93,33 @@ cdef Py_ssize_t _common(tuple a, tuple b) except -1:
     """The length of the common prefix of two id tuples (entries compared by identity first:
     consecutive hypotheses usually share their int objects)."""
     cdef Py_ssize_t n = min(PyTuple_GET_SIZE(a), PyTuple_GET_SIZE(b)), k
-    cdef PyObject* x
-    cdef PyObject* y
     for k in range(n):
-        x = PyTuple_GET_ITEM(a, k)
-        y = PyTuple_GET_ITEM(b, k)
-        if x != y and not PyObject_RichCompareBool(x, y, Py_EQ):
+        if not _same_id(PyTuple_GET_ITEM(a, k), PyTuple_GET_ITEM(b, k)):
             return k
     return n
+
+
+cdef inline bint _same_id(PyObject* x, PyObject* y) except -1:
+    """Whether x and y are the same id: the very object, or two exact ints of one value (an
+    object from a forged state is never asked: its __eq__ could run anything)."""
+    if x == y:
+        return True
+    return PyLong_CheckExact(<object>x) and PyLong_CheckExact(<object>y) and PyObject_RichCompareBool(x, y, Py_EQ)
 
 
 cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab_size) except -1:
     """Whether ids[w0:w0 + len(window)] are the window's ids, each an exact int in range (as
     check_ids would accept them). The caller makes sure ids has that many items."""
-    cdef Py_ssize_t k
-    cdef PyObject* x
-    cdef PyObject* y
-    for k in range(PyTuple_GET_SIZE(window)):
-        x = PyList_GET_ITEM(ids, w0 + k)
-        y = PyTuple_GET_ITEM(window, k)
-        if x == y:
-            continue  # the very int object committed (and checked) before: ints do not change
-        if not _is_id(x, vocab_size) or not PyObject_RichCompareBool(x, y, Py_EQ):
+    cdef Py_ssize_t k, width = PyTuple_GET_SIZE(window)
+    if width == 0:
+        return True
+    cdef PyObject** have = PySequence_Fast_ITEMS(ids) + w0
+    cdef PyObject** committed = PySequence_Fast_ITEMS(window)
+    # The usual case: the very int objects committed (and checked) before, which do not change.
+    if memcmp(have, committed, width * sizeof(PyObject*)) == 0:
+        return True
+    for k in range(width):
+        if have[k] != committed[k] and not (_is_id(have[k], vocab_size) and _same_id(have[k], committed[k])):
             return False
     return True
 
@@ -231,6 +238,14 @@ cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t 
         return snapshot  # the usual case: they only printed text
     table._run(ids.ids, k, &v, box, &in_prompt, None)
     return table.snapshot(&v, <bytes>box[0], in_prompt, snapshot)
+
+
+cdef inline Py_ssize_t _width(list pieces, Py_ssize_t j) except -1:
+    """len(pieces[j]) of pieces that were joined (so each is a str), without the indexing's
+    reference counting."""
+    if not 0 <= j < PyList_GET_SIZE(pieces):
+        raise IndexError("pieces index out of range")
+    return PyUnicode_GET_LENGTH(<object>PyList_GET_ITEM(pieces, j))
 
 
 cdef list _tail_times(object times, Py_ssize_t n):
@@ -427,7 +442,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     # The pending tokens' and the agreed ids' text: text[:limit].
     limit = 0
     for j in range(n_pending + agreed):
-        limit += PyUnicode_GET_LENGTH(pieces[j])
+        limit += _width(pieces, j)
     if limit > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
         # agreed token ends the word, that start must be known (a token after it).
@@ -451,9 +466,9 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             # The fewest tail ids that settle the next word's first letter.
             settled = 0
             for j in range(n_pending):
-                settled += PyUnicode_GET_LENGTH(pieces[j])
+                settled += _width(pieces, j)
             while settled <= letter:
-                settled += PyUnicode_GET_LENGTH(pieces[n_pending + k])
+                settled += _width(pieces, n_pending + k)
                 k += 1
             cut = end
             if timed:
@@ -466,8 +481,8 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         # the others are committed whole).
         pos = 0
         first = 0
-        while first < n_pending + k and pos + PyUnicode_GET_LENGTH(pieces[first]) <= cut:
-            pos += PyUnicode_GET_LENGTH(pieces[first])
+        while first < n_pending + k and pos + _width(pieces, first) <= cut:
+            pos += _width(pieces, first)
             first += 1
         kept = list(pending[first:]) if first < n_pending else []
         for j in range(max(first - n_pending, 0), k):
