@@ -482,3 +482,31 @@ def test_a_forged_window_is_a_forged_state(bpe):
         with pytest.raises(StreamStateError):
             bpe.decode_hypothesis(list(ids), forged)
         assert forged == keep
+
+
+def test_a_forged_window_entry_is_never_asked_to_compare_itself(bpe):
+    """The window is compared with the hypothesis in C, over the hypothesis list's own items:
+    an object planted in a forged window is never asked whether it equals an id (its __eq__
+    could run anything: here it empties the very list being compared, which a loop that asked
+    it would then read past). It is a forged state, and the list is untouched."""
+    ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
+    state: dict = {}
+    for k in range(4, len(ids), 4):
+        bpe.decode_hypothesis(ids[:k], state)
+    data = state["_hypothesis"]
+    n, window = data[0], data[1]
+    hypothesis = list(ids)
+    asked = []
+
+    class Evil:
+        def __eq__(self, other):
+            asked.append(other)
+            hypothesis.clear()
+            return True
+
+        __hash__ = object.__hash__
+
+    forged = {**state, "_hypothesis": (n, (Evil(),) + window[1:], *data[2:])}
+    with pytest.raises(StreamStateError):
+        bpe.decode_hypothesis(hypothesis, forged)
+    assert asked == [] and hypothesis == ids
