@@ -465,14 +465,20 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
     assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
 
 
-def test_a_forged_window_is_a_forged_state(bpe):
-    """The window holds committed ids, which were checked when they were committed: one that is
-    not an id was put there by someone else. It is only ever compared with the hypothesis, and
-    once the hypothesis differs from it there, it is reported as a forged state."""
+def _streamed_with_a_window(bpe):
+    """Ids and a hypothesis state that has committed some of them (so its window is not empty)."""
     ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
     state: dict = {}
     for k in range(4, len(ids), 4):
         bpe.decode_hypothesis(ids[:k], state)
+    return ids, state
+
+
+def test_a_forged_window_is_a_forged_state(bpe):
+    """The window holds committed ids, which were checked when they were committed: one that is
+    not an id was put there by someone else. It is only ever compared with the hypothesis, and
+    once the hypothesis differs from it there, it is reported as a forged state."""
+    ids, state = _streamed_with_a_window(bpe)
     data = state["_hypothesis"]
     n, window = data[0], data[1]
     assert n > 1
@@ -489,10 +495,7 @@ def test_a_forged_window_entry_is_never_asked_to_compare_itself(bpe):
     an object planted in a forged window is never asked whether it equals an id (its __eq__
     could run anything: here it empties the very list being compared, which a loop that asked
     it would then read past). It is a forged state, and the list is untouched."""
-    ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
-    state: dict = {}
-    for k in range(4, len(ids), 4):
-        bpe.decode_hypothesis(ids[:k], state)
+    ids, state = _streamed_with_a_window(bpe)
     data = state["_hypothesis"]
     n, window = data[0], data[1]
     hypothesis = list(ids)
