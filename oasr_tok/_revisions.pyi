@@ -6,6 +6,22 @@ from .words import Word
 
 WINDOW: int
 
+class HypothesisState:
+    def __init__(
+        self,
+        n: int,
+        window: tuple[int, ...],
+        stream: tuple[Any, ...] | dict[str, Any],
+        pending: tuple[str, ...],
+        skip: int,
+        history: tuple[tuple[int, ...], ...],
+        searched: int,
+        tag: int | None,
+        closed: bool,
+        starts: tuple[Any, ...] | None = None,
+    ) -> None: ...
+    def __reduce__(self) -> tuple[type[HypothesisState], tuple[Any, ...]]: ...
+
 def lean(stream: dict[str, Any]) -> dict[str, Any]: ...
 def decode_hypothesis(
     tok: Tokenizer,

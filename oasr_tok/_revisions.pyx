@@ -8,20 +8,25 @@ A kind that streams through a PieceTable has its streams kept as the table's sna
 decoder state without a state dict, see _piece_table.pyx) and stepped by the table's C loop;
 every other kind's streams are its own decode_incremental states, stepped by calling it.
 
-Everything read from state[_STATE_KEY] may be forged: its containers are type-checked before
-use, and entries are only read through checked Python operations, so a forged value raises
-(TypeError, IndexError...), which decode_hypothesis turns into StreamStateError. The state is
-written only once the whole call has succeeded.
+What a stream keeps between calls, state[_STATE_KEY], is one HypothesisState: C fields and
+the last committed ids in a C array, so a call reads and writes it without unpacking or
+making tuples and ints. One can only be made here or from its fields (a copy, a pickle), and
+the fields are checked then: a record that exists is well-formed, and what it cannot know (that
+its stream and window belong to this tokenizer) is checked on use. The state is written only
+once the whole call has succeeded; a record that only this state holds is updated in place
+(its refcount proves nobody else can see it, as for the committed str in _textbuf.h), a shared
+one (a shallow copy of the state holds it too) is replaced, so every copy of a state forks.
 """
-from cpython.dict cimport PyDict_Copy
+cimport cython
+from cpython.dict cimport PyDict_Copy, PyDict_GetItem
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.mem cimport PyMem_Malloc
-from cpython.long cimport PyLong_AsSsize_t, PyLong_CheckExact
+from cpython.long cimport PyLong_AsSsize_t, PyLong_CheckExact, PyLong_FromSsize_t
 from cpython.list cimport PyList_GET_SIZE
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memmove
 
 from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
 from oasr_tok._piece_table cimport PieceTable, Vars, _joined
@@ -42,13 +47,29 @@ cdef extern from "Python.h":
     int Py_EQ
     Py_ssize_t PyUnicode_GET_LENGTH(object)
 
+cdef extern from *:
+    """
+    /* On free-threaded builds a refcount of 1 does not prove that no other thread is about to
+       read an object (_textbuf.h's condition 4): a record is then never updated in place. */
+    #ifdef Py_GIL_DISABLED
+    #define OASR_REFCOUNT_PROVES_SOLE 0
+    #else
+    #define OASR_REFCOUNT_PROVES_SOLE 1
+    #endif
+    """
+    bint OASR_REFCOUNT_PROVES_SOLE
+
 #: How many committed ids before the commit point each call compares with the hypothesis to
 #: detect that the recogniser revised committed ids. Ids further back are never read.
 WINDOW = 64
 cdef Py_ssize_t _WINDOW = WINDOW
+cdef enum:
+    _CAPACITY = 128  # a record's window storage: 2 x WINDOW, so it is moved down once per WINDOW ids
 
 cdef str _STATE_KEY = "_hypothesis"
 cdef str _COMMITTED = "committed"
+cdef str _COMMITTED_TOKENS = "committed_tokens"
+cdef str _REVISION = "revision"
 cdef str _PLACEHOLDER = "\u3007"  # IDEOGRAPHIC NUMBER ZERO: a solo-script character, a word by itself
 cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
@@ -60,8 +81,145 @@ cdef object _abc_decode_incremental = None
 cdef object _table_decode_incremental = TableMethods.decode_incremental
 
 
-cdef object _forged():
-    return StreamStateError(f"state[{_STATE_KEY!r}] was not made by decode_hypothesis; start a new stream from {{}}")
+cdef object _forged(str why=None):
+    return StreamStateError(f"state[{_STATE_KEY!r}] was not made by decode_hypothesis"
+                            + (f" ({why})" if why else "") + "; start a new stream from {}")
+
+
+cdef Py_ssize_t _count(object value, str name) except -1:
+    """value as a count (an exact int >= 0), else StreamStateError naming the field."""
+    if type(value) is not int or value < 0:
+        raise _forged(f"{name} must be an int >= 0, got {type(value).__name__}")
+    return value
+
+
+@cython.final
+cdef class HypothesisState:
+    """What decode_hypothesis keeps in state["_hypothesis"] between calls (its fields: see
+    oasr_tok/revisions.py). Copied, pickled and compared by its fields; made from them, they are
+    checked first, and a bad one raises StreamStateError."""
+
+    cdef Py_ssize_t n           # ids committed
+    cdef object n_obj           # n as an int object: state["committed_tokens"] holds this one
+    # The last committed ids (at most WINDOW): owned references at items[first:first + width].
+    cdef PyObject* items[_CAPACITY]
+    cdef Py_ssize_t first, width
+    cdef object stream          # the commit point's stream state
+    cdef tuple pending          # the text each pending token printed after the committed text
+    cdef object starts          # their starts (a tuple), None if no call was timed
+    cdef Py_ssize_t skip        # 1: pending[0] starts with the placeholder for committed text
+    cdef tuple older            # the uncommitted tails of the hypotheses before `prev`
+    cdef object prev            # the last hypothesis's uncommitted tail (a tuple), None: none yet
+    cdef Py_ssize_t searched
+    cdef object tag
+    cdef bint closed
+
+    def __init__(self, n, window, stream, pending, skip, history, searched, tag, closed, starts=None):
+        cdef Py_ssize_t count = _count(n, "n")
+        cdef PyObject* item
+        if type(window) is not tuple or len(window) > min(count, _WINDOW):
+            raise _forged(f"window must be a tuple of at most {min(count, _WINDOW)} ids")
+        for item_obj in window:
+            if not PyLong_CheckExact(item_obj) or item_obj < 0:
+                raise _forged("window must hold ids (ints >= 0)")
+        if type(stream) is not tuple and type(stream) is not dict:
+            raise _forged(f"stream must be a tuple or a dict, got {type(stream).__name__}")
+        if type(pending) is not tuple or not all(type(text) is str for text in pending):
+            raise _forged("pending must be a tuple of str")
+        if starts is not None and (type(starts) is not tuple or len(starts) != len(pending)):
+            raise _forged("starts must be None or a tuple with one start per pending token")
+        if len(pending) > count:
+            raise _forged("more pending tokens than committed ones")
+        if type(skip) is not int or not 0 <= skip <= (1 if pending else 0):
+            raise _forged("skip must be 0, or 1 with pending text")
+        if type(history) is not tuple or not all(type(past) is tuple for past in history):
+            raise _forged("history must be a tuple of tuples")
+        if type(searched) is not int or not 0 <= searched <= (len(history[len(history) - 1]) if history else 0):
+            raise _forged("searched must count ids of the last hypothesis")
+        if tag is not None and type(tag) is not int:
+            raise _forged("tag must be an int or None")
+        if type(closed) is not bool:
+            raise _forged("closed must be a bool")
+        # Checked: now replace what an earlier __init__ may have set.
+        self._drop_window()
+        self.n, self.n_obj = count, n
+        for item_obj in window:
+            item = <PyObject*>item_obj
+            Py_INCREF(<object>item)
+            self.items[self.width] = item
+            self.width += 1
+        self.stream, self.pending, self.starts, self.skip = stream, pending, starts, skip
+        self.older = history[:len(history) - 1] if history else ()
+        self.prev = history[len(history) - 1] if history else None
+        self.searched, self.tag, self.closed = searched, tag, closed
+
+    def __dealloc__(self):
+        self._drop_window()
+
+    cdef void _drop_window(self) noexcept:
+        cdef Py_ssize_t j, first = self.first, width = self.width
+        self.first = self.width = 0
+        for j in range(first, first + width):
+            Py_DECREF(<object>self.items[j])
+
+    cdef tuple window(self):
+        cdef tuple out = PyTuple_New(self.width)
+        cdef Py_ssize_t j
+        for j in range(self.width):
+            Py_INCREF(<object>self.items[self.first + j])
+            PyTuple_SET_ITEM(out, j, <object>self.items[self.first + j])
+        return out
+
+    cdef void commit(self, tuple tail, Py_ssize_t k) noexcept:
+        """The window after tail[:k] joined it: its last WINDOW ids (tail: checked ids)."""
+        cdef Py_ssize_t total = self.width + k, keep = min(total, _WINDOW), j
+        cdef Py_ssize_t drop = min(total - keep, self.width), skipped = total - keep - drop
+        cdef PyObject* item
+        for j in range(self.first, self.first + drop):
+            Py_DECREF(<object>self.items[j])  # an int: no code runs
+        self.first += drop
+        self.width -= drop
+        if self.first + self.width + k - skipped > _CAPACITY:
+            memmove(self.items, self.items + self.first, self.width * sizeof(PyObject*))
+            self.first = 0
+        for j in range(skipped, k):
+            item = PyTuple_GET_ITEM(tail, j)
+            Py_INCREF(<object>item)
+            self.items[self.first + self.width] = item
+            self.width += 1
+
+    cdef HypothesisState copy(self):
+        """A new record with this one's fields (its window's ids shared, not copied)."""
+        cdef HypothesisState out = HypothesisState.__new__(HypothesisState)
+        cdef Py_ssize_t j
+        for j in range(self.width):
+            Py_INCREF(<object>self.items[self.first + j])
+            out.items[j] = self.items[self.first + j]
+        out.width = self.width
+        out.n, out.n_obj, out.stream = self.n, self.n_obj, self.stream
+        out.pending, out.starts = self.pending, self.starts
+        out.skip, out.older, out.prev, out.searched = self.skip, self.older, self.prev, self.searched
+        out.tag, out.closed = self.tag, self.closed
+        return out
+
+    cdef tuple history(self):
+        return self.older if self.prev is None else self.older + (self.prev,)
+
+    cdef tuple fields(self):
+        return (self.n_obj, self.window(), self.stream, self.pending, self.skip, self.history(), self.searched,
+                self.tag, self.closed, self.starts)
+
+    def __reduce__(self):
+        return HypothesisState, self.fields()
+
+    def __eq__(self, other):
+        if type(other) is not HypothesisState:
+            return NotImplemented
+        return self.fields() == (<HypothesisState>other).fields()
+
+    def __repr__(self):
+        return (f"HypothesisState(n={self.n}, window=<{self.width} ids>, pending={self.pending!r}, "
+                f"closed={self.closed})")
 
 
 cdef bint _keeps_whole_text(object tok) except -1:
@@ -107,14 +265,14 @@ cdef inline bint _same_id(PyObject* x, PyObject* y) except -1:
     return PyLong_CheckExact(<object>x) and PyLong_CheckExact(<object>y) and PyObject_RichCompareBool(x, y, Py_EQ)
 
 
-cdef bint _window_agrees(list ids, Py_ssize_t w0, tuple window, Py_ssize_t vocab_size) except -1:
-    """Whether ids[w0:w0 + len(window)] are the window's ids, each an exact int in range (as
-    check_ids would accept them). The caller makes sure ids has that many items."""
-    cdef Py_ssize_t k, width = PyTuple_GET_SIZE(window)
+cdef bint _window_agrees(list ids, Py_ssize_t w0, PyObject** committed, Py_ssize_t width,
+                         Py_ssize_t vocab_size) except -1:
+    """Whether ids[w0:w0 + width] are the window's ids (committed[:width]), each an exact int
+    in range (as check_ids would accept them). The caller makes sure ids has that many items."""
+    cdef Py_ssize_t k
     if width == 0:
         return True
     cdef PyObject** have = PySequence_Fast_ITEMS(ids) + w0
-    cdef PyObject** committed = PySequence_Fast_ITEMS(window)
     # The usual case: the very int objects committed (and checked) before, which do not change.
     if memcmp(have, committed, width * sizeof(PyObject*)) == 0:
         return True
@@ -190,19 +348,6 @@ cdef tuple _tail_of(list ids, Py_ssize_t start, Py_ssize_t vocab_size, IdBuffer*
         values[k] = value
     buf.ids = values
     buf.n = n
-    return out
-
-
-cdef tuple _window_after(tuple window, tuple tail, Py_ssize_t k):
-    """(window + tail[:k])[-WINDOW:], made at once."""
-    cdef Py_ssize_t width = PyTuple_GET_SIZE(window), size = min(width + k, _WINDOW), j, drop
-    cdef tuple out = PyTuple_New(size)
-    cdef PyObject* item
-    drop = width + k - size
-    for j in range(size):
-        item = PyTuple_GET_ITEM(window, drop + j) if drop + j < width else PyTuple_GET_ITEM(tail, drop + j - width)
-        Py_INCREF(<object>item)
-        PyTuple_SET_ITEM(out, j, <object>item)
     return out
 
 
@@ -293,67 +438,66 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
     cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending, limit
     cdef bint lean_stream, after, timed = times is not None
-    cdef list seen, pieces, tail_times = None, kept
+    cdef list seen, pieces, tail_times = None
     cdef Py_ssize_t vocab_size
-    cdef tuple window, pending, history, tail_ids, used
+    cdef tuple window, pending, older, tail_ids, used, new_pending
     cdef str text, delta, partial, held, rest
     cdef Words words
     cdef PyObject* x
     cdef PyObject* y
+    cdef PyObject* committed_text
     cdef PieceTable t
     cdef Vars v
     cdef list box, after_each = None
     cdef bint in_prompt, searching
     cdef Py_ssize_t upto
+    cdef HypothesisState rec = None
     if type(agreement) is not int or agreement < 1:
         raise StreamStateError(f"agreement must be an int >= 1 (how many hypotheses must agree), got {agreement!r}")
     n_agree = agreement
-    if type(state.get(_COMMITTED, "")) is not str:
+    committed_text = PyDict_GetItem(state, _COMMITTED)
+    if committed_text != NULL and type(<object>committed_text) is not str:
         raise StreamStateError("state['committed'] must be the committed text (a str); start from {}")
     table = _piece_table(tok)
     lean_stream = table is not None or not _keeps_whole_text(tok)
     vocab_size = tok.vocab_size if table is None else (<PieceTable>table).vocab_size
     tag = None if table is None else (<PieceTable>table).tag
-    # -- the state's bookkeeping, checked --------------------------------------------------------
-    data = state.get(_STATE_KEY)
-    if data is None:
-        n, window, pending, skip, history, searched = 0, _EMPTY, _EMPTY, 0, _EMPTY, 0
+    # -- the state's bookkeeping (a record is well-formed: what it cannot know is checked here) --
+    got = state.get(_STATE_KEY)
+    if got is None:
+        n, width, pending, starts, skip, older, prev, searched = 0, 0, _EMPTY, None, 0, _EMPTY, None, 0
         stream = {} if table is None else (<PieceTable>table).fresh_snapshot
-        closed = False
     else:
-        if type(data) is not tuple or PyTuple_GET_SIZE(data) != 9:
+        if type(got) is not HypothesisState:
             raise _forged()
-        o_n, o_window, stream, o_pending, o_skip, o_history, o_searched, o_tag, closed = data
-        if not (type(o_n) is int and o_n >= 0 and type(o_window) is tuple and type(o_pending) is tuple
-                and type(o_skip) is int and type(o_history) is tuple and type(o_searched) is int
-                and type(closed) is bool):
-            raise _forged()
-        if o_tag != tag or type(stream) is not (dict if table is None else tuple):
+        rec = <HypothesisState>got
+        got = None  # rec is the one reference this call holds (see _store)
+        if (rec.tag is not tag and (rec.tag is None or tag is None or rec.tag != tag)) or type(rec.stream) is not (
+                dict if table is None else tuple):
             raise StreamStateError("this hypothesis state was made by another tokenizer; start a new stream from {}")
-        n, window, pending, skip, history, searched = o_n, o_window, o_pending, o_skip, o_history, o_searched
-        if (PyTuple_GET_SIZE(window) > min(n, _WINDOW) or not 0 <= skip <= (1 if pending else 0)
-                or not 0 <= searched <= (len(history[PyTuple_GET_SIZE(history) - 1]) if history else 0)):
-            raise _forged()
-    if closed:
-        raise stream_closed_error("hypothesis stream")
+        if rec.closed:
+            raise stream_closed_error("hypothesis stream")
+        n, width, stream, pending, starts = rec.n, rec.width, rec.stream, rec.pending, rec.starts
+        skip, older, prev, searched = rec.skip, rec.older, rec.prev, rec.searched
     # -- the ids: read from the window on, never before ------------------------------------------
     if type(hypothesis_ids) is not list and (isinstance(hypothesis_ids, (str, bytes))
                                              or not hasattr(hypothesis_ids, "__len__")):
         hypothesis_ids = check_ids(hypothesis_ids, vocab_size)  # str: NonIntegerIdError
     total = len(hypothesis_ids)
-    width = PyTuple_GET_SIZE(window)
     w0 = n - width
     revision = None
     tail_ids = None
-    if type(hypothesis_ids) is list and total >= n and _window_agrees(<list>hypothesis_ids, w0, window, vocab_size):
+    if type(hypothesis_ids) is list and total >= n and _window_agrees(
+            <list>hypothesis_ids, w0, rec.items + rec.first if rec is not None else NULL, width, vocab_size):
         # The usual case: the window holds the committed ids, and the tail is ids.
         tail_ids = _tail_of(<list>hypothesis_ids, n, vocab_size, ids)
     if tail_ids is None:
         # Anything else is checked as check_ids checks it (the same errors as every entry point).
         seen = check_ids(hypothesis_ids[w0:], vocab_size)
+        window = rec.window() if rec is not None else _EMPTY
         for k in range(width):
             if not _is_id(PyTuple_GET_ITEM(window, k), vocab_size):
-                raise _forged()  # the committed ids were checked when they were committed
+                raise _forged("a window entry is not an id of this tokenizer")
         # -- revisions of committed ids ----------------------------------------------------------
         if PyList_GET_SIZE(seen) < width:
             looked = tuple(seen)
@@ -375,23 +519,24 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         tail_times = _tail_times(times, n)
     n_tail = PyTuple_GET_SIZE(tail_ids)
     # -- agreement -------------------------------------------------------------------------------
-    used = _EMPTY
+    used = _EMPTY  # the last n_agree - 1 hypotheses' tails, oldest first
     if final or n_agree == 1:
         agreed = n_tail
+    elif n_agree == 2:
+        agreed = 0 if prev is None else _common(tail_ids, <tuple>prev)
     else:
-        used = history[PyTuple_GET_SIZE(history) - min(n_agree - 1, PyTuple_GET_SIZE(history)):]
+        used = older + (prev,) if prev is not None else older
+        used = used[PyTuple_GET_SIZE(used) - min(n_agree - 1, PyTuple_GET_SIZE(used)):]
         agreed = 0
         if PyTuple_GET_SIZE(used) == n_agree - 1:
             agreed = n_tail
             for past in used:
-                if type(past) is not tuple:
-                    raise _forged()
                 agreed = min(agreed, _common(tail_ids, <tuple>past))
     # -- the tail's text, from the commit point on -----------------------------------------------
     # pieces: the text of each token from the committed text on: the pending ones, then what
     # each id of the tail settled (a kind without a PieceTable: each of the first `upto`, then
     # what the rest settled together, as one piece).
-    pieces = [p[0] for p in pending]
+    pieces = list(pending)
     n_pending = PyList_GET_SIZE(pieces)
     # The same agreed ids as last call, which found no commit point in them (searched: they
     # are the last hypothesis's first ids, which these agree with): neither now.
@@ -404,7 +549,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         box = [b""]
         t.load_snapshot(stream, &v, box, &in_prompt)
         if v.closed:
-            raise _forged()  # only the ninth field closes a hypothesis stream
+            raise _forged("its stream is closed")  # only the record's own flag closes a hypothesis stream
         t._run(ids.ids, n_tail, &v, box, &in_prompt, pieces)
         if final:
             rest = _joined(t._finish(&v, box, None))
@@ -413,8 +558,6 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             held = t._tail(v, <bytes>box[0])
         end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
     else:
-        if type(stream) is not dict:
-            raise _forged()
         out, held, end_stream, after_each = _walk_states(tok, <dict>stream, tail_ids, upto, pieces, final,
                                                          lean_stream)
         if final:
@@ -423,17 +566,14 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             pieces.append(out)
     # -- final: everything is committed ----------------------------------------------------------
     if final:
-        return _close(tok, state, n, window, pending, skip, pieces, tail_ids, tail_times, rest, end_stream, tag,
+        return _close(tok, state, rec, tag, n, pending, starts, skip, pieces, tail_ids, tail_times, rest, end_stream,
                       revision)
     text = "".join(pieces)
     if not searching:
         partial = text[skip:] + held if held else text[skip:]
-        if _COMMITTED not in state:
+        if committed_text == NULL:
             state[_COMMITTED] = ""
-        state[_STATE_KEY] = (n, window, stream, pending, skip, _next_history(used, tail_ids, 0, n_agree),
-                             searched, tag, False)
-        state["committed_tokens"] = n
-        state["revision"] = revision
+        _store(state, rec, tag, n, tail_ids, 0, stream, pending, starts, skip, used, n_agree, searched, revision)
         return "", partial
     # -- the commit point: the end of the last word whose next word's first letter is settled ---
     k = 0  # committed ids to add
@@ -448,9 +588,9 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         # agreed token ends the word, that start must be known (a token after it).
         after = agreed < n_tail or not timed
         if timed:
-            starts = [p[2] for p in pending] + tail_times[:agreed + 1]
+            starts_now = _starts_of(starts, n_pending) + tail_times[:agreed + 1]
             used_pieces = pieces[:n_pending + agreed]
-            words = group_words(used_pieces + [""] if after else used_pieces, starts)
+            words = group_words(used_pieces + [""] if after else used_pieces, starts_now)
             last_piece = n_pending + agreed - 1
             m = words._n - 1
             letter = -1
@@ -472,76 +612,124 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
                 k += 1
             cut = end
             if timed:
-                index = [p[1] for p in pending] + list(range(n, n + agreed))
+                index = list(range(n - n_pending, n + agreed))  # pending tokens: the last committed ones
                 commit_words = [_absolute(words[j], index) for j in range(m) if words._rows[4 * j + 1] > skip]
     delta = text[skip:cut]
     # -- the new pending text: what the committed ids printed after the cut ----------------------
+    new_starts = starts
     if cut > skip:
-        # The tokens whose text runs past the cut stay pending (made into records only those:
+        # The tokens whose text runs past the cut stay pending (always the last committed ones:
         # the others are committed whole).
         pos = 0
         first = 0
         while first < n_pending + k and pos + _width(pieces, first) <= cut:
             pos += _width(pieces, first)
             first += 1
-        kept = list(pending[first:]) if first < n_pending else []
-        for j in range(max(first - n_pending, 0), k):
-            kept.append((pieces[n_pending + j], n + j, tail_times[j] if timed else 0))
-        new_pending = tuple(kept)
-        new_skip = 0
-        if new_pending and cut > pos:
-            # The first piece printed the end of a committed word too: that part is replaced by
-            # a placeholder that is a word of its own, so the next grouping neither re-reads
-            # committed text nor takes the piece for a whitespace-only token.
-            text0, index0, start0 = new_pending[0]
-            new_pending = ((_PLACEHOLDER + text0[cut - pos:], index0, start0),) + new_pending[1:]
-            new_skip = _PLACEHOLDER_LEN
+        # The first piece printed the end of a committed word too: that part is replaced by a
+        # placeholder that is a word of its own, so the next grouping neither re-reads committed
+        # text nor takes the piece for a whitespace-only token.
+        skip = _PLACEHOLDER_LEN if first < n_pending + k and cut > pos else 0
+        new_pending = _pending_texts(pieces, first, n_pending + k, cut - pos if skip else -1)
+        if timed or starts is not None:
+            new_starts = tuple(_starts_of(starts, n_pending)[first:]
+                               + (tail_times[max(first - n_pending, 0):k] if timed
+                                  else [0] * (k - max(first - n_pending, 0))))
     else:
-        new_pending, new_skip = pending, skip
+        new_pending = pending
     partial = text[cut:] + held if held else text[cut:]
     # -- commit ----------------------------------------------------------------------------------
     if k:
-        # The committed ids join the window and the stream (the commit point's state).
+        # The committed ids join the window (in _store) and the stream (the commit point's state).
         if table is not None:
             stream = _advance(<PieceTable>table, <tuple>stream, ids, k)
         else:
             stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
-        window = _window_after(window, tail_ids, k)
-    if delta or _COMMITTED not in state:
+    if delta or committed_text == NULL:
         oasr_append(state, _COMMITTED, delta)
-    committed_tokens = n + k
-    state[_STATE_KEY] = (committed_tokens, window, stream, new_pending, new_skip,
-                         _next_history(used, tail_ids, k, n_agree), 0 if k or timed or n_agree == 1 else agreed, tag,
-                         False)
-    state["committed_tokens"] = committed_tokens
-    state["revision"] = revision
+    _store(state, rec, tag, n, tail_ids, k, stream, new_pending, new_starts, skip, used, n_agree,
+           0 if k or timed or n_agree == 1 else agreed, revision)
     if timed:
         return delta, partial, commit_words
     return delta, partial
 
 
-cdef tuple _next_history(tuple used, tuple tail_ids, Py_ssize_t k, Py_ssize_t n_agree):
-    """The uncommitted tails of the last n_agree - 1 hypotheses, this one's included, from the
-    new commit point on."""
+cdef tuple _pending_texts(list pieces, Py_ssize_t a, Py_ssize_t b, Py_ssize_t cut_in_first):
+    """tuple(pieces[a:b]), the first one's text before cut_in_first (when >= 0) replaced by the
+    placeholder."""
+    cdef tuple out = PyTuple_New(b - a)
+    cdef Py_ssize_t j
+    for j in range(a, b):
+        item = pieces[j]
+        if j == a and cut_in_first >= 0:
+            item = _PLACEHOLDER + (<str>item)[cut_in_first:]
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(out, j - a, item)
+    return out
+
+
+cdef list _starts_of(object starts, Py_ssize_t n_pending):
+    """The pending tokens' starts (0 for a token committed by an untimed call)."""
+    return [0] * n_pending if starts is None else list(<tuple>starts)
+
+
+cdef int _store(dict state, HypothesisState rec, object tag, Py_ssize_t n, tuple tail_ids, Py_ssize_t k,
+                object stream, tuple pending, object starts, Py_ssize_t skip, tuple used, Py_ssize_t n_agree,
+                Py_ssize_t searched, object revision) except -1:
+    """Write what this call committed (k more ids of tail_ids) and saw into the state: rec
+    itself when this state alone holds it, else a new record (rec is then left as it was, for
+    whoever else holds it)."""
+    cdef HypothesisState out
+    cdef PyObject* held
+    # Held by the state and by the caller's variable, nothing else (a shallow copy of the
+    # state, or anyone who kept the record, holds another reference).
+    if (rec is not None and OASR_REFCOUNT_PROVES_SOLE and Py_REFCNT(rec) == 2
+            and PyDict_GetItem(state, _STATE_KEY) == <PyObject*>rec):
+        out = rec
+    elif rec is not None:
+        out = rec.copy()
+    else:
+        out = HypothesisState.__new__(HypothesisState)
+        out.n_obj = 0
+    if k:
+        out.n = n + k
+        out.n_obj = PyLong_FromSsize_t(n + k)
+        out.commit(tail_ids, k)
+    out.stream, out.pending, out.starts, out.skip, out.searched, out.tag = stream, pending, starts, skip, searched, tag
+    # The uncommitted tails of the last n_agree - 1 hypotheses, this one's included, from the
+    # new commit point on.
     if n_agree == 1:
-        return _EMPTY
-    if n_agree == 2:
-        return (tail_ids[k:] if k else tail_ids,)
-    return tuple([past[k:] for past in (used + (tail_ids,))[-(n_agree - 1):]])
+        out.older, out.prev = _EMPTY, None
+    elif n_agree == 2:
+        out.older, out.prev = _EMPTY, tail_ids[k:] if k else tail_ids
+    else:
+        kept = [past[k:] for past in (used + (tail_ids,))[-(n_agree - 1):]]
+        out.older, out.prev = tuple(kept[:len(kept) - 1]), kept[len(kept) - 1]
+    if out is not rec:
+        state[_STATE_KEY] = out
+    held = PyDict_GetItem(state, _COMMITTED_TOKENS)
+    if held != <PyObject*>out.n_obj:
+        state[_COMMITTED_TOKENS] = out.n_obj
+    held = PyDict_GetItem(state, _REVISION)
+    if revision is not None or held != <PyObject*>None:
+        state[_REVISION] = revision
+    return 0
 
 
-cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py_ssize_t skip, list pieces,
-                  tuple tail, list tail_times, str rest, object closed_stream, tag, revision):
+cdef tuple _close(tok, dict state, HypothesisState rec, tag, Py_ssize_t n, tuple pending, object starts,
+                  Py_ssize_t skip, list pieces, tuple tail, list tail_times, str rest, object closed_stream, revision):
     """final=True: every id of the tail was stepped (pieces: the pending tokens' text, then what
     each id settled) and the stream ended (rest: what the end rendered); commit everything."""
-    cdef Py_ssize_t base, last, j, length
+    cdef Py_ssize_t last, j, length, n_pending = PyTuple_GET_SIZE(pending), w0
     cdef bint rendered = PyList_GET_SIZE(pieces) > 0
     cdef str delta
+    cdef HypothesisState out
     if rest:
         if pieces:
-            # As token_pieces does: held-back text goes on the last non-special token.
-            base = n - len(window)
-            ids = [window[p[1] - base] if p[1] >= base else -1 for p in pending] + list(tail)
+            # As token_pieces does: held-back text goes on the last non-special token. The
+            # pending tokens are the last committed ones (their ids: in the window, or -1).
+            window = rec.window() if rec is not None else _EMPTY
+            w0 = n - len(window)
+            ids = [window[j - w0] if j >= w0 else -1 for j in range(n - n_pending, n)] + list(tail)
             special = tok.special_ids
             last = len(ids) - 1
             for j in range(len(ids) - 1, -1, -1):
@@ -556,20 +744,24 @@ cdef tuple _close(tok, dict state, Py_ssize_t n, tuple window, tuple pending, Py
     delta = joined[skip:]
     words = None
     if tail_times is not None:
-        starts = [p[2] for p in pending] + tail_times
-        index = [p[1] for p in pending] + list(range(n, n + len(tail)))
+        starts_all = _starts_of(starts, n_pending) + tail_times
+        index = list(range(n - n_pending, n + len(tail)))
         if rest and not rendered:
-            starts, index = [0], [max(n - 1, 0)]
+            starts_all, index = [0], [max(n - 1, 0)]
         words = []
         if length > skip:
-            grouped = <Words>group_words(pieces, starts)
+            grouped = <Words>group_words(pieces, starts_all)
             words = [_absolute(grouped[j], index) for j in range(grouped._n) if grouped._rows[4 * j + 1] > skip]
     oasr_append(state, _COMMITTED, delta)
-    n_all = n + len(tail)
-    window = _window_after(window, tail, PyTuple_GET_SIZE(tail))
-    state[_STATE_KEY] = (n_all, window, closed_stream, _EMPTY, 0, _EMPTY, 0, tag, True)
-    state["committed_tokens"] = n_all
-    state["revision"] = revision
+    out = rec.copy() if rec is not None else HypothesisState.__new__(HypothesisState)
+    out.n = n + len(tail)
+    out.n_obj = PyLong_FromSsize_t(out.n)
+    out.commit(tail, PyTuple_GET_SIZE(tail))
+    out.stream, out.pending, out.starts, out.skip = closed_stream, _EMPTY, None, 0
+    out.older, out.prev, out.searched, out.tag, out.closed = _EMPTY, None, 0, tag, True
+    state[_STATE_KEY] = out
+    state[_COMMITTED_TOKENS] = out.n_obj
+    state[_REVISION] = revision
     return (delta, "") if words is None else (delta, "", words)
 
 

@@ -43,17 +43,23 @@ __all__ = ["WINDOW", "decode_hypothesis"]
 # to detect that the recogniser revised committed ids; ids further back are never read) and the
 # compiled entry point are defined in _revisions.pyx (typed in _revisions.pyi).
 #
-# state["_hypothesis"] is a tuple with these fields (plain data, so copy.deepcopy forks a stream):
-#   n         ids committed
-#   window    the last <= WINDOW committed ids, as a tuple
+# state["_hypothesis"] is a HypothesisState (_revisions.pyx): a compiled record, copied, pickled and
+# compared by these fields (the order it is made from them in); made from fields, it checks them,
+# and raises StreamStateError:
+#   n         ids committed (state["committed_tokens"])
+#   window    the last <= WINDOW committed ids (kept in a C array; a tuple of ints as a field)
 #   stream    the stream state after the n committed ids: a PieceTable's snapshot (a 6-tuple, see
 #             _piece_table.pyx) or, for other kinds, their decode_incremental state (its "text"
 #             cut to the held-back tail: the committed text is state["committed"])
-#   pending   ((text, token index, start), ...): text the committed ids printed after the
-#             committed text, one entry per token
+#   pending   the text each pending token printed after the committed text: the pending tokens
+#             are always the last len(pending) committed ones
 #   skip      1 when pending's first piece starts with the placeholder for committed text
 #   history   the uncommitted tails (ids after the commit point) of the previous hypotheses
 #   searched  how many of the last hypothesis's first uncommitted ids the last call searched
 #             for a commit point in vain (0: none)
 #   tag       the PieceTable's tag (None for other kinds): a state is refused by another table
 #   closed    final=True was given
+#   starts    the pending tokens' start times (None if no call was timed)
+# A record only one state holds is updated in place by the next call (its refcount proves that
+# nobody else can see it); one that a shallow copy of the state, or anyone, also holds is
+# replaced instead, so dict(state) forks a stream as copy.deepcopy(state) does.

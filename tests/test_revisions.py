@@ -24,6 +24,7 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
+from oasr_tok._revisions import HypothesisState
 from oasr_tok.revisions import WINDOW
 from oasr_tok.words import group_words
 
@@ -35,6 +36,36 @@ CASES = all_cases()
 IDS = [case.name for case in CASES]
 # A script is a dozen calls: a third of the profile's examples per kind keeps the suite short.
 FEW = settings(max_examples=max(10, settings().max_examples // 3))
+
+
+# HypothesisState's fields, in the order it is made from them (and pickled).
+_FIELDS = ("n", "window", "stream", "pending", "skip", "history", "searched", "tag", "closed", "starts")
+
+
+def _fields(state: dict) -> dict:
+    """The fields of a state's record, by name, as copy and pickle see them."""
+    cls, args = state["_hypothesis"].__reduce__()
+    assert cls is HypothesisState
+    return dict(zip(_FIELDS, args, strict=True))
+
+
+def _refused(tok, ids, state: dict, when: str, **changes) -> None:
+    """A record with these fields changed is refused with StreamStateError: when it is "built"
+    (as an unpickled one would be), or when it is "used" by the next call, which then leaves the
+    forged state exactly as it was."""
+    if when == "built":
+        with pytest.raises(StreamStateError):
+            HypothesisState(**{**_fields(state), **changes})
+        return
+    forged = {**state, "_hypothesis": HypothesisState(**{**_fields(state), **changes})}
+    _refused_on_use(tok, ids, forged)
+
+
+def _refused_on_use(tok, ids, forged: dict) -> None:
+    keep = copy.deepcopy(forged)
+    with pytest.raises(StreamStateError):
+        tok.decode_hypothesis(ids, forged)
+    assert forged == keep
 
 
 def _word_spans(text: str) -> list[tuple[int, int]]:
@@ -186,25 +217,11 @@ def test_bad_input_raises_and_leaves_the_state_as_it_was(case):
     with pytest.raises(TimingError):
         tok.decode_hypothesis(ids, state, times=[0.0])
     assert state == before
-    for forged in (
-        {"_hypothesis": (1, 2, 3)},
-        {"_hypothesis": "x"},
-        {"committed": 5},
-        {
-            **before,
-            "_hypothesis": (
-                *before["_hypothesis"][:2],
-                {"text": 5, "_tail": 1},
-                *before["_hypothesis"][3:7],
-                ((), (), None, 0),  # no kept steps: the call starts from the forged stream
-                before["_hypothesis"][8],
-            ),
-        },
-    ):
-        keep = copy.deepcopy(forged)
-        with pytest.raises(StreamStateError):
-            tok.decode_hypothesis(ids + ids, forged)
-        assert forged == keep
+    for forged in ({"_hypothesis": (1, 2, 3)}, {"_hypothesis": "x"}, {"committed": 5}):
+        _refused_on_use(tok, ids + ids, forged)
+    # A stream state of the wrong shape: the kind's own decode_incremental refuses it (FunASR),
+    # or it is not a table's snapshot.
+    _refused(tok, ids + ids, before, "used", stream={"text": 5, "_tail": 1})
     tok.decode_hypothesis(ids, state, final=True)
     assert state["committed"] == tok.decode(ids)
     with pytest.raises(StreamStateError, match="closed"):
@@ -400,28 +417,65 @@ def test_a_forged_stream_or_search_mark_raises_and_leaves_the_state_as_it_was(bp
     state: dict = {}
     bpe.decode_hypothesis(ids, state)
     bpe.decode_hypothesis(ids, state)  # agreed: committed up to the last word
-    data = state["_hypothesis"]
-    n, window, stream, pending, skip, history, searched, tag, closed = data
+    fields = _fields(state)
+    stream, history = fields["stream"], fields["history"]
     assert type(stream) is tuple and len(stream) == 6  # the table's snapshot of the commit point
-    forgeries = [
-        (n, window, "not a state", pending, skip, history, searched, tag, closed),
-        (n, window, {"text": "", "_s": stream[:5]}, pending, skip, history, searched, tag, closed),
-        (n, window, (*stream[:2], b"\xff", *stream[3:]), pending, skip, history, searched, tag, closed),
-        (n, window, (*stream[:4], True, stream[5]), pending, skip, history, searched, tag, closed),
-        (n, window, stream, pending, skip, history, len(history[-1]) + 1, tag, closed),
-        (n, window, stream, pending, skip, history, -1, tag, closed),
-        (n, window, stream, pending, skip, history, searched, "another table", closed),
-        (n, window, stream, pending, 2, history, searched, tag, closed),
-        data[:8],
-        "x",
-    ]
-    for bad in forgeries:
-        forged = {**state, "_hypothesis": bad}
-        keep = copy.deepcopy(forged)
-        with pytest.raises(StreamStateError):
-            bpe.decode_hypothesis(ids + ids[:3], forged)
-        assert forged == keep
+    more = ids + ids[:3]
+    # What a record can check itself is refused when it is made ...
+    _refused(bpe, more, state, "built", stream="not a state")
+    _refused(bpe, more, state, "built", searched=len(history[-1]) + 1)
+    _refused(bpe, more, state, "built", searched=-1)
+    _refused(bpe, more, state, "built", tag="another table")
+    _refused(bpe, more, state, "built", skip=2)
+    _refused(bpe, more, state, "built", pending=(5,))
+    _refused(bpe, more, state, "built", n=-1)
+    _refused(bpe, more, state, "built", history=([1, 2],))
+    _refused(bpe, more, state, "built", closed=1)
+    _refused(bpe, more, state, "built", starts=(0.0,) * (len(fields["pending"]) + 1))
+    # ... what only the tokenizer can tell, when it is used.
+    _refused(bpe, more, state, "used", stream={"text": "", "_s": stream[:5]})
+    _refused(bpe, more, state, "used", stream=(*stream[:2], b"\xff", *stream[3:]))
+    _refused(bpe, more, state, "used", stream=(*stream[:4], True, stream[5]))
+    _refused(bpe, more, state, "used", tag=fields["tag"] + 1)
+    for bad in (tuple(fields.values())[:9], "x"):
+        _refused_on_use(bpe, more, {**state, "_hypothesis": bad})
     assert bpe.decode_hypothesis(ids, state) == ("", bpe.decode(ids)[len(state["committed"]) :])
+
+
+def test_a_record_pickles_copies_and_compares_by_its_fields(bpe):
+    import pickle
+
+    ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
+    state: dict = {}
+    for k in range(4, len(ids), 4):
+        bpe.decode_hypothesis(ids[:k], state)
+    record = state["_hypothesis"]
+    for twin in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record)):
+        assert type(twin) is HypothesisState and twin == record and twin is not record
+        assert twin.__reduce__() == record.__reduce__()
+    assert record != HypothesisState(**{**_fields(state), "searched": 0, "history": ()})
+    with pytest.raises(TypeError):
+        hash(record)
+
+
+def test_a_shallow_copy_of_the_state_forks_the_stream(bpe):
+    """A record only this state holds is updated in place; one a shallow copy of the state (or
+    anyone) also holds is replaced, so the copy goes on as if the original never had."""
+    ids = bpe.encode(" ".join(["ONE TWO THREE FOUR FIVE SIX SEVEN"] * 3))
+    state: dict = {}
+    for k in range(2, len(ids) // 2, 2):
+        bpe.decode_hypothesis(ids[:k], state)
+    assert state["committed_tokens"] > 0
+    fork, held = dict(state), state["_hypothesis"]
+    untouched = copy.deepcopy(state)
+    script = [ids[:k] for k in range(len(ids) // 2, len(ids), 2)]
+    for hyp in script:
+        bpe.decode_hypothesis(hyp, state)
+    assert fork == untouched and held == untouched["_hypothesis"]
+    assert state["committed_tokens"] > untouched["committed_tokens"]
+    for hyp in script:
+        bpe.decode_hypothesis(hyp, fork)
+    assert fork == state
 
 
 def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
@@ -476,28 +530,24 @@ def _streamed_with_a_window(bpe):
 
 def test_a_forged_window_is_a_forged_state(bpe):
     """The window holds committed ids, which were checked when they were committed: one that is
-    not an id was put there by someone else. It is only ever compared with the hypothesis, and
-    once the hypothesis differs from it there, it is reported as a forged state."""
+    not an id was put there by someone else. A record refuses what is not an int >= 0; an int
+    that is not an id of this tokenizer is only ever compared with the hypothesis, and once the
+    hypothesis differs from it there, it is reported as a forged state."""
     ids, state = _streamed_with_a_window(bpe)
-    data = state["_hypothesis"]
-    n, window = data[0], data[1]
-    assert n > 1
-    for bad in ("x", bpe.vocab_size, -1):
-        forged = {**state, "_hypothesis": (n, window[:-1] + (bad,), *data[2:])}
-        keep = copy.deepcopy(forged)
-        with pytest.raises(StreamStateError):
-            bpe.decode_hypothesis(list(ids), forged)
-        assert forged == keep
+    window = _fields(state)["window"]
+    assert window
+    for bad in ("x", -1, True, 2.0):
+        _refused(bpe, list(ids), state, "built", window=window[:-1] + (bad,))
+    _refused(bpe, list(ids), state, "used", window=window[:-1] + (bpe.vocab_size,))
 
 
 def test_a_forged_window_entry_is_never_asked_to_compare_itself(bpe):
     """The window is compared with the hypothesis in C, over the hypothesis list's own items:
-    an object planted in a forged window is never asked whether it equals an id (its __eq__
-    could run anything: here it empties the very list being compared, which a loop that asked
-    it would then read past). It is a forged state, and the list is untouched."""
+    an object planted in a forged window would never be asked whether it equals an id (its
+    __eq__ could run anything: here it empties the very list being compared, which a loop that
+    asked it would then read past); a record refuses it before that, when it is made."""
     ids, state = _streamed_with_a_window(bpe)
-    data = state["_hypothesis"]
-    n, window = data[0], data[1]
+    window = _fields(state)["window"]
     hypothesis = list(ids)
     asked = []
 
@@ -509,7 +559,10 @@ def test_a_forged_window_entry_is_never_asked_to_compare_itself(bpe):
 
         __hash__ = object.__hash__
 
-    forged = {**state, "_hypothesis": (n, (Evil(),) + window[1:], *data[2:])}
-    with pytest.raises(StreamStateError):
-        bpe.decode_hypothesis(hypothesis, forged)
+    class EvilInt(int):
+        __eq__ = Evil.__eq__
+        __hash__ = int.__hash__
+
+    for bad in (Evil(), EvilInt(window[0])):
+        _refused(bpe, hypothesis, state, "built", window=(bad,) + window[1:])
     assert asked == [] and hypothesis == ids
