@@ -1,11 +1,12 @@
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, final
 
 from .base import Tokenizer
 from .words import Word
 
 WINDOW: int
 
+@final
 class HypothesisState:
     def __init__(
         self,
