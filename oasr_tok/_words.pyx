@@ -104,9 +104,17 @@ def char_class(str ch) -> int:
     return C_WORD
 
 
+# The classes of the ASCII characters, the common case, read without the table's checks.
+cdef unsigned char _ascii[128]
+for _cp in range(128):
+    _ascii[_cp] = char_class(chr(_cp))
+
+
 cdef inline int _cls(Py_UCS4 cp) except -1:
     global _table
     cdef int c
+    if cp < 128:
+        return _ascii[cp]
     if cp >= MAX_CP:  # cannot happen for a str, but never index past the table
         return C_WORD
     if _table == NULL:
@@ -590,16 +598,33 @@ cdef Py_ssize_t commit_break(str text, Py_ssize_t limit, Py_ssize_t* letter) exc
     that text: the end of the last word that another word with a letter follows (*letter: the
     index of that word's first letter, the character whose being settled the break waits for);
     -1 (and *letter -1) when there is none. Made without rows: only the answer is kept."""
-    cdef _Emitter out = _Emitter.__new__(_Emitter)
+    global _breaks_busy
+    cdef _Emitter out
     if not 0 <= limit <= PyUnicode_GET_LENGTH(text):
         raise ValueError(f"limit {limit} is outside the text's {PyUnicode_GET_LENGTH(text)} characters")
-    out.breaks_only = True
-    out.text = text
-    out.break_end = -1
-    out.break_letter = -1
-    _scan(text, out, limit)
-    letter[0] = out.break_letter
-    return out.break_end
+    # One emitter serves every call (a new one per call was a sixth of the call's cost in
+    # decode_hypothesis); a call that finds it in use (no Python code runs inside a scan, but
+    # that is not this function's to assume) makes its own.
+    out = _Emitter.__new__(_Emitter) if _breaks_busy else _breaks
+    _breaks_busy = out is _breaks
+    try:
+        out.breaks_only = True
+        out.text = text
+        out.seen = 0
+        out.last_end = 0
+        out.break_end = -1
+        out.break_letter = -1
+        _scan(text, out, limit)
+        letter[0] = out.break_letter
+        return out.break_end
+    finally:
+        out.text = None
+        if out is _breaks:
+            _breaks_busy = False
+
+
+cdef _Emitter _breaks = _Emitter.__new__(_Emitter)
+cdef bint _breaks_busy = False
 
 
 cdef int _scan(str text, _Emitter out, Py_ssize_t total) except -1:
@@ -618,7 +643,7 @@ cdef int _scan(str text, _Emitter out, Py_ssize_t total) except -1:
 
     for i in range(total):
         cp = PyUnicode_READ(kind, data, i)
-        c = C_SPACE if Py_UNICODE_ISSPACE(cp) else _cls(cp)
+        c = _ascii[cp] if cp < 128 else C_SPACE if Py_UNICODE_ISSPACE(cp) else _cls(cp)
         if c == C_EXTEND or (stacked and c == C_SOLO):
             # Part of the character before it; at the start of a run it is an ordinary word
             # character (a stray mark must still land in some word).
