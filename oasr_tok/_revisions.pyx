@@ -57,14 +57,15 @@ cdef extern from "Python.h":
 cdef extern from *:
     """
     /* On free-threaded builds a refcount of 1 does not prove that no other thread is about to
-       read an object (_textbuf.h's condition 4): a record is then never updated in place. */
+       read an object (_textbuf.h's condition 4), and a flag does not keep two threads from one
+       scratch object: a record is then never updated in place, nor the scratch box shared. */
     #ifdef Py_GIL_DISABLED
-    #define OASR_REFCOUNT_PROVES_SOLE 0
+    #define OASR_GIL_BUILD 0
     #else
-    #define OASR_REFCOUNT_PROVES_SOLE 1
+    #define OASR_GIL_BUILD 1
     #endif
     """
-    bint OASR_REFCOUNT_PROVES_SOLE
+    bint OASR_GIL_BUILD
 
 #: How many committed ids before the commit point each call compares with the hypothesis to
 #: detect that the recogniser revised committed ids. Ids further back are never read.
@@ -384,10 +385,10 @@ cdef tuple _walk_states(object tok, dict stream, tuple tail, Py_ssize_t upto, li
     return rest, "" if final else _held(end), _lean(end) if lean_stream else end, after_each
 
 
-cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t k):
-    """A PieceTable's snapshot after the first k ids of the tail: the new commit point's."""
+cdef tuple _advance(PieceTable table, tuple snapshot, IdBuffer* ids, Py_ssize_t k, list box):
+    """A PieceTable's snapshot after the first k ids of the tail: the new commit point's (box:
+    the call's pending-bytes box, which this loads anew)."""
     cdef Vars v
-    cdef list box = [b""]
     cdef bint in_prompt
     table.load_snapshot(snapshot, &v, box, &in_prompt)
     if table.plain_through(&v, <bytes>box[0], in_prompt, ids.ids, k):
@@ -476,21 +477,38 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
         raise
 
 
+cdef list _BOX = [b""]
+cdef bint _box_busy = False
+
+
 cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times):
     """One call of decode_hypothesis; the state is written only once it has succeeded."""
+    global _box_busy
     cdef IdBuffer ids
+    cdef list box
     ids.ids = NULL
     ids.n = 0
     ids.heap = NULL
     ids.in_place = NULL
     ids.column = NULL
+    # The box a PieceTable's steps keep their pending bytes in: one for every call (a new list
+    # per call, and another per commit, were a few percent of it), unless a call is already
+    # using it (a kind's own Python code may call decode_hypothesis from inside a call).
+    if _box_busy or not OASR_GIL_BUILD:
+        box = [b""]
+    else:
+        box = _BOX
+        _box_busy = True
     try:
-        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids)
+        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids, box)
     finally:
         release_ids(&ids)
+        if box is _BOX:
+            box[0] = b""
+            _box_busy = False
 
 
-cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids):
+cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids, list box):
     cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
     cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending, limit
     cdef bint lean_stream, after, timed = times is not None
@@ -504,7 +522,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     cdef PyObject* committed_text
     cdef PieceTable t
     cdef Vars v
-    cdef list box, after_each = None
+    cdef list after_each = None
     cdef bint in_prompt, searching
     cdef Py_ssize_t upto
     cdef HypothesisState rec = None
@@ -602,7 +620,6 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     if table is not None:
         # The tail, stepped by the table's C loop from the commit point's snapshot.
         t = <PieceTable>table
-        box = [b""]
         t.load_snapshot(stream, &v, box, &in_prompt)
         if v.closed:
             raise _forged("its stream is closed")  # only the record's own flag closes a hypothesis stream
@@ -694,7 +711,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     if k:
         # The committed ids join the window (in _store) and the stream (the commit point's state).
         if table is not None:
-            stream = _advance(<PieceTable>table, <tuple>stream, ids, k)
+            stream = _advance(<PieceTable>table, <tuple>stream, ids, k, box)
         else:
             stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
     if delta or committed_text == NULL:
@@ -735,7 +752,7 @@ cdef int _store(dict state, HypothesisState rec, object tag, Py_ssize_t n, tuple
     cdef PyObject* held
     # Held by the state and by the caller's variable, nothing else (a shallow copy of the
     # state, or anyone who kept the record, holds another reference).
-    if (rec is not None and OASR_REFCOUNT_PROVES_SOLE and Py_REFCNT(rec) == 2
+    if (rec is not None and OASR_GIL_BUILD and Py_REFCNT(rec) == 2
             and PyDict_GetItemWithError(state, _STATE_KEY) == <PyObject*>rec):
         out = rec
     elif rec is not None:

@@ -566,3 +566,26 @@ def test_a_forged_window_entry_is_never_asked_to_compare_itself(bpe):
     for bad in (Evil(), EvilInt(window[0])):
         _refused(bpe, hypothesis, state, "built", window=(bad,) + window[1:])
     assert asked == [] and hypothesis == ids
+
+
+def test_a_call_made_from_inside_a_call_gets_the_same_results(bpe):
+    """decode_hypothesis keeps scratch space between calls; a call made while another is under
+    way (here from the hypothesis's own __len__) must not share it."""
+    ids = bpe.encode(" ".join(["THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG"] * 2))
+    hypotheses = [ids[:k] for k in range(3, len(ids) + 1, 3)]
+    expected: dict = {}
+    expected_inner: dict = {}
+    plain = [bpe.decode_hypothesis(h, expected) for h in hypotheses]
+    plain_inner = [bpe.decode_hypothesis(h[::-1], expected_inner) for h in hypotheses]
+
+    class Nesting(list):
+        def __len__(self):
+            inner.append(bpe.decode_hypothesis(self[::-1], inner_state))
+            return super().__len__()
+
+    state: dict = {}
+    inner_state: dict = {}
+    inner: list = []
+    got = [bpe.decode_hypothesis(Nesting(h), state) for h in hypotheses]
+    assert got == plain and state == expected
+    assert inner == plain_inner and inner_state == expected_inner
