@@ -445,10 +445,7 @@ def test_a_forged_stream_or_search_mark_raises_and_leaves_the_state_as_it_was(bp
 def test_a_record_pickles_copies_and_compares_by_its_fields(bpe):
     import pickle
 
-    ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))
-    state: dict = {}
-    for k in range(4, len(ids), 4):
-        bpe.decode_hypothesis(ids[:k], state)
+    _ids, state = _streamed_with_a_window(bpe)
     record = state["_hypothesis"]
     for twin in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record)):
         assert type(twin) is HypothesisState and twin == record and twin is not record
