@@ -324,6 +324,20 @@ cdef object _piece_table(object tok):
     return None
 
 
+cdef object _value_steps(object tok):
+    """tok when its kind steps a stream value for decode_hypothesis itself and its
+    decode_incremental is the one those steps reproduce, not overridden (revisions.py, § Kinds
+    that step a value), else None. Asked on every call, as _piece_table is."""
+    cls = type(tok)
+    reproduces = getattr(cls, "_steps_reproduce", None)
+    if reproduces is None or cls.decode_incremental is not reproduces:
+        return None
+    own = getattr(tok, "__dict__", _NO_DICT)
+    if PyDict_Contains(own, _DECODE_INCREMENTAL) if type(own) is dict else _DECODE_INCREMENTAL in own:
+        return None
+    return tok
+
+
 cdef dict _lean(dict stream):
     """`stream` with its text cut to the held-back tail (all the engine replaces next time)."""
     text = stream.get("text", "")
@@ -533,21 +547,25 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     if committed_text != NULL and type(<object>committed_text) is not str:
         raise StreamStateError("state['committed'] must be the committed text (a str); start from {}")
     table = _piece_table(tok)
-    lean_stream = table is not None or not _keeps_whole_text(tok)
+    steps = _value_steps(tok) if table is None else None
+    # The commit point's stream: a PieceTable's snapshot, the value a kind steps (both tuples),
+    # or a state dict of the kind's decode_incremental.
+    walked = table is None and steps is None
+    lean_stream = not walked or not _keeps_whole_text(tok)
     vocab_size = tok.vocab_size if table is None else (<PieceTable>table).vocab_size
-    tag = None if table is None else (<PieceTable>table).tag
+    tag = (<PieceTable>table).tag if table is not None else None if steps is None else steps._tag
     # -- the state's bookkeeping (a record is well-formed: what it cannot know is checked here) --
     got = state.get(_STATE_KEY)
     if got is None:
         n, width, pending, starts, skip, older, prev, searched = 0, 0, _EMPTY, None, 0, _EMPTY, None, 0
-        stream = {} if table is None else (<PieceTable>table).fresh_snapshot
+        stream = (<PieceTable>table).fresh_snapshot if table is not None else {} if walked else steps._fresh_stream
     else:
         if type(got) is not HypothesisState:
             raise _forged()
         rec = <HypothesisState>got
         got = None  # rec is the one reference this call holds (see _store)
         if (rec.tag is not tag and (rec.tag is None or tag is None or rec.tag != tag)) or type(rec.stream) is not (
-                dict if table is None else tuple):
+                dict if walked else tuple):
             raise StreamStateError("this hypothesis state was made by another tokenizer; start a new stream from {}")
         if rec.closed:
             raise stream_closed_error("hypothesis stream")
@@ -630,6 +648,14 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         else:
             held = t._tail(v, <bytes>box[0])
         end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
+    elif steps is not None:
+        # The kind's own steps, from the commit point's value: one piece per id.
+        end_stream = steps._advance(stream, list(tail_ids), pieces)
+        if final:
+            rest = steps._rest(end_stream)
+            held = ""
+        else:
+            held = steps._rest(end_stream)
     else:
         out, held, end_stream, after_each = _walk_states(tok, <dict>stream, tail_ids, upto, pieces, final,
                                                          lean_stream)
@@ -712,6 +738,8 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         # The committed ids join the window (in _store) and the stream (the commit point's state).
         if table is not None:
             stream = _advance(<PieceTable>table, <tuple>stream, ids, k, box)
+        elif steps is not None:
+            stream = steps._advance(stream, list(tail_ids[:k]), [])
         else:
             stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
     if delta or committed_text == NULL:

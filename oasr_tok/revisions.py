@@ -15,11 +15,12 @@ kind's no-retraction contract (held-back characters, byte runs and FunASR's rewr
 
 Cost. Ids behind the commit point are never read again, except a bounded look-back window
 (WINDOW ids) where a revision of committed ids is detected. The committed ids live in one
-stream state, the commit point's; each call steps the uncommitted tail from it, the agreed ids
-one by one (where the commit point falls is decided per id) and the rest in one go. On the
-kinds that stream through a PieceTable that state is the table's snapshot (its decoder state
-without a state dict) and the table's C loop steps it; other kinds are stepped by their own
-decode_incremental from a copy. The word rules run over the agreed, uncommitted text only, and
+stream state, the commit point's; each call steps the uncommitted tail from it, keeping what
+each agreed id settled (where the commit point falls is decided per id). On the kinds that
+stream through a PieceTable that state is the table's snapshot (its decoder state without a
+state dict) and the table's C loop steps it. A kind that steps a value (below) is stepped from
+that value; any other kind by its own decode_incremental, the agreed ids one call each and the
+rest in one, from a copy. The word rules run over the agreed, uncommitted text only, and
 not again while the agreed ids are those the last call searched in vain; state["committed"]
 grows in place (_textbuf.h's oasr_append), never by a copy. Nothing in a call is proportional
 to the transcript. The whole call is compiled (_revisions.pyx); this module is its documented
@@ -31,6 +32,16 @@ punctuation) already settled by ids that are committed with it. Then no continua
 anything to `w`: punctuation between `w` and that letter is already there, and what follows
 belongs to the next word or later. Those committed ids may have printed text after `w` (the
 space and the next word's start); it is kept as "pending" text and committed with the next word.
+
+Kinds that step a value. A kind whose stream machine is one immutable value (FunASR's frozen
+tuple in state["_funasr"]) lets decode_hypothesis step that value itself, with no state dict
+and no decode_incremental call per id. It defines, on its class: `_steps_reproduce`, the
+decode_incremental these steps are exactly (when the class's decode_incremental is another one,
+or the instance has its own, that one is called instead); `_fresh_stream`, the value of a
+stream that has seen nothing (a tuple); `_tag`, an int recorded in the state so that another
+tokenizer's is refused; `_advance(value, ids, pieces) -> value`, which steps checked ids and
+appends the text each settled to `pieces`, one string per id, and raises StreamStateError for a
+value it did not make; `_rest(value) -> str`, the text that ending the stream now would add.
 """
 
 from __future__ import annotations
@@ -49,15 +60,17 @@ __all__ = ["WINDOW", "decode_hypothesis"]
 #   n         ids committed (state["committed_tokens"])
 #   window    the last <= WINDOW committed ids (kept in a C array; a tuple of ints as a field)
 #   stream    the stream state after the n committed ids: a PieceTable's snapshot (a 6-tuple, see
-#             _piece_table.pyx) or, for other kinds, their decode_incremental state (its "text"
-#             cut to the held-back tail: the committed text is state["committed"])
+#             _piece_table.pyx), the value of a kind that steps one (FunASR's frozen tuple), or, for
+#             other kinds, their decode_incremental state (its "text" cut to the held-back tail:
+#             the committed text is state["committed"])
 #   pending   the text each pending token printed after the committed text: the pending tokens
 #             are always the last len(pending) committed ones
 #   skip      1 when pending's first piece starts with the placeholder for committed text
 #   history   the uncommitted tails (ids after the commit point) of the previous hypotheses
 #   searched  how many of the last hypothesis's first uncommitted ids the last call searched
 #             for a commit point in vain (0: none)
-#   tag       the PieceTable's tag (None for other kinds): a state is refused by another table
+#   tag       the PieceTable's or the value-stepping kind's tag (None for other kinds): a state is
+#             refused by another tokenizer
 #   closed    final=True was given
 #   starts    the pending tokens' start times (None if no call was timed)
 # A record only one state holds is updated in place by the next call (its refcount proves that

@@ -516,6 +516,74 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
     assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
 
 
+@pytest.fixture(scope="module")
+def paraformer():
+    return build_tokenizer(
+        TokenizerSpec("funasr_char", {"tokens": shared("funasr_char/paraformer-zh-vocab8404/tokens.json")})
+    )
+
+
+def _paraformer_script(tok) -> list[list[int]]:
+    """A growing hypothesis of Chinese characters and English words, its newest ids rewritten
+    on every other call."""
+    ids = tok.encode("今天天气很好 we went to the park 然后 we had lunch 在 the garden 很开心")
+    script = []
+    for k in range(2, len(ids) + 1, 2):
+        hyp = ids[:k]
+        script.append(hyp[:-1] + [ids[0]] if k % 4 == 0 else hyp)
+    return [*script, ids]
+
+
+def test_funasr_is_stepped_from_its_own_value_unless_it_has_a_decode_incremental_of_its_own(paraformer):
+    """FunASR's machine is stepped from the frozen value its stream state holds (the record's
+    stream is that value: what decode_incremental of the committed ids leaves in state["_funasr"]);
+    a decode_incremental of the class's or the instance's own is called instead."""
+    script = _paraformer_script(paraformer)
+    state: dict = {}
+    outputs = []
+    for hyp in script:
+        outputs.append(paraformer.decode_hypothesis(hyp, state))
+        n = state["committed_tokens"]
+        if n:
+            stream: dict = {}
+            paraformer.decode_incremental(hyp[:n], stream)
+            assert _fields(state)["stream"] == stream["_funasr"]
+    assert state["committed_tokens"] > 0
+    outputs.append(paraformer.decode_hypothesis(script[-1], state, final=True))
+    assert state["committed"] == paraformer.decode(script[-1])
+
+    class Spied(type(paraformer)):  # type: ignore[misc]
+        calls = 0
+
+        def decode_incremental(self, new_ids, state, final=False):
+            Spied.calls += 1
+            return super().decode_incremental(new_ids, state, final)
+
+    spied = copy.copy(paraformer)
+    spied.__class__ = Spied
+    on_its_own = copy.copy(paraformer)
+    on_its_own.decode_incremental = spied.decode_incremental  # the instance's own
+    for tok in (spied, on_its_own):
+        Spied.calls = 0
+        walked: dict = {}
+        got = [tok.decode_hypothesis(hyp, walked) for hyp in script]
+        got.append(tok.decode_hypothesis(script[-1], walked, final=True))
+        assert Spied.calls > len(script)
+        assert type(_fields(walked)["stream"]) is dict  # the kind's own state dict
+        assert got == outputs and walked["committed"] == state["committed"]
+
+
+def test_a_forged_funasr_value_is_refused_when_used(paraformer):
+    script = _paraformer_script(paraformer)
+    state: dict = {}
+    for hyp in script[:8]:
+        paraformer.decode_hypothesis(hyp, state)
+    assert state["committed_tokens"] > 0
+    value = _fields(state)["stream"]
+    for bad in ((), (1, 2), (9, *value[1:]), (value[0], ("x",), *value[2:]), {"_funasr": value}):
+        _refused(paraformer, script[8], state, "used", stream=bad)
+
+
 def _streamed_with_a_window(bpe):
     """Ids and a hypothesis state that has committed some of them (so its window is not empty)."""
     ids = bpe.encode(" ".join(["HELLO WORLD"] * 6))

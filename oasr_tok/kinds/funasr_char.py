@@ -400,6 +400,13 @@ class FunASRCharTokenizer(Tokenizer):
         state["_closed"] = bool(final)
         return delta
 
+    # decode_hypothesis steps this kind's machine itself, from the frozen value state["_funasr"]
+    # holds, instead of one decode_incremental call (and a state-dict copy) per agreed id
+    # (oasr_tok/revisions.py, § Kinds that step a value): _advance and _rest are those steps,
+    # and they are exactly what decode_incremental runs.
+    _steps_reproduce = decode_incremental
+    _fresh_stream: tuple = (B_EMPTY, _Track().freeze(), None, "", "")
+
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         """One string per id: each character of decode(ids) on the token whose text printed it
         (a `@@` word split over its pieces, an abbreviation letter by letter), a separator the
