@@ -5,8 +5,9 @@ kind's own decode_incremental of that tail costs, and in Python the bookkeeping 
 steps (tuples, slices, the window comparison, the word offsets) cost twenty to forty times that.
 
 A kind that streams through a PieceTable has its streams kept as the table's snapshots (its
-decoder state without a state dict, see _piece_table.pyx) and stepped by the table's C loop;
-every other kind's streams are its own decode_incremental states, stepped by calling it.
+decoder state without a state dict, see _piece_table.pyx) and stepped by the table's C loop; a
+kind that steps a value (FunASR's, revisions.py) by its own steps; every other kind's streams
+are its own decode_incremental states, stepped by calling it.
 
 What a stream keeps between calls, state[_STATE_KEY], is one HypothesisState: C fields and
 the last committed ids in a C array, so a call reads and writes it without unpacking or
