@@ -651,7 +651,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         end_stream = t.snapshot(&v, <bytes>box[0], in_prompt, <tuple>stream) if final else None
     elif steps is not None:
         # The kind's own steps, from the commit point's value: one piece per id.
-        end_stream = steps._advance(stream, list(tail_ids), pieces)
+        end_stream = steps._advance(stream, tail_ids, pieces)
         if final:
             rest = steps._rest(end_stream)
             held = ""
@@ -740,7 +740,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
         if table is not None:
             stream = _advance(<PieceTable>table, <tuple>stream, ids, k, box)
         elif steps is not None:
-            stream = steps._advance(stream, list(tail_ids[:k]), [])
+            stream = steps._advance(stream, tail_ids[:k], [])
         else:
             stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
     if delta or committed_text == NULL:

@@ -39,7 +39,7 @@ and no decode_incremental call per id. It defines, on its class: `_steps_reprodu
 decode_incremental these steps are exactly (when the class's decode_incremental is another one,
 or the instance has its own, that one is called instead); `_fresh_stream`, the value of a
 stream that has seen nothing (a tuple); `_tag`, an int recorded in the state so that another
-tokenizer's is refused; `_advance(value, ids, pieces) -> value`, which steps checked ids and
+tokenizer's is refused; `_advance(value, ids, pieces) -> value`, which steps checked ids (a tuple) and
 appends the text each settled to `pieces`, one string per id, and raises StreamStateError for a
 value it did not make; `_rest(value) -> str`, the text that ending the stream now would add.
 """

@@ -492,6 +492,22 @@ def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
         assert state == before
 
 
+def _spied(tok):
+    """A copy of tok whose class has a decode_incremental of its own: the kind's, counting its
+    calls in the class's `calls`."""
+
+    class Spied(type(tok)):  # type: ignore[misc]
+        calls = 0
+
+        def decode_incremental(self, new_ids, state, final=False):
+            Spied.calls += 1
+            return super().decode_incremental(new_ids, state, final)
+
+    spied = copy.copy(tok)
+    spied.__class__ = Spied
+    return spied
+
+
 def test_a_decode_incremental_of_its_own_is_honoured(bpe):
     """The kinds that stream through a PieceTable are stepped by the table directly, unless
     their class or the instance has a decode_incremental of its own: that one is then called."""
@@ -500,19 +516,11 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
     for k in range(3, len(ids) + 1, 3):
         bpe.decode_hypothesis(ids[:k], expected)
 
-    class Spied(type(bpe)):  # type: ignore[misc]
-        calls = 0
-
-        def decode_incremental(self, new_ids, state, final=False):
-            Spied.calls += 1
-            return super().decode_incremental(new_ids, state, final)
-
-    spied = copy.copy(bpe)
-    spied.__class__ = Spied
+    spied = _spied(bpe)
     state: dict = {}
     for k in range(3, len(ids) + 1, 3):
         spied.decode_hypothesis(ids[:k], state)
-    assert Spied.calls > 0
+    assert type(spied).calls > 0
     assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
 
 
@@ -552,15 +560,8 @@ def test_funasr_is_stepped_from_its_own_value_unless_it_has_a_decode_incremental
     outputs.append(paraformer.decode_hypothesis(script[-1], state, final=True))
     assert state["committed"] == paraformer.decode(script[-1])
 
-    class Spied(type(paraformer)):  # type: ignore[misc]
-        calls = 0
-
-        def decode_incremental(self, new_ids, state, final=False):
-            Spied.calls += 1
-            return super().decode_incremental(new_ids, state, final)
-
-    spied = copy.copy(paraformer)
-    spied.__class__ = Spied
+    spied = _spied(paraformer)
+    Spied = type(spied)
     on_its_own = copy.copy(paraformer)
     on_its_own.decode_incremental = spied.decode_incremental  # the instance's own
     for tok in (spied, on_its_own):

@@ -311,7 +311,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     # -- streaming ----------------------------------------------------------------------------
 
-    def _advance(self, frozen: tuple | None, ids: list[int], pieces: list[str]) -> tuple:
+    def _advance(self, frozen: tuple | None, ids: Sequence[int], pieces: list[str]) -> tuple:
         """Feed `ids` to the stream `frozen`, appending each id's settled text to `pieces`.
         State: (branch, main track, open-branch track or None, main text and open-branch text
         settled by their tracks but not yet agreed on)."""
