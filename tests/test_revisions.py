@@ -492,9 +492,15 @@ def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
         assert state == before
 
 
+def _own(tok):
+    """A tokenizer of tok's spec that is no other's (copy.copy goes through pickling, whose
+    per-process cache hands every copy of the same files the same tokenizer)."""
+    return build_tokenizer(tok.spec)
+
+
 def _spied(tok):
-    """A copy of tok whose class has a decode_incremental of its own: the kind's, counting its
-    calls in the class's `calls`."""
+    """A tokenizer like tok whose class has a decode_incremental of its own: the kind's,
+    counting its calls in the class's `calls`."""
 
     class Spied(type(tok)):  # type: ignore[misc]
         calls = 0
@@ -503,7 +509,7 @@ def _spied(tok):
             Spied.calls += 1
             return super().decode_incremental(new_ids, state, final)
 
-    spied = copy.copy(tok)
+    spied = _own(tok)
     spied.__class__ = Spied
     return spied
 
@@ -517,11 +523,46 @@ def test_a_decode_incremental_of_its_own_is_honoured(bpe):
         bpe.decode_hypothesis(ids[:k], expected)
 
     spied = _spied(bpe)
-    state: dict = {}
+    Spied = type(spied)
+    on_its_own = _own(bpe)
+    on_its_own.decode_incremental = spied.decode_incremental  # the instance's own
+    for tok in (spied, on_its_own):
+        Spied.calls = 0
+        state: dict = {}
+        for k in range(3, len(ids) + 1, 3):
+            tok.decode_hypothesis(ids[:k], state)
+        assert Spied.calls > 0
+        assert state["committed"] == expected["committed"]
+        assert state["committed_tokens"] == expected["committed_tokens"]
+
+    # A class given its own decode_incremental after a stream began: the next call notices (the
+    # table's stream cannot be continued by another decode_incremental: the state is refused,
+    # as it was), and a new stream runs it.
+    class Patched(type(bpe)):  # type: ignore[misc]
+        pass
+
+    calls = []
+    kinds_own = type(bpe).decode_incremental
+
+    def counted(self, new_ids, state, final=False):
+        calls.append(len(new_ids))
+        return kinds_own(self, new_ids, state, final)
+
+    patched = _own(bpe)
+    patched.__class__ = Patched
+    begun: dict = {}
+    patched.decode_hypothesis(ids[:3], begun)
+    assert not calls
+    Patched.decode_incremental = counted  # type: ignore[method-assign]
+    before = copy.deepcopy(begun)
+    with pytest.raises(StreamStateError, match="another tokenizer"):
+        patched.decode_hypothesis(ids[:6], begun)
+    assert begun == before
+    state = {}
     for k in range(3, len(ids) + 1, 3):
-        spied.decode_hypothesis(ids[:k], state)
-    assert type(spied).calls > 0
-    assert state["committed"] == expected["committed"] and state["committed_tokens"] == expected["committed_tokens"]
+        patched.decode_hypothesis(ids[:k], state)
+    assert calls
+    assert state["committed"] == expected["committed"]
 
 
 @pytest.fixture(scope="module")
@@ -562,7 +603,7 @@ def test_funasr_is_stepped_from_its_own_value_unless_it_has_a_decode_incremental
 
     spied = _spied(paraformer)
     Spied = type(spied)
-    on_its_own = copy.copy(paraformer)
+    on_its_own = _own(paraformer)
     on_its_own.decode_incremental = spied.decode_incremental  # the instance's own
     for tok in (spied, on_its_own):
         Spied.calls = 0
