@@ -1,5 +1,6 @@
 # The compiled streaming engine's declarations (oasr_tok/_piece_table.pyx), for the one module
-# that steps a table's decoder state without a state dict: decode_hypothesis (_revisions.pyx).
+# that steps a table's decoder state without a state dict: decode_hypothesis (_revisions.pyx),
+# which also reads a kind's engine from TableMethods' field, as its decode_incremental does.
 from cpython.object cimport PyObject
 
 from oasr_tok._ids cimport IdBuffer
@@ -56,3 +57,12 @@ cdef inline str _joined(object out):
     if type(out) is list:
         return "".join(<list>out)
     return <str>out
+
+
+cdef class TableMethods:
+    cdef public object _table  # the engine: a PieceTable, or one with the same two methods
+
+    cdef inline object _engine(self):
+        if self._table is None:
+            raise TypeError(f"{type(self).__name__} has no decoding engine yet (set self._table in __init__)")
+        return self._table

@@ -671,12 +671,7 @@ cdef class TableMethods:
     with a C call so the per-token path has no Python frame of ours, or another engine with the
     same two methods (a CTCStream, whose neighbour rules wrap a PieceTable), reached by them.
     These are real methods: a subclass that overrides one is honoured."""
-    cdef public object _table
-
-    cdef inline object _engine(self):
-        if self._table is None:
-            raise TypeError(f"{type(self).__name__} has no decoding engine yet (set self._table in __init__)")
-        return self._table
+    # _table and _engine: declared in _piece_table.pxd (decode_hypothesis reads _table there).
 
     def decode_incremental(self, new_ids, state, final=False):
         """Feed `new_ids` to the stream whose state is `state`; return the newly settled text.
