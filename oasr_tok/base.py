@@ -449,6 +449,16 @@ class Tokenizer(abc.ABC):
     #: system); "spec": only the spec's paths (a shared file system). docs/scale.md.
     pickle_mode: str = "value"
 
+    # A tokenizer does not change once built (its tables are read-only), so a copy is the
+    # tokenizer itself, as for a str. Without these, copy.copy and deepcopy of anything holding
+    # one went through __reduce__: every file read and hashed, and another tokenizer built (or
+    # the one the unpickling cache holds handed out, the same to every copy).
+    def __copy__(self) -> Tokenizer:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
+        return self
+
     def __reduce__(self) -> tuple[Any, ...]:
         parent = self.__dict__.get("_oasr_specials_of")
         if parent is not None:  # a with_specials() view: rebuilt as the view of its tokenizer

@@ -5,6 +5,7 @@ multiprocessing pool (the start method that shares nothing with the parent)."""
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import pickle
@@ -127,8 +128,25 @@ def test_legacy_sentencepiece_symbol_table_pickles():
     assert clone.decode(list(range(3, 60))) == tok.decode(list(range(3, 60)))
 
 
-def test_a_tokenizer_without_a_spec_refuses_clearly():
+@pytest.mark.parametrize("name", sorted(PATHS))
+def test_a_copy_is_the_tokenizer_itself(name, monkeypatch):
+    """Copies (copy.copy, deepcopy of what holds one) share the tokenizer and never pickle it."""
+    tok = tokenizer(name)
+
+    def no_pickling(self, protocol=None):
+        raise AssertionError("copied through pickling")
+
+    monkeypatch.setattr(type(tok), "__reduce_ex__", no_pickling)
+    assert copy.copy(tok) is tok
+    held = {"tokenizer": tok, "state": {"text": "x"}}
+    copied = copy.deepcopy(held)
+    assert copied["tokenizer"] is tok and copied["state"] == held["state"]
+    assert copied["state"] is not held["state"]
+
+
+def test_a_tokenizer_without_a_spec_is_copied_but_refuses_pickling_clearly():
     bare = SymbolTableTokenizer(["<blk>", "<sos/eos>", "<unk>", "\u2581A"])
+    assert copy.copy(bare) is bare and copy.deepcopy(bare) is bare
     with pytest.raises(TypeError, match="not built from a TokenizerSpec"):
         pickle.dumps(bare)
 

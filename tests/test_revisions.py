@@ -493,8 +493,8 @@ def test_a_bad_id_inside_the_window_raises_and_leaves_the_state_as_it_was(bpe):
 
 
 def _own(tok):
-    """A tokenizer of tok's spec that is no other's (copy.copy goes through pickling, whose
-    per-process cache hands every copy of the same files the same tokenizer)."""
+    """A tokenizer of tok's spec that is no other's, to re-class or patch (a copy of a tokenizer
+    is the tokenizer itself)."""
     return build_tokenizer(tok.spec)
 
 
