@@ -18,7 +18,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import operator
 
@@ -511,17 +511,57 @@ cdef struct CachedInt:
 
 cdef enum:
     INT_CACHE = 4096  # slots at most (a power of two): 64 KB, more than the distinct ids of most transcripts
+    SHARED_INTS = 1 << 19  # values the shared table below covers at most (a 4 MB table)
+
+cdef extern from *:
+    """
+    /* A refcount and a table that one thread fills while another reads it need a GIL. */
+    #ifdef Py_GIL_DISABLED
+    #define OASR_SHARED_INTS 0
+    #else
+    #define OASR_SHARED_INTS 1
+    #endif
+    """
+    bint OASR_SHARED_INTS
+
+# _shared_ints[v]: the int of value v that _int_list made first, kept for every later list (ints
+# are immutable: lists share them, as a recogniser's own lists share theirs), or NULL. The per-call
+# cache below still made an int for every id it had not met in that call: for the first
+# thousand ids of a transcript most of them (Qwen3, 1,000 ids: 470 new ints a call, 8% of a
+# huggingface decode). The table covers the largest vocabulary read so far, up to SHARED_INTS
+# ids; what it holds is at most one int per id of that vocabulary.
+cdef PyObject** _shared_ints = NULL
+cdef Py_ssize_t _shared_len = 0
 
 
-cdef list _int_list(const IdBuffer* buf, const unsigned char* drop):
-    """The ids (less those whose drop byte is set, with drop) as a list of Python ints, equal
-    ids sharing one int where a small direct-mapped cache of recent ones has it. A transcript
+cdef bint _share_ints(Py_ssize_t limit) except -1:
+    """Whether _shared_ints covers the values 0 ... limit - 1 (grown to, if it can)."""
+    global _shared_ints, _shared_len
+    cdef PyObject** grown
+    if not OASR_SHARED_INTS or limit > SHARED_INTS:
+        return False
+    if limit > _shared_len:
+        grown = <PyObject**>PyMem_Realloc(_shared_ints, limit * sizeof(PyObject*))
+        if grown == NULL:
+            return False  # the per-call cache still works
+        memset(grown + _shared_len, 0, (limit - _shared_len) * sizeof(PyObject*))
+        _shared_ints = grown
+        _shared_len = limit
+    return True
+
+
+cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t vocab_size):
+    """The ids (less those whose drop byte is set, with drop; each in 0 ... vocab_size - 1, as
+    buf was read) as a list of Python ints, equal
+    ids sharing one int: the shared table's, or where a vocabulary is too large for it (or the
+    build has no GIL), a small direct-mapped cache of this call's recent ones. A transcript
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
     when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
     spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
     cdef Py_ssize_t i, n = buf.n, k = 0, kept = n, value, slot, slots = 64
     cdef CachedInt* cache = NULL
     cdef CachedInt* entry
+    cdef PyObject* shared
     cdef list out
     cdef object item
     if drop != NULL:
@@ -529,6 +569,28 @@ cdef list _int_list(const IdBuffer* buf, const unsigned char* drop):
         for i in range(n):
             kept += not drop[id_at(buf, i)]
     out = PyList_New(kept)
+    if _share_ints(vocab_size):
+        for i in range(n):
+            value = id_at(buf, i)  # 0 <= value < vocab_size (read_ids checked it), which the table covers
+            if <size_t>value >= <size_t>_shared_len:  # never: a bug, not a crash
+                raise AssertionError(f"id {value} outside the shared int table")
+            if drop != NULL and drop[value]:
+                continue
+            if k == kept:  # ids read in place that changed since they were counted
+                raise ReadAgain("the ids changed while they were read")
+            shared = _shared_ints[value]
+            if shared == NULL:
+                item = PyLong_FromSsize_t(value)
+                Py_INCREF(item)  # the table's reference, never dropped
+                _shared_ints[value] = <PyObject*>item
+            else:
+                item = <object>shared
+            Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
+            PyList_SET_ITEM(out, k, item)
+            k += 1
+        if k != kept:
+            raise ReadAgain("the ids changed while they were read")
+        return out
     if kept >= 64:  # (below, the cache is not worth it)
         while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
             slots *= 2
@@ -581,14 +643,14 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
         return ids
     read_ids_in_place(&buf, ids, vocab_size)  # a long buffer is not copied first
     try:
-        return _int_list(&buf, drop)
+        return _int_list(&buf, drop, vocab_size)
     except ReadAgain:
         pass
     finally:
         release_ids(&buf)
     read_ids(&buf, ids, vocab_size)
     try:
-        return _int_list(&buf, drop)
+        return _int_list(&buf, drop, vocab_size)
     finally:
         release_ids(&buf)
 

@@ -694,11 +694,12 @@ def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
         gather(table, [0], b"\0")
 
 
-@pytest.mark.parametrize("length", [1, 63, 64, 65, 20_000])  # 64: from there equal ints are shared
+@pytest.mark.parametrize("length", [1, 63, 64, 65, 20_000])  # 64: from there the per-call cache is used
 def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
     """check_ids gives the list of the ids' values (less the skipped ones), however the ints
-    in it are made: ids 4096 apart fall on the same slot of the int cache, and ids past
-    2**30 are not one-digit ints."""
+    in it are made: from the shared table (a vocabulary of up to 2**19 ids), or past it from a
+    per-call cache, where ids 4096 apart fall on one slot and ids past 2**30 are not one-digit
+    ints."""
     from oasr_tok._ids import check_ids
 
     rng = np.random.default_rng(length)
@@ -713,6 +714,10 @@ def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
     assert check_ids(np.array(big, dtype=np.uint64), 2**41) == big
     out = check_ids(np.array([300, 301] * 50), 1000)
     assert out == [300, 301] * 50 and all(type(i) is int for i in out)
+    # The shared table's ints serve every later call, of any vocabulary that covers them.
+    assert out[1] is out[3] and check_ids(np.array([301], dtype=np.int32), 5000)[0] is out[1]
+    wide = check_ids(np.array([2**19 + 7, 301] * 40), 2**19 + 8)  # past the table: the per-call cache
+    assert wide == [2**19 + 7, 301] * 40 and wide[0] is wide[2]
 
 
 IN_PLACE_CHILD = textwrap.dedent("""
