@@ -526,9 +526,9 @@ cdef extern from *:
 
 # _shared_ints[v]: the int of value v that _int_list made first, kept for every later list (ints
 # are immutable: lists share them, as a recogniser's own lists share theirs), or NULL. The per-call
-# cache below still made an int for every id it had not met in that call: for the first
-# thousand ids of a transcript most of them (Qwen3, 1,000 ids: 470 new ints a call, 8% of a
-# huggingface decode). The table covers the largest vocabulary read so far, up to SHARED_INTS
+# cache (the fallback below) makes an int for every id it has not met in that call: for the
+# first thousand ids of a transcript most of them (Qwen3, 1,000 ids: 470 new ints a call, 8% of
+# a huggingface decode). The table covers the largest vocabulary read so far, up to SHARED_INTS
 # ids; what it holds is at most one int per id of that vocabulary.
 cdef PyObject** _shared_ints = NULL
 cdef Py_ssize_t _shared_len = 0
