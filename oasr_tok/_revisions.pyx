@@ -42,7 +42,7 @@ from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, strea
 cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         Py_ssize_t tp_dictoffset
-    PyObject* _PyType_Lookup(object, object)  # borrowed, NULL: none (and no error set)
+    PyObject* _PyType_Lookup(PyTypeObject*, object)  # borrowed, NULL: none (and no error set)
     object PyObject_GenericGetDict(object, void*)
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
     PyObject** PySequence_Fast_ITEMS(object)
@@ -337,7 +337,8 @@ cdef object _piece_table(object tok):
     class or an instance may be given another decode_incremental at any time."""
     # type(tok).decode_incremental as the type's method cache finds it (the attribute machinery
     # for it, tok.__dict__ and tok._table were a twentieth of a call).
-    if _PyType_Lookup(type(tok), _DECODE_INCREMENTAL) != <PyObject*>_table_decode_incremental:
+    cls = type(tok)
+    if _PyType_Lookup(<PyTypeObject*>cls, _DECODE_INCREMENTAL) != <PyObject*>_table_decode_incremental:
         return None
     if not isinstance(tok, TableMethods) or _shadowed(tok):
         return None  # not a TableMethods: that decode_incremental would refuse it
