@@ -716,6 +716,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     k = 0  # committed ids to add
     cut = skip  # committed characters of `text`
     commit_words = [] if timed else None  # the committed Words, asked for with times
+    m = 0  # with times: the words before the commit point (set with them; the compiler cannot see that)
     # The pending tokens' and the agreed ids' text: text[:limit].
     if limit > skip:
         # A timed word ends where its last token ends: the next token's start. When the last
