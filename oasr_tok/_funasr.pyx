@@ -12,7 +12,7 @@ transcript makes no Python object per token, so the cost per token stays flat.""
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 
-from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
+from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
 from oasr_tok._ids import ReadAgain
 
 cdef extern from "Python.h":
@@ -332,18 +332,24 @@ cdef list _attribute(const IdBuffer* buf, list info, bint clean):
     cdef tuple entry
     cdef bint chinese = True, alpha = True
     cdef object raw
-    for k in range(n):
-        token_id = id_at(buf, k)
-        raw = info[token_id]  # (in range: checked against len(info), and info is bounds-checked)
-        if type(raw) is not tuple or len(<tuple>raw) != 6:
-            raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
-        entry = <tuple>raw
-        if <int>entry[0] == C_SKIP:
-            continue
-        entries[k] = entry
-        kept += 1
-        chinese = chinese and entry[2]
-        alpha = alpha and entry[3]
+    cdef Py_ssize_t scratch[ID_BLOCK]
+    cdef const Py_ssize_t* block
+    cdef Py_ssize_t start, j
+    for start in range(0, n, ID_BLOCK):
+        block = id_block(buf, start, min(<Py_ssize_t>ID_BLOCK, n - start), scratch)
+        for j in range(min(<Py_ssize_t>ID_BLOCK, n - start)):
+            k = start + j
+            token_id = block[j]
+            raw = info[token_id]  # (in range: checked against len(info), and info is bounds-checked)
+            if type(raw) is not tuple or len(<tuple>raw) != 6:
+                raise TypeError(f"attribute: info[{token_id}] is not a 6-tuple")
+            entry = <tuple>raw
+            if <int>entry[0] == C_SKIP:
+                continue
+            entries[k] = entry
+            kept += 1
+            chinese = chinese and entry[2]
+            alpha = alpha and entry[3]
     if kept == 0:
         return pieces
     cdef Track track = Track(None, True)

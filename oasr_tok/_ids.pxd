@@ -25,9 +25,16 @@
 # 8 MB copy of a million int64 ids, each value checked as it is read (another thread may
 # write to the array while it is read). An IdBuffer filled by hand rather than by read_ids /
 # read_ids_in_place must set heap, in_place and column to NULL before release_ids sees it.
+#
+# A walk over many ids reads them a block at a time with id_block (ID_BLOCK ids into a scratch
+# array on the stack, each checked as id_at checks it, ReadAgain included): a column is copied by
+# one loop of its own integer type and a list by one loop over its items, so the walk's own loop
+# indexes a plain C array, with no per-id test of what the ids are stored in. (Read one id at a
+# time through id_at, a NumPy int64 array cost more than the list of the same ids.)
 
 cdef enum:
     SMALL_IDS = 16  # a streamed chunk this short needs no heap allocation
+    ID_BLOCK = 256  # ids id_block hands over at a time (a scratch array of them lives on the stack)
 
 cdef enum:  # IdBuffer.column_kind
     COLUMN_INT64 = 1
@@ -55,6 +62,8 @@ cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
 cdef void release_ids(IdBuffer* buf) noexcept
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1
+cdef const Py_ssize_t* id_block(const IdBuffer* buf, Py_ssize_t start, Py_ssize_t count,
+                                Py_ssize_t* scratch) except NULL
 
 
 cdef extern from *:
@@ -75,11 +84,38 @@ cdef extern from *:
         }
     #endif
     }
+    /* out[j] = the value of items[j], for j < count, while each is an exact int of at most one
+       digit in 0 ... limit - 1; returns how many were (count when all were). The type and the
+       limit are locals: a store to `out` cannot change them, so they are not read again per id. */
+    static inline Py_ssize_t oasr_compact_ids(PyObject *const *items, Py_ssize_t count, Py_ssize_t limit,
+                                              Py_ssize_t *out)
+    {
+        PyTypeObject *const long_type = &PyLong_Type;
+        Py_ssize_t j, value;
+        for (j = 0; j < count; j++) {
+            PyObject *op = items[j];
+            if (Py_TYPE(op) != long_type) return j;
+    #if PY_VERSION_HEX >= 0x030C0000
+            if (!PyUnstable_Long_IsCompact((PyLongObject *)op)) return j;
+            value = PyUnstable_Long_CompactValue((PyLongObject *)op);
+    #else
+            switch (Py_SIZE(op)) {
+            case 0: value = 0; break;
+            case 1: value = (Py_ssize_t)((PyLongObject *)op)->ob_digit[0]; break;
+            default: return j;
+            }
+    #endif
+            if ((size_t)value >= (size_t)limit) return j;
+            out[j] = value;
+        }
+        return count;
+    }
     /* list[i], borrowed, for 0 <= i < len(list) (the caller checks). */
     static inline PyObject *oasr_list_item(PyObject *list, Py_ssize_t i) { return PyList_GET_ITEM(list, i); }
     static inline Py_ssize_t oasr_list_size(PyObject *list) { return PyList_GET_SIZE(list); }
     """
     bint oasr_compact_id(PyObject* op, Py_ssize_t* out) noexcept
+    Py_ssize_t oasr_compact_ids(PyObject** items, Py_ssize_t count, Py_ssize_t limit, Py_ssize_t* out) noexcept
     PyObject* oasr_list_item(PyObject* lst, Py_ssize_t i) noexcept
     Py_ssize_t oasr_list_size(PyObject* lst) noexcept
 

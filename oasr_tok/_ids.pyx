@@ -35,6 +35,8 @@ cdef extern from "Python.h":
     Py_ssize_t _as_ssize_t "PyLong_AsSsize_t"(object)
     void* PyErr_Occurred()
     void PyErr_Clear()
+    PyObject** PySequence_Fast_ITEMS(object)
+    bint PyBytes_CheckExact(PyObject*)
     const Py_ssize_t PY_SSIZE_T_MAX
     const Py_ssize_t PY_SSIZE_T_MIN
 
@@ -204,6 +206,50 @@ cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1:
         if PyLong_CheckExact(item) and _small_int(item, 0, buf.limit, &value):
             return value  # an exact int of more digits
     raise ReadAgain(f"item {i} of the id list is not an exact int in range, or the list changed")
+
+
+cdef const Py_ssize_t* id_block(const IdBuffer* buf, Py_ssize_t start, Py_ssize_t count,
+                                Py_ssize_t* scratch) except NULL:
+    """The ids start ... start + count - 1 (within 0 ... buf.n; count <= ID_BLOCK), each checked
+    as id_at checks it: buf.ids itself when the ids were copied, else `scratch` filled with
+    them. A column is copied by one loop of its own integer type (no per-id dispatch on the
+    type, and nothing between the loads for the compiler to fear), a value out of range
+    raising ReadAgain as id_at does."""
+    cdef Column col
+    cdef Py_ssize_t j, got
+    cdef PyObject** items
+    if buf.in_place == NULL:
+        if buf.column == NULL:
+            return buf.ids + start
+        col.base = buf.column + start * buf.stride
+        col.n = count
+        col.stride = buf.stride
+        if buf.column_kind == COLUMN_INT64:
+            got = _copy[int64_t](&col, scratch, 0, buf.limit, 0)
+        elif buf.column_kind == COLUMN_INT32:
+            got = _copy[int32_t](&col, scratch, 0, buf.limit, 0)
+        elif buf.column_kind == COLUMN_UINT32:
+            got = _copy[uint32_t](&col, scratch, 0, buf.limit, 0)
+        else:
+            got = _copy[uint64_t](&col, scratch, 0, buf.limit, 0)
+        if got < count:
+            raise ReadAgain(f"id {start + got} of the buffer is out of range")
+        return scratch
+    # A list read in place: no code runs here, so its length holds for the whole block.
+    if start + count > oasr_list_size(buf.in_place):
+        raise ReadAgain("the id list changed while it was read")
+    items = PySequence_Fast_ITEMS(<object>buf.in_place) + start
+    j = oasr_compact_ids(items, count, buf.limit, scratch)
+    while j < count:
+        scratch[j] = in_place_id(buf, start + j)  # a value of more digits, or ReadAgain
+        # That may have made an error or an int, and so run a collection and a finalizer that
+        # changed the list: its items are looked up again.
+        if start + count > oasr_list_size(buf.in_place):
+            raise ReadAgain("the id list changed while it was read")
+        items = PySequence_Fast_ITEMS(<object>buf.in_place) + start
+        j += 1
+        j += oasr_compact_ids(items + j, count - j, buf.limit, scratch + j)
+    return scratch
 
 
 # -- Python objects, one at a time ----------------------------------------------------------
@@ -550,6 +596,14 @@ cdef bint _share_ints(Py_ssize_t limit) except -1:
     return True
 
 
+cdef PyObject* _new_shared_int(Py_ssize_t value) except NULL:
+    """The shared table's int of `value`, made (the table's reference is never dropped)."""
+    item = PyLong_FromSsize_t(value)
+    Py_INCREF(item)
+    _shared_ints[value] = <PyObject*>item
+    return <PyObject*>item
+
+
 cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t vocab_size):
     """The ids (less those whose drop byte is set, with drop; each in 0 ... vocab_size - 1, as
     buf was read) as a list of Python ints, equal
@@ -558,7 +612,10 @@ cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t v
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
     when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
     spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
-    cdef Py_ssize_t i, n = buf.n, k = 0, kept = n, value, slot, slots = 64
+    cdef Py_ssize_t i, j, n = buf.n, k = 0, kept = n, value, slot, slots = 64, start, count
+    cdef Py_ssize_t scratch[ID_BLOCK]
+    cdef const Py_ssize_t* block
+    cdef PyObject** items
     cdef CachedInt* cache = NULL
     cdef CachedInt* entry
     cdef PyObject* shared
@@ -566,28 +623,31 @@ cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t v
     cdef object item
     if drop != NULL:
         kept = 0
-        for i in range(n):
-            kept += not drop[id_at(buf, i)]
+        for start in range(0, n, ID_BLOCK):
+            count = min(<Py_ssize_t>ID_BLOCK, n - start)
+            block = id_block(buf, start, count, scratch)
+            for j in range(count):
+                kept += not drop[block[j]]
     out = PyList_New(kept)
     if _share_ints(vocab_size):
-        for i in range(n):
-            value = id_at(buf, i)  # 0 <= value < vocab_size (read_ids checked it), which the table covers
-            if <size_t>value >= <size_t>_shared_len:  # never: a bug, not a crash
-                raise AssertionError(f"id {value} outside the shared int table")
-            if drop != NULL and drop[value]:
-                continue
-            if k == kept:  # ids read in place that changed since they were counted
-                raise ReadAgain("the ids changed while they were read")
-            shared = _shared_ints[value]
-            if shared == NULL:
-                item = PyLong_FromSsize_t(value)
-                Py_INCREF(item)  # the table's reference, never dropped
-                _shared_ints[value] = <PyObject*>item
-            else:
-                item = <object>shared
-            Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
-            PyList_SET_ITEM(out, k, item)
-            k += 1
+        items = PySequence_Fast_ITEMS(out)
+        for start in range(0, n, ID_BLOCK):
+            count = min(<Py_ssize_t>ID_BLOCK, n - start)
+            block = id_block(buf, start, count, scratch)
+            for j in range(count):
+                value = block[j]  # 0 <= value < vocab_size (as read), which the table covers
+                if <size_t>value >= <size_t>_shared_len:  # never: a bug, not a crash
+                    raise AssertionError(f"id {value} outside the shared int table")
+                if drop != NULL and drop[value]:
+                    continue
+                if k == kept:  # ids read in place that changed since they were counted
+                    raise ReadAgain("the ids changed while they were read")
+                shared = _shared_ints[value]
+                if shared == NULL:
+                    shared = _new_shared_int(value)
+                Py_INCREF(<object>shared)  # the list's reference
+                items[k] = shared
+                k += 1
         if k != kept:
             raise ReadAgain("the ids changed while they were read")
         return out
@@ -682,14 +742,19 @@ def gather(list table, ids, bytes skip=None):
 
 
 cdef list _gather(const IdBuffer* buf, list table, Py_ssize_t n, const unsigned char* drop):
-    cdef Py_ssize_t i, k
+    cdef Py_ssize_t j, k, start, count
+    cdef Py_ssize_t scratch[ID_BLOCK]
+    cdef const Py_ssize_t* block
     cdef list out = []
     if PyList_GET_SIZE(table) != n:  # an id's __index__ may have run
         raise RuntimeError("gather: the table changed while the ids were read")
-    for i in range(buf.n):
-        k = id_at(buf, i)
-        if drop == NULL or not drop[k]:
-            out.append(<object>PyList_GET_ITEM(table, k))
+    for start in range(0, buf.n, ID_BLOCK):
+        count = min(<Py_ssize_t>ID_BLOCK, buf.n - start)
+        block = id_block(buf, start, count, scratch)
+        for j in range(count):
+            k = block[j]
+            if drop == NULL or not drop[k]:
+                out.append(<object>PyList_GET_ITEM(table, k))
     return out
 
 
@@ -731,8 +796,12 @@ def join_pieces(list pieces, ids, list first_pieces=None, bytes keeps_first=None
 
 cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pieces, const unsigned char* keeps,
                   const unsigned char* stop):
-    cdef Py_ssize_t i, j, k, total = 0, size, lead = 0
-    cdef object piece
+    cdef Py_ssize_t i, j, k, total = 0, size, lead = 0, start, count
+    cdef Py_ssize_t scratch[ID_BLOCK]
+    cdef const Py_ssize_t* block
+    cdef PyObject** items
+    cdef PyObject** first_items
+    cdef PyObject* piece
     cdef bytes out
     cdef char* dst
     # An id's __index__ may have run: the lists are ours, but check they still fit.
@@ -742,30 +811,39 @@ cdef object _join(const IdBuffer* buf, list pieces, Py_ssize_t n, list first_pie
         while lead < buf.n and keeps[id_at(buf, lead)]:
             lead += 1
         lead = min(lead + 1, buf.n)  # the id that ends the rule renders its first piece too
-    for i in range(buf.n):
-        k = id_at(buf, i)
-        if stop != NULL and stop[k]:
-            if buf.in_place != NULL or buf.column != NULL:
-                for j in range(i + 1, buf.n):
-                    id_at(buf, j)  # unchecked yet: a bad id after the stop is an error all the same
-            return None
-        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, k)
-        if type(piece) is not bytes:
-            raise TypeError(f"join_pieces: piece {k} is not bytes")
-        size = len(<bytes>piece)
-        if size > PY_SSIZE_T_MAX - total:
-            raise OverflowError("join_pieces: the joined pieces are too long")
-        total += size
+    # Borrowed: from here on no code runs that could change the lists (id_block runs none).
+    items = PySequence_Fast_ITEMS(pieces)
+    first_items = PySequence_Fast_ITEMS(first_pieces) if first_pieces is not None else items
+    for start in range(0, buf.n, ID_BLOCK):
+        count = min(<Py_ssize_t>ID_BLOCK, buf.n - start)
+        block = id_block(buf, start, count, scratch)
+        for j in range(count):
+            k = block[j]
+            if stop != NULL and stop[k]:
+                if buf.in_place != NULL or buf.column != NULL:
+                    for i in range(start + j + 1, buf.n):
+                        id_at(buf, i)  # unchecked yet: a bad id after the stop is an error all the same
+                return None
+            piece = (first_items if start + j < lead else items)[k]
+            if not PyBytes_CheckExact(piece):
+                raise TypeError(f"join_pieces: piece {k} is not bytes")
+            size = PyBytes_GET_SIZE(<object>piece)
+            if size > PY_SSIZE_T_MAX - total:
+                raise OverflowError("join_pieces: the joined pieces are too long")
+            total += size
     out = PyBytes_FromStringAndSize(NULL, total)
     dst = PyBytes_AS_STRING(out)
-    for i in range(buf.n):
-        piece = <object>PyList_GET_ITEM(first_pieces if i < lead else pieces, id_at(buf, i))
-        size = PyBytes_GET_SIZE(piece)
-        if size > total:  # (no code runs between the two passes; said, not assumed)
-            raise RuntimeError("join_pieces: the pieces changed while they were joined")
-        memcpy(dst, PyBytes_AS_STRING(piece), size)
-        dst += size
-        total -= size
+    for start in range(0, buf.n, ID_BLOCK):
+        count = min(<Py_ssize_t>ID_BLOCK, buf.n - start)
+        block = id_block(buf, start, count, scratch)
+        for j in range(count):
+            piece = (first_items if start + j < lead else items)[block[j]]
+            size = PyBytes_GET_SIZE(<object>piece)
+            if size > total:  # (no code runs between the two passes; said, not assumed)
+                raise RuntimeError("join_pieces: the pieces changed while they were joined")
+            memcpy(dst, PyBytes_AS_STRING(<object>piece), size)
+            dst += size
+            total -= size
     if total:  # a buffer another thread wrote to between the passes: never bytes left unset
         raise RuntimeError("join_pieces: the ids changed while they were read")
     return out

@@ -32,7 +32,7 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 cimport cython
 
-from oasr_tok._ids cimport IdBuffer, id_at, read_ids, read_ids_in_place, release_ids
+from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
 from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
 from oasr_tok.errors import StreamStateError, stream_closed_error
@@ -576,47 +576,53 @@ cdef class PieceTable:
         cdef bint fast = not (v.first or v.lead)
         cdef bint in_prompt = False
         cdef Py_ssize_t prompt_open = self.prompt_open, prompt_close = self.prompt_close
-        for i in range(n):
-            tid = id_at(ids, i)
-            if tid == prompt_open:  # never, without a prompt rule (-1)
-                in_prompt = True
-            elif tid == prompt_close:
-                in_prompt = False
-            if in_prompt:
-                tid = prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
-            # The common case: a plain piece once the leading rules are done and no bytes wait.
-            raw = fast_items[tid]
-            if fast and raw != NULL:
-                Py_INCREF(<object>raw)
-                PyList_SET_ITEM(result, i, <object>raw)
-                last_visible = i
-                continue
-            f = flags[tid]
-            if f == F_SKIP:  # a special id renders nothing and changes nothing
-                Py_INCREF(<object>_EMPTY)
-                PyList_SET_ITEM(result, i, <object>_EMPTY)
-                continue
-            if f & F_BREAK:  # (with F_SKIP) the held bytes go on the token that printed them
-                out = self._break_run(&v, pending_box, None)
-                if out is not None and last_visible >= 0:
-                    piece = "".join(out) if type(out) is list else out
-                    result[last_visible] = result[last_visible] + piece
-                Py_INCREF(<object>_EMPTY)
-                PyList_SET_ITEM(result, i, <object>_EMPTY)
+        cdef Py_ssize_t scratch[ID_BLOCK]
+        cdef const Py_ssize_t* block
+        cdef Py_ssize_t start, j
+        for start in range(0, n, ID_BLOCK):
+            block = id_block(ids, start, min(<Py_ssize_t>ID_BLOCK, n - start), scratch)
+            for j in range(min(<Py_ssize_t>ID_BLOCK, n - start)):
+                i = start + j
+                tid = block[j]
+                if tid == prompt_open:  # never, without a prompt rule (-1)
+                    in_prompt = True
+                elif tid == prompt_close:
+                    in_prompt = False
+                if in_prompt:
+                    tid = prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
+                # The common case: a plain piece once the leading rules are done and no bytes wait.
+                raw = fast_items[tid]
+                if fast and raw != NULL:
+                    Py_INCREF(<object>raw)
+                    PyList_SET_ITEM(result, i, <object>raw)
+                    last_visible = i
+                    continue
+                f = flags[tid]
+                if f == F_SKIP:  # a special id renders nothing and changes nothing
+                    Py_INCREF(<object>_EMPTY)
+                    PyList_SET_ITEM(result, i, <object>_EMPTY)
+                    continue
+                if f & F_BREAK:  # (with F_SKIP) the held bytes go on the token that printed them
+                    out = self._break_run(&v, pending_box, None)
+                    if out is not None and last_visible >= 0:
+                        piece = "".join(out) if type(out) is list else out
+                        result[last_visible] = result[last_visible] + piece
+                    Py_INCREF(<object>_EMPTY)
+                    PyList_SET_ITEM(result, i, <object>_EMPTY)
+                    fast = _plain_state(&v, <bytes>pending_box[0])
+                    continue
+                out = self._step(tid, &v, pending_box, None)
+                if out is None:
+                    piece = ""
+                elif type(out) is list:
+                    piece = "".join(<list>out)
+                else:
+                    piece = out
+                Py_INCREF(piece)
+                PyList_SET_ITEM(result, i, piece)
+                if not (f & F_SKIP):
+                    last_visible = i
                 fast = _plain_state(&v, <bytes>pending_box[0])
-                continue
-            out = self._step(tid, &v, pending_box, None)
-            if out is None:
-                piece = ""
-            elif type(out) is list:
-                piece = "".join(<list>out)
-            else:
-                piece = out
-            Py_INCREF(piece)
-            PyList_SET_ITEM(result, i, piece)
-            if not (f & F_SKIP):
-                last_visible = i
-            fast = _plain_state(&v, <bytes>pending_box[0])
         if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
             if bytes_mode:
                 out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])

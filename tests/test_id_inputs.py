@@ -409,12 +409,12 @@ def test_a_long_list_is_read_in_place_with_every_check(case):
     calls = {"decode": tok.decode, "token_pieces": tok.token_pieces}
     expected = {name: call(long) for name, call in calls.items()}
     assert expected == {name: call(tuple(long)) for name, call in calls.items()}
-    for k in (0, 2500, 4999):
+    for k in (0, 255, 256, 2500, 4999):  # (ids are read in blocks of 256)
         other = list(long)
         other[k] = np.int64(other[k])
         assert {name: call(other) for name, call in calls.items()} == expected, k
     for bad in (-1, tok.vocab_size, 10**30, True, "7", 2.0):
-        for k in (0, 4999):
+        for k in (0, 256, 4999):
             other = list(long)
             other[k] = bad
             with pytest.raises(oasr_tok.InvalidIdError) as wanted:
@@ -449,7 +449,7 @@ def test_a_long_buffer_is_read_in_place_with_every_check(case):
         assert {name: call(array[::-1]) for name, call in calls.items()} == backwards, dtype
     assert {name: call(wide[::2]) for name, call in calls.items()} == expected
     for dtype, bad in (("int64", -1), ("int32", tok.vocab_size), ("uint64", 2**64 - 1), ("int64", 2**63 - 1)):
-        for k in (0, 4999):
+        for k in (0, 255, 256, 4999):  # (ids are read in blocks of 256)
             array = np.array(long, dtype=dtype)
             array[k] = bad
             for call in calls.values():
