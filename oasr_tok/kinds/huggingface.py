@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .._ids import batch_rows
+from .._ids import batch_rows, check_ids
 from .._piece_table import TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, short_repr
@@ -238,6 +238,8 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         self._special = frozenset(i for i, t in enumerate(tokens) if t is None or t in special_text)
         for i in self._special:
             tokens[i] = None
+        # decode leaves these ids out as it reads them (below), one byte an id.
+        self._dropped = bytes(tokens[i] is None for i in range(size))
         decoder = json.loads(backend.decoder.__getstate__()) if backend.decoder is not None else None
         self.decoder_plan = compile_decoder(decoder, where)
         # decode_incremental and token_pieces are TableMethods': the compiled PieceTable, or a
@@ -286,14 +288,18 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         return self._special
 
     def decode(self, ids: Sequence[int]) -> str:
-        text: str = self._backend.decode(self.check_ids(ids), skip_special_tokens=not self._keep)
+        # The runtime's decode with special tokens skipped. It would skip them by looking each
+        # token's text up in a hash set (5% of its decode of Qwen3's or Mistral's ids); the ids it
+        # drops (special_ids: the specials by text, and the holes) are left out as the ids are
+        # read instead, which hands back the caller's own list when it holds none of them.
+        text: str = self._backend.decode(check_ids(ids, self._size, self._dropped), skip_special_tokens=False)
         return text
 
     def decode_batch(
         self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
     ) -> list[str]:
-        checked = [self.check_ids(ids) for ids in batch_rows(batch, lengths, pad_id)]
-        texts: list[str] = self._backend.decode_batch(checked, skip_special_tokens=not self._keep)
+        checked = [check_ids(ids, self._size, self._dropped) for ids in batch_rows(batch, lengths, pad_id)]
+        texts: list[str] = self._backend.decode_batch(checked, skip_special_tokens=False)
         return texts
 
     def encode(
