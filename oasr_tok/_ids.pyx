@@ -11,7 +11,7 @@ buffers that are not one-dimensional. Buffers are read in C, element by element 
 their strides: no Python int is made per id.
 """
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
@@ -37,6 +37,7 @@ cdef extern from "Python.h":
     void PyErr_Clear()
     PyObject** PySequence_Fast_ITEMS(object)
     bint PyBytes_CheckExact(PyObject*)
+    void Py_SET_SIZE(object, Py_ssize_t)
     const Py_ssize_t PY_SSIZE_T_MAX
     const Py_ssize_t PY_SSIZE_T_MIN
 
@@ -611,80 +612,60 @@ cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t v
     build has no GIL), a small direct-mapped cache of this call's recent ones. A transcript
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
     when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
-    spreads the list over 32 MB where a list of the same ints a recogniser built has a few."""
-    cdef Py_ssize_t i, j, n = buf.n, k = 0, kept = n, value, slot, slots = 64, start, count
+    spreads the list over 32 MB where a list of the same ints a recogniser built has a few.
+    The list is made with room for every id and cut to the ones kept (no pass to count them)."""
+    cdef Py_ssize_t j, n = buf.n, k = 0, value, slot, slots = 64, start, count
     cdef Py_ssize_t scratch[ID_BLOCK]
     cdef const Py_ssize_t* block
     cdef PyObject** items
     cdef CachedInt* cache = NULL
     cdef CachedInt* entry
-    cdef PyObject* shared
-    cdef list out
-    cdef object item
-    if drop != NULL:
-        kept = 0
-        for start in range(0, n, ID_BLOCK):
-            count = min(<Py_ssize_t>ID_BLOCK, n - start)
-            block = id_block(buf, start, count, scratch)
-            for j in range(count):
-                kept += not drop[block[j]]
-    out = PyList_New(kept)
-    if _share_ints(vocab_size):
-        items = PySequence_Fast_ITEMS(out)
-        for start in range(0, n, ID_BLOCK):
-            count = min(<Py_ssize_t>ID_BLOCK, n - start)
-            block = id_block(buf, start, count, scratch)
-            for j in range(count):
-                value = block[j]  # 0 <= value < vocab_size (as read), which the table covers
-                if <size_t>value >= <size_t>_shared_len:  # never: a bug, not a crash
-                    raise AssertionError(f"id {value} outside the shared int table")
-                if drop != NULL and drop[value]:
-                    continue
-                if k == kept:  # ids read in place that changed since they were counted
-                    raise ReadAgain("the ids changed while they were read")
-                shared = _shared_ints[value]
-                if shared == NULL:
-                    shared = _new_shared_int(value)
-                Py_INCREF(<object>shared)  # the list's reference
-                items[k] = shared
-                k += 1
-        if k != kept:
-            raise ReadAgain("the ids changed while they were read")
-        return out
-    if kept >= 64:  # (below, the cache is not worth it)
-        while slots < kept and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
+    cdef PyObject* item
+    cdef object fresh
+    cdef bint shared = _share_ints(vocab_size)
+    cdef list out = PyList_New(n)
+    items = PySequence_Fast_ITEMS(out)
+    if not shared and n >= 64:  # (below, the cache is not worth it)
+        while slots < n and slots < INT_CACHE:  # no more slots than ints: zeroed and swept every call
             slots *= 2
         cache = <CachedInt*>PyMem_Calloc(slots, sizeof(CachedInt))
         if cache == NULL:
             raise MemoryError()
     try:
-        for i in range(n):
-            value = id_at(buf, i)
-            if drop != NULL and drop[value]:
-                continue
-            if k == kept:  # ids read in place that changed since they were counted
-                raise ReadAgain("the ids changed while they were read")
-            if cache == NULL:
-                item = PyLong_FromSsize_t(value)
-            else:
-                entry = &cache[value & (slots - 1)]
-                if entry.value == NULL or entry.key != value:
-                    item = PyLong_FromSsize_t(value)  # (a MemoryError leaves NULL slots: a list frees those)
-                    Py_XDECREF(entry.value)
-                    Py_INCREF(item)  # the cache's reference
-                    entry.value = <PyObject*>item
-                    entry.key = value
-                item = <object>entry.value
-            Py_INCREF(item)  # PyList_SET_ITEM steals one; `item` keeps its own
-            PyList_SET_ITEM(out, k, item)
-            k += 1
+        for start in range(0, n, ID_BLOCK):
+            count = min(<Py_ssize_t>ID_BLOCK, n - start)
+            block = id_block(buf, start, count, scratch)
+            for j in range(count):
+                value = block[j]  # 0 <= value < vocab_size (as read)
+                if drop != NULL and drop[value]:
+                    continue
+                if shared:
+                    if <size_t>value >= <size_t>_shared_len:  # never: a bug, not a crash
+                        raise AssertionError(f"id {value} outside the shared int table")
+                    item = _shared_ints[value]
+                    if item == NULL:
+                        item = _new_shared_int(value)
+                elif cache == NULL:
+                    fresh = PyLong_FromSsize_t(value)  # (held by `fresh` until the next one)
+                    item = <PyObject*>fresh
+                else:
+                    entry = &cache[value & (slots - 1)]
+                    if entry.value == NULL or entry.key != value:
+                        fresh = PyLong_FromSsize_t(value)
+                        Py_XDECREF(entry.value)
+                        Py_INCREF(fresh)  # the cache's reference
+                        entry.value = <PyObject*>fresh
+                        entry.key = value
+                    item = entry.value
+                Py_INCREF(<object>item)  # the list's reference
+                items[k] = item
+                k += 1
     finally:
         if cache != NULL:
             for slot in range(slots):
                 Py_XDECREF(cache[slot].value)
             PyMem_Free(cache)
-    if k != kept:
-        raise ReadAgain("the ids changed while they were read")
+    Py_SET_SIZE(out, k)
     return out
 
 
