@@ -135,15 +135,31 @@ def timed(
     per: int,
     info: dict[str, Any],
     min_rounds: int = MIN_ROUNDS,
+    reference: Callable[[Any], Any] | None = None,
+    make_reference: Callable[[], Any] | None = None,
 ) -> None:
     """Time `run(live)` where `live = make()` is built fresh before each round, outside the
     timing (or `run(None)` without `make`). `per` is how many tokens one round covers: the
     report divides by it. With OASR_BENCH_SLOWDOWN=k a round builds k lives and runs them
-    all, doing exactly k times the work."""
+    all, doing exactly k times the work.
+
+    With `reference` (and `make_reference`, as `make`), each round is paired with one call of
+    `reference` timed just before it, in the untimed setup: the rounds alternate reference, run,
+    reference, run, so each is timed right after the other. extra_info["paired"] records the
+    median of the per-round ratios run / reference, which a drift of the machine's speed
+    between benchmarks (another job starting, a frequency change) does not move as it moves a
+    ratio of two benchmarks' medians taken minutes apart."""
     k = SLOWDOWN
+    reference_seconds: list[float] = []
 
     def setup():
-        return ([make() if make is not None else None for _ in range(k)],), {}
+        lives = [make() if make is not None else None for _ in range(k)]
+        if reference is not None:
+            ref_live = make_reference() if make_reference is not None else None
+            start = time.perf_counter()
+            reference(ref_live)
+            reference_seconds.append(time.perf_counter() - start)
+        return (lives,), {}
 
     def target(lives):
         for live in lives:
@@ -156,8 +172,18 @@ def timed(
     target(lives)
     spent = time.perf_counter() - start
     del lives
+    reference_seconds.clear()
     benchmark.extra_info.update(info, per=per, slowdown=k)
     benchmark.pedantic(target, setup=setup, rounds=_rounds_for(spent, min_rounds), iterations=1, warmup_rounds=0)
+    if reference is not None:
+        rounds = list(benchmark.stats.stats.data)
+        if len(rounds) == len(reference_seconds):
+            ratios = sorted(t / k / r for t, r in zip(rounds, reference_seconds) if r > 0)
+            benchmark.extra_info["paired"] = {
+                "ratio": ratios[len(ratios) // 2] if ratios else None,
+                "reference_median": sorted(reference_seconds)[len(reference_seconds) // 2],
+                "rounds": len(ratios),
+            }
 
 
 def probe_seconds(fn: Callable[[], Any]) -> float:

@@ -204,12 +204,16 @@ def test_throughput(benchmark, label: str, op: str, impl: str, n: int) -> None:
         if reason:
             pytest.skip(reason)
     fn = call(hypothesis(label, n))
+    # An array row is paired with the list call on the same ids, each round timed right after
+    # one list call (conftest.timed): the report's "x list" is the median of those rounds' ratios.
+    on_list = _call(label, op, "oasr_tok")(hypothesis(label, n)) if impl in ARRAY_INPUTS else None
     benchmark.group = f"{op} {label} n={n}"
     timed(
         benchmark,
         lambda _: fn(),
         per=n,
         info={"suite": "throughput", "case": label, "kind": case.kind, "op": op, "impl": impl, "n": n},
+        reference=None if on_list is None else lambda _: on_list(),
     )
 
 
