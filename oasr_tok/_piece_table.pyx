@@ -44,6 +44,7 @@ cdef extern from "Python.h":
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
     str PyUnicode_DecodeUTF8Stateful(const char*, Py_ssize_t, const char*, Py_ssize_t*)
     str PyUnicode_DecodeUTF8(const char*, Py_ssize_t, const char*)
+    PyObject** PySequence_Fast_ITEMS(object)
 
 
 def _one_fffd_per_byte(exc):
@@ -578,12 +579,33 @@ cdef class PieceTable:
         cdef Py_ssize_t prompt_open = self.prompt_open, prompt_close = self.prompt_close
         cdef Py_ssize_t scratch[ID_BLOCK]
         cdef const Py_ssize_t* block
-        cdef Py_ssize_t start, j
+        cdef Py_ssize_t start, j, k, count
+        cdef PyObject** out_items = PySequence_Fast_ITEMS(result)  # ours alone: never resized
         for start in range(0, n, ID_BLOCK):
-            block = id_block(ids, start, min(<Py_ssize_t>ID_BLOCK, n - start), scratch)
-            for j in range(min(<Py_ssize_t>ID_BLOCK, n - start)):
+            count = min(<Py_ssize_t>ID_BLOCK, n - start)
+            block = id_block(ids, start, count, scratch)
+            j = 0
+            while j < count:
+                if fast and not in_prompt:
+                    # The common case, in a loop of its own: plain pieces, once the leading
+                    # rules are done, while no bytes wait and no prompt block is open.
+                    k = j
+                    while k < count:
+                        tid = block[k]
+                        raw = fast_items[tid]
+                        if raw == NULL or tid == prompt_open or tid == prompt_close:
+                            break
+                        Py_INCREF(<object>raw)
+                        out_items[start + k] = raw
+                        k += 1
+                    if k > j:
+                        last_visible = start + k - 1
+                        j = k
+                        if j == count:
+                            break
                 i = start + j
                 tid = block[j]
+                j += 1
                 if tid == prompt_open:  # never, without a prompt rule (-1)
                     in_prompt = True
                 elif tid == prompt_close:
