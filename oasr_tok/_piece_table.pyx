@@ -612,7 +612,7 @@ cdef class PieceTable:
                     in_prompt = False
                 if in_prompt:
                     tid = prompt_open  # a FLAG_SKIP id: renders nothing, changes nothing
-                # The common case: a plain piece once the leading rules are done and no bytes wait.
+                # A plain piece outside the loop above (a prompt id with a piece of its own): as there.
                 raw = fast_items[tid]
                 if fast and raw != NULL:
                     Py_INCREF(<object>raw)
