@@ -23,7 +23,7 @@ from bench_cases import (
     sp_runtime,
     tokenizer,
 )
-from conftest import probe_seconds, timed
+from conftest import MIN_ROUNDS, probe_seconds, timed
 
 SIZES = [1_000, 100_000, 1_000_000]
 #: A single call projected beyond this is not run (a superlinear path would eat the budget);
@@ -37,6 +37,7 @@ WORDS_REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "words_refe
 #: NumPy inputs beside lists (ids, and for word_timings the start times too), as recognisers
 #: hand them over; converted outside the timing. The report compares each with the list row.
 ARRAY_INPUTS = {"oasr_tok[np.int64]": "int64", "oasr_tok[np.int32]": "int32"}
+PAIRED_MIN_ROUNDS = 11
 
 
 def _ops(case) -> list[tuple[str, str]]:
@@ -214,6 +215,9 @@ def test_throughput(benchmark, label: str, op: str, impl: str, n: int) -> None:
         per=n,
         info={"suite": "throughput", "case": label, "kind": case.kind, "op": op, "impl": impl, "n": n},
         reference=None if on_list is None else lambda _: on_list(),
+        # A paired ratio is the median of its rounds' ratios: at a million ids a round can take
+        # a tenth of a second, and three rounds' median moves by a few percent from run to run.
+        min_rounds=PAIRED_MIN_ROUNDS if on_list is not None else MIN_ROUNDS,
     )
 
 

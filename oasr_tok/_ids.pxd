@@ -59,7 +59,7 @@ cdef struct IdBuffer:
     Py_ssize_t small[SMALL_IDS]
 
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
-cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
+cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size, Py_ssize_t shortest_column=*) except -1
 cdef void release_ids(IdBuffer* buf) noexcept
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1
 cdef const Py_ssize_t* id_block(const IdBuffer* buf, Py_ssize_t start, Py_ssize_t count,

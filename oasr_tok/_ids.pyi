@@ -1,11 +1,23 @@
 # Types of the compiled id intake (oasr_tok/_ids.pyx); tests/test_typing.py checks these
 # against the built module with mypy's stubtest.
-from collections.abc import Sequence
-from typing import Any, overload
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn, final, overload
 
 # `ids` may be anything: a list or tuple of ints, an integer buffer (a NumPy array,
 # array.array), any sequence of integers; all else raises NonIntegerIdError.
 def check_ids(ids: object, vocab_size: int, skip: bytes | None = None) -> list[int]: ...
+
+# check_ids for a reader that iterates once (the `tokenizers` runtime): a list already all
+# checked ids comes back as it is, anything else as a CheckedIds.
+def runtime_ids(ids: object, vocab_size: int, skip: bytes | None = None) -> list[int] | CheckedIds: ...
+
+# The checked ids as ints, less the skipped ones, for one pass; len() is an upper bound.
+@final
+class CheckedIds:
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: int, /) -> NoReturn: ...
+    def __iter__(self) -> Iterator[int]: ...
+    def __next__(self) -> int: ...
 
 # What id_at raises at an item of a long list or buffer read in place that is not an id in
 # range: the compiled callers then read the ids again with the copying read. Never escapes.

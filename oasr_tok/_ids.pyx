@@ -10,6 +10,7 @@ dicts (no order / keys), iterators (consumed by looking), bools, float or bool b
 buffers that are not one-dimensional. Buffers are read in C, element by element through
 their strides: no Python int is made per id.
 """
+cimport cython
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
@@ -156,9 +157,11 @@ class ReadAgain(RuntimeError):
     caller reads the ids again with read_ids (see _ids.pxd). Never seen outside this package."""
 
 
-cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
-    """read_ids, or for a long list or a long buffer of 4- or 8-byte native integers, the ids
-    where they are, each checked as id_at reads it (see _ids.pxd)."""
+cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size,
+                           Py_ssize_t shortest_column=IN_PLACE_IDS) except -1:
+    """read_ids, or for a long list or a buffer of 4- or 8-byte native integers (of
+    shortest_column ids or more), the ids where they are, each checked as id_at reads it (see
+    _ids.pxd)."""
     out.heap = NULL
     out.ids = out.small
     out.limit = vocab_size
@@ -170,19 +173,19 @@ cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size) exc
         out.in_place = <PyObject*>ids
         return 0
     if type(ids) is not list and type(ids) is not tuple and PyObject_CheckBuffer(ids) and not _refused(ids):
-        if _column_in_place(out, ids):
+        if _column_in_place(out, ids, shortest_column):
             return 0
     return read_ids(out, ids, vocab_size)
 
 
-cdef bint _column_in_place(IdBuffer* out, object ids) except -1:
+cdef bint _column_in_place(IdBuffer* out, object ids, Py_ssize_t shortest) except -1:
     """Whether `ids` is a buffer read_ids_in_place reads where it is (then out holds its view)."""
     cdef Column col
     try:
         PyObject_GetBuffer(ids, &out.view, PyBUF_STRIDES | PyBUF_FORMAT)
     except (BufferError, TypeError, ValueError):
         return False  # read_ids words the refusal
-    if (out.view.ndim != 1 or out.view.shape[0] < IN_PLACE_IDS
+    if (out.view.ndim != 1 or out.view.shape[0] < shortest
             or not _integer_format(out.view.format, out.view.itemsize, &col) or col.order != ORDER_NATIVE
             or col.itemsize < 4):
         PyBuffer_Release(&out.view)
@@ -694,6 +697,179 @@ def check_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
         return _int_list(&buf, drop, vocab_size)
     finally:
         release_ids(&buf)
+
+
+def runtime_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
+    """check_ids for a reader that takes any sequence and iterates it once (the `tokenizers`
+    runtime): a list that is already all that comes back as it is; anything else as a
+    CheckedIds, which hands out the same ints check_ids' list would hold, one at a time,
+    without that list. (Built, filled and freed, that list cost 1.8 ns an id more than the
+    check of a list of the same ids: an array came back slower than the list.)"""
+    cdef const unsigned char* drop = NULL
+    if skip is not None:
+        if len(skip) != vocab_size:
+            raise ValueError("runtime_ids: skip must hold one byte per id")
+        drop = skip
+    if type(ids) is list:
+        if _plain_list(<list>ids, vocab_size, drop):
+            return ids
+        return check_ids(ids, vocab_size, skip)  # a list of other ints: read once, as check_ids
+    cdef CheckedIds out = CheckedIds.__new__(CheckedIds)
+    out.source = ids
+    out.skip = skip
+    out.drop = drop
+    read_ids_in_place(&out.buf, ids, vocab_size, 0)  # a column is read where it is, however short
+    out.ready = True
+    out.shared = _share_ints(vocab_size)
+    return out
+
+
+cdef Py_ssize_t _table_items(const Column* col, PyObject** items, Py_ssize_t limit,
+                             const unsigned char* drop, Py_ssize_t* kept, integer kind) except -2:
+    """items[...] = the shared table's ints (borrowed) of a native-order column of `integer`,
+    less the ids whose drop byte is set (their count in kept); the index of the first value
+    outside 0 ... limit - 1, or n when all are inside. The table covers limit (_share_ints)."""
+    cdef Py_ssize_t i, x, k = 0
+    cdef integer v
+    cdef const char* p = col.base
+    cdef PyObject** table = _shared_ints
+    cdef PyObject* item
+    if limit > _shared_len:  # never: a bug, not a crash
+        raise AssertionError("the shared int table does not cover the vocabulary")
+    for i in range(col.n):
+        memcpy(&v, p, sizeof(integer))  # a load; memcpy because a buffer need not be aligned
+        p += col.stride
+        if integer is uint64_t:
+            if v > <uint64_t>PY_SSIZE_T_MAX:
+                kept[0] = k
+                return i
+        x = <Py_ssize_t>v
+        if x < 0 or x >= limit:
+            kept[0] = k
+            return i
+        if drop != NULL and drop[x]:
+            continue
+        item = table[x]
+        if item == NULL:
+            item = _new_shared_int(x)
+            table = _shared_ints  # (making an int may run code that grew the table)
+        items[k] = item
+        k += 1
+    kept[0] = k
+    return col.n
+
+
+@cython.no_gc  # what it holds (the caller's ids, a bytes) cannot lead back to it
+@cython.freelist(4)
+cdef class CheckedIds:
+    """The checked ids of one input as Python ints (equal ids share the shared table's int),
+    less the skipped ones, for one pass: a sequence only as far as the runtime's reader needs
+    (its length is the number of ids read, an upper bound of what comes out). A buffer is read
+    where it is, a block of ids at a time, each id checked as it comes: a bad one raises
+    InvalidIdError from inside that reader, which passes a ValueError through as it is."""
+    cdef IdBuffer buf
+    cdef bint ready
+    cdef bint shared  # items borrowed from the shared table (else owned by the block)
+    cdef object source
+    cdef bytes skip  # holds `drop`
+    cdef const unsigned char* drop
+    cdef Py_ssize_t read  # ids of buf read into blocks so far
+    cdef Py_ssize_t j  # the next of items[0 ... count - 1]
+    cdef Py_ssize_t count
+    cdef PyObject* items[ID_BLOCK]  # the ints of the block's ids that are not skipped
+    cdef Py_ssize_t scratch[ID_BLOCK]
+
+    def __dealloc__(self):
+        self._drop_items()
+        if self.ready:
+            release_ids(&self.buf)
+
+    def __len__(self):
+        return self.buf.n if self.ready else 0
+
+    def __getitem__(self, key):
+        raise TypeError("CheckedIds is read by iterating it once")
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        # The runtime's own walk over a list costs little more than a load an id: this is kept
+        # to one, the ids' checks and ints being made a block at a time by _next_block.
+        if self.j == self.count and not self._next_block():
+            raise StopIteration  # (Cython returns NULL here: no exception is made)
+        self.j += 1
+        return <object>self.items[self.j - 1]  # (a new reference)
+
+    cdef void _drop_items(self) noexcept:
+        cdef Py_ssize_t k
+        if not self.shared:
+            for k in range(self.count):
+                Py_XDECREF(self.items[k])
+        self.j = self.count = 0
+
+    cdef bint _next_block(self) except -1:
+        """Reads blocks of ids until one holds an id not skipped: False at the end."""
+        cdef Py_ssize_t k, n, value, kept, got
+        cdef const Py_ssize_t* block = NULL
+        cdef Column col
+        cdef object fresh
+        self._drop_items()
+        while self.ready and self.read < self.buf.n:
+            n = min(<Py_ssize_t>ID_BLOCK, self.buf.n - self.read)
+            kept = 0
+            if self.shared and self.buf.column != NULL:
+                # A column read where it is: each id checked and turned into its int in one
+                # loop of the column's own type (not copied into a block first).
+                col.base = self.buf.column + self.read * self.buf.stride
+                col.n = n
+                col.stride = self.buf.stride
+                if self.buf.column_kind == COLUMN_INT64:
+                    got = _table_items[int64_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                elif self.buf.column_kind == COLUMN_INT32:
+                    got = _table_items[int32_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                elif self.buf.column_kind == COLUMN_UINT32:
+                    got = _table_items[uint32_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                else:
+                    got = _table_items[uint64_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                if got < n:
+                    self._bad_block()
+            else:
+                try:
+                    block = id_block(&self.buf, self.read, n, self.scratch)
+                except ReadAgain:
+                    self._bad_block()
+                if self.shared:  # (the ids in block are checked: this finds no bad one)
+                    col.base = <const char*>block
+                    col.n = n
+                    col.stride = sizeof(Py_ssize_t)
+                    if sizeof(Py_ssize_t) == 8:
+                        _table_items[int64_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                    else:
+                        _table_items[int32_t](&col, self.items, self.buf.limit, self.drop, &kept, 0)
+                else:
+                    for k in range(n):
+                        value = block[k]
+                        if self.drop != NULL and self.drop[value]:
+                            continue
+                        fresh = PyLong_FromSsize_t(value)
+                        Py_INCREF(fresh)  # the block's reference, dropped with the block
+                        self.items[kept] = <PyObject*>fresh
+                        kept += 1
+                        self.count = kept  # (for _drop_items, should the next int fail)
+            self.read += n
+            self.count = kept
+            if kept:
+                return True
+        return False
+
+    cdef void _bad_block(self) except *:
+        # A column read in place holds an id out of range: read_ids names it, as check_ids does.
+        cdef IdBuffer again
+        self.read = self.buf.n  # (nothing more comes out)
+        read_ids(&again, self.source, self.buf.limit)
+        release_ids(&again)
+        raise InvalidIdError("an id of the buffer changed to one out of range while it was read")
 
 
 def gather(list table, ids, bytes skip=None):

@@ -22,7 +22,7 @@ from hypothesis import strategies as hst
 import oasr_tok
 
 from cases import all_cases
-from paths import PACKAGE_PARENT, subprocess_env
+from paths import PACKAGE_PARENT, shared, subprocess_env
 
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
@@ -720,6 +720,61 @@ def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
     assert wide == [2**19 + 7, 301] * 40 and wide[0] is wide[2]
 
 
+@pytest.mark.parametrize("length", [1, 255, 256, 257, 20_000])  # (blocks of 256; _layouts has empty ones)
+def test_runtime_ids_hands_out_what_check_ids_lists(length):
+    """runtime_ids (what the huggingface kind hands its runtime) iterates to check_ids' list in
+    every layout, with and without skip, the same int objects included; a plain list is
+    returned as it is; a bad id gets check_ids' error, short buffer or long."""
+    from oasr_tok._ids import check_ids, runtime_ids
+
+    rng = np.random.default_rng(length)
+    vocab = 3 * 4096 + 5
+    values = rng.integers(0, vocab, length).tolist()
+    skip = bytes(rng.integers(0, 2, vocab, dtype=np.uint8).tolist())
+    for name, container, as_list in _layouts(values):
+        out = runtime_ids(container, vocab)
+        assert len(out) >= len(as_list), name  # (a capacity hint: never less than what comes out)
+        assert list(out) == as_list, name
+        assert isinstance(out, list) or list(out) == [], name  # (a list of other ints is checked into a list)
+        kept = [i for i in as_list if not skip[i]]
+        got = list(runtime_ids(container, vocab, skip))
+        assert got == kept and all(a is b for a, b in zip(got, check_ids(container, vocab, skip))), name
+    plain = list(values)
+    assert runtime_ids(plain, vocab) is plain
+    for k in sorted({0, length // 2, length - 1}):
+        bad = np.array(values, dtype=np.int64)
+        bad[k] = vocab + 1
+        with pytest.raises(oasr_tok.InvalidIdError) as ours:
+            list(runtime_ids(bad, vocab, skip))
+        with pytest.raises(oasr_tok.InvalidIdError) as theirs:
+            check_ids(bad, vocab, skip)
+        assert str(ours.value) == str(theirs.value)
+        assert f"token id {vocab + 1} at position {k} " in str(ours.value)
+
+
+def test_runtime_ids_skips_a_long_run_of_dropped_ids_and_goes_through_the_runtime():
+    """A million skipped ids in a row are passed over in one call (no recursion per block);
+    the tokenizers runtime reads a CheckedIds as it reads a list, and an InvalidIdError raised
+    while it reads comes out of it as it was raised."""
+    from oasr_tok._ids import runtime_ids
+
+    skip = b"\1" + bytes(99)
+    assert list(runtime_ids(np.zeros(1_000_000, dtype=np.int32), 100, skip)) == []
+    assert list(runtime_ids(np.array([0] * 999_999 + [5]), 100, skip)) == [5]
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_file(shared("huggingface/qwen3/tokenizer.json"))
+    size = backend.get_vocab_size()
+    ids = np.array(backend.encode("naïve café, 日本語 🙂 text").ids * 300, dtype=np.int64)
+    assert backend.decode(runtime_ids(ids, size)) == backend.decode(ids.tolist())
+    assert backend.decode_batch([runtime_ids(ids, size), runtime_ids(ids[:7], size)]) == backend.decode_batch(
+        [ids.tolist(), ids[:7].tolist()]
+    )
+    ids[len(ids) // 2] = size
+    with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {size} at position {len(ids) // 2} is out"):
+        backend.decode(runtime_ids(ids, size))
+
+
 IN_PLACE_CHILD = textwrap.dedent("""
     import random, sys, threading, time
     sys.path.insert(0, {tests!r})
@@ -790,7 +845,7 @@ BUFFER_CHILD = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     sys.setswitchinterval(1e-5)
     import oasr_tok
-    from oasr_tok._ids import check_ids, gather, join_pieces
+    from oasr_tok._ids import check_ids, gather, join_pieces, runtime_ids
     from paths import shared
     tok = oasr_tok.build_tokenizer(
         oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})
@@ -817,7 +872,8 @@ BUFFER_CHILD = textwrap.dedent("""
     other.start()
     outcomes = set()
     calls = (tok.token_pieces, tok.decode, lambda x: check_ids(x, tok.vocab_size),
-             lambda x: gather(pieces, x), lambda x: join_pieces(pieces, x))
+             lambda x: gather(pieces, x), lambda x: join_pieces(pieces, x),
+             lambda x: list(runtime_ids(x, tok.vocab_size)))
     for _ in range(30):
         for call in calls:
             try:

@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .._ids import batch_rows, check_ids
+from .._ids import batch_rows, runtime_ids
 from .._piece_table import TableMethods
 from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, short_repr
@@ -291,14 +291,15 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         # The runtime's decode with special tokens skipped. It would skip them by looking each
         # token's text up in a hash set (5% of its decode of Qwen3's or Mistral's ids); the ids it
         # drops (special_ids: the specials by text, and the holes) are left out as the ids are
-        # read instead, which hands back the caller's own list when it holds none of them.
-        text: str = self._backend.decode(check_ids(ids, self._size, self._dropped), skip_special_tokens=False)
+        # read instead: the caller's own list when it holds none of them, else runtime_ids'
+        # one-pass reader (an array's ids go to the runtime with no list built for them).
+        text: str = self._backend.decode(runtime_ids(ids, self._size, self._dropped), skip_special_tokens=False)
         return text
 
     def decode_batch(
         self, batch: Sequence[Sequence[int]] | Any, lengths: Sequence[int] | None = None, pad_id: int | None = None
     ) -> list[str]:
-        checked = [check_ids(ids, self._size, self._dropped) for ids in batch_rows(batch, lengths, pad_id)]
+        checked = [runtime_ids(ids, self._size, self._dropped) for ids in batch_rows(batch, lengths, pad_id)]
         texts: list[str] = self._backend.decode_batch(checked, skip_special_tokens=False)
         return texts
 
