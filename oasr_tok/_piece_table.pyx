@@ -186,7 +186,6 @@ cdef class PieceTable:
         """Render one id. pending_box[0] holds the pending bytes."""
         cdef unsigned char f = self._flags[tid]
         cdef bytes pending, cand
-        cdef bint valid
         cdef str text
         if f & F_SKIP:
             if f & F_BREAK:
@@ -204,23 +203,18 @@ cdef class PieceTable:
                     v, pending, <bytes>(self.first_pieces if v.first else self.pieces)[tid], pending_box, out
                 )
         elif f & F_BYTE:
-            cand = pending + self.byte_values[tid:tid + 1]
             if self.rule == RULE_WHOLE_RUN:
                 if v.run_invalid:
                     out = _emit(self, v, out, "\ufffd")
+                elif _extends_validly(<const unsigned char*>PyBytes_AS_STRING(pending),
+                                      PyBytes_GET_SIZE(pending), self._bytes[tid]):
+                    pending_box[0] = _with_byte(pending, self._bytes[tid])
                 else:
-                    try:
-                        _utf8_decode(cand, "strict", False)
-                        valid = not _dead_end(cand)
-                    except UnicodeDecodeError:
-                        valid = False
-                    if valid:
-                        pending_box[0] = cand
-                    else:
-                        out = _emit(self, v, out, "\ufffd" * PyBytes_GET_SIZE(cand))
-                        pending_box[0] = b""
-                        v.run_invalid = True
+                    out = _emit(self, v, out, "\ufffd" * (PyBytes_GET_SIZE(pending) + 1))
+                    pending_box[0] = b""
+                    v.run_invalid = True
             else:
+                cand = pending + self.byte_values[tid:tid + 1]
                 decoded = _utf8_decode(cand, self.errors, False)
                 out = _emit(self, v, out, decoded[0])
                 pending_box[0] = cand[<Py_ssize_t>decoded[1]:]
@@ -764,6 +758,66 @@ cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):
     return n >= 2 and p[n - 2] == 0xED and p[n - 1] >= 0xA0
 
 
+cdef inline bint _complete_character(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether p[:n] (1 <= n <= 4) is exactly one valid UTF-8 character."""
+    cdef unsigned char lead = p[0], low = 0x80, high = 0xBF
+    cdef Py_ssize_t k
+    if lead < 0x80:
+        return n == 1
+    if 0xC2 <= lead <= 0xDF:
+        if n != 2:
+            return False
+    elif 0xE0 <= lead <= 0xEF:
+        if n != 3:
+            return False
+    elif 0xF0 <= lead <= 0xF4:
+        if n != 4:
+            return False
+    else:
+        return False
+    if lead == 0xE0:
+        low = 0xA0
+    elif lead == 0xED:
+        high = 0x9F
+    elif lead == 0xF0:
+        low = 0x90
+    elif lead == 0xF4:
+        high = 0x8F
+    if not low <= p[1] <= high:
+        return False
+    for k in range(2, n):
+        if not 0x80 <= p[k] <= 0xBF:
+            return False
+    return True
+
+
+cdef inline bint _extends_validly(const unsigned char* p, Py_ssize_t n, unsigned char byte) noexcept:
+    """Whether p[:n] + byte is still what a byte run may hold (a strict, non-final decode
+    accepts it and it does not end in a dead end, see _dead_end), given that p[:n] is: only
+    p's last character, if unfinished, and the byte can change that. Said in C: the check was
+    a codec call per byte token (a tuple, a buffer, an exception when invalid)."""
+    cdef unsigned char last[4]
+    cdef Py_ssize_t start = n, k = n, m
+    while k > 0 and n - k < 3 and 0x80 <= p[k - 1] <= 0xBF:  # back over continuation bytes
+        k -= 1
+    if k > 0 and _unfinished_character(p + k - 1, n - k + 1):
+        start = k - 1
+    m = n - start
+    memcpy(last, p + start, m)
+    last[m] = byte
+    return _unfinished_character(last, m + 1) or _complete_character(last, m + 1)
+
+
+cdef bytes _with_byte(bytes held, unsigned char byte):
+    """held + bytes([byte]), made once."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(held)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n + 1)
+    cdef char* buf = PyBytes_AS_STRING(out)
+    memcpy(buf, PyBytes_AS_STRING(held), n)
+    buf[n] = <char>byte
+    return out
+
+
 # What short byte strings decode to, as codecs.utf_8_decode(data, "replace", False) gives it:
 # the text and how many bytes it consumed. Direct-mapped; a collision replaces the entry.
 cdef enum:
@@ -802,12 +856,14 @@ cdef str _whole_run_text(bytes run):
     # A held run is a valid UTF-8 prefix, so a non-final decode does not raise: a character
     # left incomplete (the usual case, rendered as the tail on every streamed byte) shows as
     # unconsumed bytes instead of as an exception, which cost ~4 us per byte token.
+    cdef Py_ssize_t consumed = 0
+    cdef str text
     try:
-        decoded = _utf8_decode(run, "strict", False)
+        text = PyUnicode_DecodeUTF8Stateful(PyBytes_AS_STRING(run), PyBytes_GET_SIZE(run), "strict", &consumed)
     except UnicodeDecodeError:
         return "\ufffd" * PyBytes_GET_SIZE(run)
-    if <Py_ssize_t>decoded[1] == PyBytes_GET_SIZE(run):
-        return decoded[0]
+    if consumed == PyBytes_GET_SIZE(run):
+        return text
     return "\ufffd" * PyBytes_GET_SIZE(run)
 
 

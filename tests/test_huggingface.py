@@ -148,6 +148,31 @@ def test_adversarial_byte_streams(name):
         check_stream(tok, ids)
 
 
+# ByteFallback files: a byte run that turns invalid renders one U+FFFD per byte of the whole run.
+WHOLE_RUN_NAMES = ["metaspace-bytefallback", "mistral-7b", "moonshine"]
+UTF8_EDGES = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5]
+
+
+@pytest.mark.parametrize("name", WHOLE_RUN_NAMES)
+def test_every_byte_pair_and_every_longer_character_edge_renders_like_the_runtime(name):
+    """Whether a byte extends a run validly is decided in C from the run's last character: every
+    pair of byte tokens, and the edges of the byte ranges of 3- and 4-byte characters (overlong,
+    surrogate, past U+10FFFF), after nothing and after a complete character, against the runtime;
+    the pieces one at a time as they stream."""
+    tok = tok_for(name)
+    b = byte_ids(tok, range(256))
+    word = tok.encode("hello")
+    runs = [[x, y] for x in range(256) for y in range(256)]
+    runs += [[x, y, z] for x in range(0xE0, 0xF5) for y in UTF8_EDGES for z in UTF8_EDGES]
+    runs += [[x, y, z, w] for x in range(0xF0, 0xF5) for y in UTF8_EDGES for z in UTF8_EDGES for w in UTF8_EDGES[:9]]
+    for before in ([], [b[0xC3], b[0xA9]]):
+        for run in runs:
+            ids = before + [b[v] for v in run] + word
+            assert "".join(tok.token_pieces(ids)) == oracle(tok, ids), (before, [hex(v) for v in run])
+    for run in runs[::97]:
+        check_stream(tok, [b[v] for v in run])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_adversarial_text_streams(name):
     """Specials first and mid-stream, the vocabulary edges, word-boundary pieces and the
