@@ -725,12 +725,20 @@ cdef inline bint _dead_end(bytes data):
     return _dead_end_at(<const unsigned char*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
 
 
-cdef inline bint _unfinished_character(const unsigned char* p, Py_ssize_t n):
-    """Whether p[:n] (n >= 1) is a proper prefix of a valid UTF-8 character: what a strict
-    decode consumes nothing of and does not reject, ED A0..ED BF excepted (see _dead_end).
-    Said in C: the per-token state check ran a codec call for it."""
+cdef enum:  # what bytes are as the start of one UTF-8 character (_character_state)
+    NOT_UTF8 = 0
+    UNFINISHED = 1
+    COMPLETE = 2
+
+
+cdef inline int _character_state(const unsigned char* p, Py_ssize_t n) noexcept:
+    """p[:n] (n >= 1) as the start of one UTF-8 character: exactly one valid character
+    (COMPLETE), a proper prefix of one (UNFINISHED: what a strict decode consumes nothing of
+    and does not reject), or neither. ED A0..ED BF is neither (see _dead_end)."""
     cdef unsigned char lead = p[0], low = 0x80, high = 0xBF
-    cdef Py_ssize_t size
+    cdef Py_ssize_t size, k
+    if lead < 0x80:
+        return COMPLETE if n == 1 else NOT_UTF8
     if 0xC2 <= lead <= 0xDF:
         size = 2
     elif 0xE0 <= lead <= 0xEF:
@@ -738,9 +746,9 @@ cdef inline bint _unfinished_character(const unsigned char* p, Py_ssize_t n):
     elif 0xF0 <= lead <= 0xF4:
         size = 4
     else:
-        return False
-    if n >= size:
-        return False
+        return NOT_UTF8
+    if n > size:
+        return NOT_UTF8
     if lead == 0xE0:
         low = 0xA0
     elif lead == 0xED:
@@ -750,45 +758,21 @@ cdef inline bint _unfinished_character(const unsigned char* p, Py_ssize_t n):
     elif lead == 0xF4:
         high = 0x8F
     if n >= 2 and not low <= p[1] <= high:
-        return False
-    return n < 3 or 0x80 <= p[2] <= 0xBF
+        return NOT_UTF8
+    for k in range(2, n):
+        if not 0x80 <= p[k] <= 0xBF:
+            return NOT_UTF8
+    return COMPLETE if n == size else UNFINISHED
+
+
+cdef inline bint _unfinished_character(const unsigned char* p, Py_ssize_t n) noexcept:
+    """Whether p[:n] is a proper prefix of a valid UTF-8 character. Said in C: the per-token
+    state check ran a codec call for it."""
+    return _character_state(p, n) == UNFINISHED
 
 
 cdef inline bint _dead_end_at(const unsigned char* p, Py_ssize_t n):
     return n >= 2 and p[n - 2] == 0xED and p[n - 1] >= 0xA0
-
-
-cdef inline bint _complete_character(const unsigned char* p, Py_ssize_t n) noexcept:
-    """Whether p[:n] (1 <= n <= 4) is exactly one valid UTF-8 character."""
-    cdef unsigned char lead = p[0], low = 0x80, high = 0xBF
-    cdef Py_ssize_t k
-    if lead < 0x80:
-        return n == 1
-    if 0xC2 <= lead <= 0xDF:
-        if n != 2:
-            return False
-    elif 0xE0 <= lead <= 0xEF:
-        if n != 3:
-            return False
-    elif 0xF0 <= lead <= 0xF4:
-        if n != 4:
-            return False
-    else:
-        return False
-    if lead == 0xE0:
-        low = 0xA0
-    elif lead == 0xED:
-        high = 0x9F
-    elif lead == 0xF0:
-        low = 0x90
-    elif lead == 0xF4:
-        high = 0x8F
-    if not low <= p[1] <= high:
-        return False
-    for k in range(2, n):
-        if not 0x80 <= p[k] <= 0xBF:
-            return False
-    return True
 
 
 cdef inline bint _extends_validly(const unsigned char* p, Py_ssize_t n, unsigned char byte) noexcept:
@@ -805,7 +789,7 @@ cdef inline bint _extends_validly(const unsigned char* p, Py_ssize_t n, unsigned
     m = n - start
     memcpy(last, p + start, m)
     last[m] = byte
-    return _unfinished_character(last, m + 1) or _complete_character(last, m + 1)
+    return _character_state(last, m + 1) != NOT_UTF8
 
 
 cdef bytes _with_byte(bytes held, unsigned char byte):

@@ -150,7 +150,7 @@ def test_adversarial_byte_streams(name):
 
 # ByteFallback files: a byte run that turns invalid renders one U+FFFD per byte of the whole run.
 WHOLE_RUN_NAMES = ["metaspace-bytefallback", "mistral-7b", "moonshine"]
-UTF8_EDGES = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5]
+UTF8_EDGES = list(bytes.fromhex("00 7F 80 8F 90 9F A0 BF C0 C1 C2 DF E0 ED EF F0 F4 F5"))
 
 
 @pytest.mark.parametrize("name", WHOLE_RUN_NAMES)
