@@ -782,7 +782,9 @@ cdef inline bint _extends_validly(const unsigned char* p, Py_ssize_t n, unsigned
     a codec call per byte token (a tuple, a buffer, an exception when invalid)."""
     cdef unsigned char last[4]
     cdef Py_ssize_t start = n, k = n, m
-    while k > 0 and n - k < 3 and 0x80 <= p[k - 1] <= 0xBF:  # back over continuation bytes
+    # Back over at most two continuation bytes (all an unfinished character has): so the
+    # character copied into last[] is at most 3 bytes before the new one.
+    while k > 0 and n - k < 2 and 0x80 <= p[k - 1] <= 0xBF:
         k -= 1
     if k > 0 and _unfinished_character(p + k - 1, n - k + 1):
         start = k - 1
