@@ -137,6 +137,7 @@ def timed(
     min_rounds: int = MIN_ROUNDS,
     reference: Callable[[Any], Any] | None = None,
     make_reference: Callable[[], Any] | None = None,
+    reference_per: int | None = None,
 ) -> None:
     """Time `run(live)` where `live = make()` is built fresh before each round, outside the
     timing (or `run(None)` without `make`). `per` is how many tokens one round covers: the
@@ -147,7 +148,8 @@ def timed(
     `reference`, timed through the same call shape as a round, outside the round's timing: just
     before the round (in the untimed setup) on even rounds, just after it (in the teardown) on
     odd ones, so neither side is always the one that runs second. extra_info["paired"] records
-    the median of the per-round ratios run / reference, which a drift of the machine's speed
+    the median of the per-round ratios run / reference (per token: `reference_per` is how many
+    tokens a reference call covers, `per` by default), which a drift of the machine's speed
     between benchmarks (another job starting, a frequency change) does not move as it moves a
     ratio of two benchmarks' medians taken minutes apart."""
     k = SLOWDOWN
@@ -200,7 +202,8 @@ def timed(
     if reference is not None:
         rounds = list(benchmark.stats.stats.data)
         if len(rounds) == len(reference_seconds):
-            ratios = sorted(t / k / r for t, r in zip(rounds, reference_seconds) if r > 0)
+            scale = (reference_per or per) / per  # (per token of each side)
+            ratios = sorted(t / k / r * scale for t, r in zip(rounds, reference_seconds) if r > 0)
             benchmark.extra_info["paired"] = {
                 "ratio": ratios[len(ratios) // 2] if ratios else None,
                 "reference_median": sorted(reference_seconds)[len(reference_seconds) // 2],
