@@ -89,9 +89,9 @@ class Run:
 
     def stream_against_qwen3(self, case: str, n: int) -> float | None:
         """Our per-token stream cost on `case` over the huggingface kind's on Qwen3 at the same
-        position: paired when the run timed them in turn (test_stream.AGAINST_QWEN3), else the
+        position: paired when the run timed them in turn (test_stream.WITH_QWEN3), else the
         ratio of the two rows' medians."""
-        key = ("stream", case, "decode_incremental", "oasr_tok", n)
+        key = ("stream", case, "decode_incremental", "oasr_tok[with Qwen3]", n)
         if key in self.paired_ratio:
             return self.paired_ratio[key]
         o, q = self.stream(case, "oasr_tok", n), self.stream("huggingface/qwen3", "oasr_tok", n)
