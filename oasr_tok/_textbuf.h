@@ -314,7 +314,12 @@ static int oasr_check_tail(PyObject *state, PyObject *tail)
 static inline int oasr_has_cached_copies(PyObject *s)
 {
 #if PY_VERSION_HEX < 0x030C0000
-    if (((PyASCIIObject *)s)->wstr != NULL) return 1;
+    /* Where wchar_t is as wide as the str's own storage (UCS-4 on Linux and macOS), CPython
+     * points wstr at the data itself: no copy, and the edit updates both. Counting that as a
+     * cached copy sent every same-length step of a text holding a character above U+FFFF down
+     * the copying path, O(n) per token. */
+    const wchar_t *wstr = ((PyASCIIObject *)s)->wstr;
+    if (wstr != NULL && (const void *)wstr != PyUnicode_DATA(s)) return 1;
 #endif
     return !PyUnicode_IS_ASCII(s) && ((PyCompactUnicodeObject *)s)->utf8 != NULL;
 }
