@@ -330,13 +330,15 @@ def _one_line_error(result, code: int) -> None:
 @pytest.mark.parametrize(
     "stdin",
     [
-        b"\xff\xfe[\x001\x00]\x00\n",  # UTF-16 with its BOM
-        "[1, 2]\n".encode("utf-16-le"),  # UTF-16 without one
-        b"[1, 2, \xc3]\n",  # truncated UTF-8
-        b"[" * 100_000 + b"]" * 100_000 + b"\n",  # deeper than any recursion limit
-        b"[" + b"9" * 5000 + b"]\n",  # an id of 5,000 digits
-        b"9" * 5000 + b"\n",
-        b'{"ids": [' + b"[" * 50_000 + b"]" * 50_000 + b'], "starts": [0]}\n',
+        pytest.param(b"\xff\xfe[\x001\x00]\x00\n", id="utf16-bom"),
+        pytest.param("[1, 2]\n".encode("utf-16-le"), id="utf16-no-bom"),
+        pytest.param(b"[1, 2, \xc3]\n", id="truncated-utf8"),
+        # Named, not shown: pytest puts a test's id in the environment of its subprocesses
+        # (PYTEST_CURRENT_TEST), and an id of 200,000 brackets is past the kernel's limit for one.
+        pytest.param(b"[" * 100_000 + b"]" * 100_000 + b"\n", id="deeper-than-recursion-limit"),
+        pytest.param(b"[" + b"9" * 5000 + b"]\n", id="5000-digit-id-in-list"),
+        pytest.param(b"9" * 5000 + b"\n", id="5000-digit-id"),
+        pytest.param(b'{"ids": [' + b"[" * 50_000 + b"]" * 50_000 + b'], "starts": [0]}\n', id="deep-words-json"),
     ],
 )
 def test_cli_bad_stdin_is_one_line_and_exit_3(command, stdin):
