@@ -2,7 +2,7 @@
 every tokenizer kind behind one contract (docs/architecture.md)."""
 
 from ._ctc import collapse_ctc
-from .base import Tokenizer
+from .build import build_tokenizer
 from .checkpoint import load, resolve
 from .description import Description, describe
 from .detokenizer import Detokenizer
@@ -30,10 +30,11 @@ from .errors import (
     UnknownSpecialTokenError,
 )
 from .nemo import NeMoTokenizer
-from .registry import available_kinds, build_tokenizer, register_tokenizer, unregister_tokenizer
+from .registry import available_kinds, register_tokenizer, unregister_tokenizer
 from .segments import Segment
 from .spec import TokenizerSpec
 from .specials import SpecialTokens
+from .tokenizer import Tokenizer
 from .words import Word, Words
 
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 from collections.abc import Sequence
 from typing import Any, final
 
-from .base import Tokenizer
+from .contract import TokenizerContract
 from .words import Word
 
 WINDOW: int
@@ -25,7 +25,7 @@ class HypothesisState:
 
 def lean(stream: dict[str, Any]) -> dict[str, Any]: ...
 def decode_hypothesis(
-    tok: Tokenizer,
+    tok: TokenizerContract,
     hypothesis_ids: Sequence[int],
     state: dict[str, Any],
     final: bool = False,

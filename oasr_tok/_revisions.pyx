@@ -37,6 +37,7 @@ from oasr_tok._wordtypes cimport Words
 
 from oasr_tok._ids import check_ids
 from oasr_tok._words import group_words
+from oasr_tok.contract import TokenizerContract
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
@@ -95,9 +96,8 @@ cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
 cdef dict _NO_DICT = {}
 
-# The base class's decode_incremental, looked up on first use (oasr_tok.base imports this
-# module while it loads, so importing base here at load time would be circular).
-cdef object _abc_decode_incremental = None
+# The contract's reference decode_incremental (it reads all of state["text"]).
+cdef object _abc_decode_incremental = TokenizerContract.decode_incremental
 cdef object _table_decode_incremental = TableMethods.decode_incremental
 
 
@@ -245,10 +245,6 @@ cdef class HypothesisState:
 cdef bint _keeps_whole_text(object tok) except -1:
     """Whether tok's decode_incremental reads all of state["text"] (the ABC's quadratic
     reference does); compiled and Python kinds alike only replace its held-back tail."""
-    global _abc_decode_incremental
-    if _abc_decode_incremental is None:
-        from oasr_tok.base import Tokenizer
-        _abc_decode_incremental = Tokenizer.decode_incremental
     if type(tok).decode_incremental is not _abc_decode_incremental:
         return False
     own = getattr(tok, "__dict__", None)

@@ -25,12 +25,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError
-
-if TYPE_CHECKING:
-    from .base import Tokenizer
+from .errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError, PiecesNotSupportedError
+from .prompting import PromptSide
 
 __all__ = ["apply_chat_template", "render_jinja", "render_nemo_style"]
 
@@ -344,7 +342,7 @@ def _nemo_parts(template: str, message: Mapping[str, Any] | None) -> list[tuple[
 
 
 def render_nemo_style(
-    tok: Tokenizer,
+    tok: ChatTemplates,
     messages: Any,
     template: Mapping[str, Any],
     *,
@@ -409,7 +407,7 @@ def _template_string(value: Any, where: str) -> str:
     return value
 
 
-def _template_variables(tok: Tokenizer) -> Mapping[str, Any]:
+def _template_variables(tok: ChatTemplates) -> Mapping[str, Any]:
     # Read once per tokenizer (a kind may build them from its config files); a pickled
     # tokenizer is rebuilt from its files, so the cache never travels stale.
     variables = tok.__dict__.get("_oasr_template_variables")
@@ -420,7 +418,7 @@ def _template_variables(tok: Tokenizer) -> Mapping[str, Any]:
 
 
 def apply_chat_template(
-    tok: Tokenizer,
+    tok: ChatTemplates,
     messages: Any,
     *,
     add_generation_prompt: bool = False,
@@ -473,3 +471,65 @@ def apply_chat_template(
     if isinstance(rendered, list):
         return [tok.encode(r, add_special_tokens=False) for r in rendered]
     return tok.encode(rendered, add_special_tokens=False)
+
+
+class ChatTemplates(PromptSide):
+    """Chat templates: the ones the checkpoint ships, rendered as transformers renders them.
+
+    A kind provides ``_chat_templates() -> dict[str, str]`` (named jinja templates, "default"
+    for the unnamed one; default: none) and may override ``_template_variables() -> dict``
+    (extra variables for templates; default: bos_token, eos_token, ... spelled as the
+    vocabulary spells those ids)."""
+
+    @property
+    def chat_template(self) -> str | None:
+        """The chat template source the checkpoint ships (its default one), None without one."""
+        return self.chat_templates.get("default")
+
+    @property
+    def chat_templates(self) -> Mapping[str, str]:
+        """Every named chat template the checkpoint ships ("default" for the unnamed one)."""
+        cached = self.__dict__.get("_oasr_chat_templates")
+        if cached is None:
+            parent = self.__dict__.get("_oasr_specials_of")
+            cached = parent.chat_templates if parent is not None else MappingProxyType(dict(self._chat_templates()))
+            self.__dict__["_oasr_chat_templates"] = cached
+        return cached
+
+    def _chat_templates(self) -> dict[str, str]:
+        return {}
+
+    def _template_variables(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, token_id in self.special_tokens.as_dict().items():
+            if token_id is not None:
+                try:
+                    out[name.replace("_id", "_token")] = self.id_to_piece(token_id)
+                except PiecesNotSupportedError:
+                    break
+        return out
+
+    def apply_chat_template(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        add_generation_prompt: bool = False,
+        tokenize: bool = False,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        chat_template: str | Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> str | list[int]:
+        """Render `messages` with the checkpoint's chat template exactly as transformers'
+        apply_chat_template does (same jinja2 sandbox and settings; needs the `chat` extra).
+        `chat_template` picks a named template or gives one (a jinja source, or a NeMo-style
+        {"roles": ..., "prefix": ...} dict); `kwargs` reach the template as variables.
+        tokenize=True returns the ids, special-token text matched as one id."""
+        return apply_chat_template(  # type: ignore[no-any-return]
+            self,
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=tokenize,
+            tools=tools,
+            chat_template=chat_template,
+            **kwargs,
+        )

@@ -65,7 +65,7 @@ from .errors import AssetNotFoundError, MalformedAssetError, ResolveError, SpecE
 from .spec import TokenizerSpec
 
 if TYPE_CHECKING:
-    from .base import Tokenizer
+    from .tokenizer import Tokenizer
 
 __all__ = ["resolve", "load", "Resolution", "Candidate", "SPEC_FILE", "markup_kind", "is_tiktoken_ranks"]
 
@@ -933,6 +933,6 @@ def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
     """build_tokenizer(resolve(path))."""
-    from .registry import build_tokenizer
+    from .build import build_tokenizer
 
     return build_tokenizer(resolve(path))

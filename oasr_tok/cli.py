@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .errors import TokenizerError, short_repr
 
 if TYPE_CHECKING:
-    from .base import Tokenizer
+    from .tokenizer import Tokenizer
 
 __all__ = ["main"]
 

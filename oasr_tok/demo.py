@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from .build import build_tokenizer
 from .errors import BackendNotInstalledError, UnknownKindError
-from .registry import build_tokenizer
 from .spec import TokenizerSpec
 
 __all__ = ["main", "run_entry", "DATA"]

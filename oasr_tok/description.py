@@ -15,7 +15,7 @@ from .checkpoint import _resolution, _why_lost
 from .errors import TokenizerError
 
 if TYPE_CHECKING:
-    from .base import Tokenizer
+    from .tokenizer import Tokenizer
 
 __all__ = ["Description", "describe"]
 
@@ -127,8 +127,8 @@ class Description:
 def describe(path: str | os.PathLike[str]) -> Description:
     """Resolve `path`, build the tokenizer and say what it is and why. A tokenizer that
     resolves but fails to build is described with `error` set (resolution errors raise)."""
+    from .build import build_tokenizer
     from .errors import PiecesNotSupportedError
-    from .registry import build_tokenizer
 
     res = _resolution(path)
     chosen = res.chosen

@@ -6,9 +6,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Tokenizer
 from .errors import SpecError
 from .spec import TokenizerSpec
+from .tokenizer import Tokenizer
 
 __all__ = ["Detokenizer"]
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import Tokenizer
 from .errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
 from .specials import ROLE_NAMES
+from .tokenizer import Tokenizer
 
 __all__ = ["NeMoTokenizer", "ROLES", "ROLE_NAMES", "nemo_tokenizer_spec"]
 

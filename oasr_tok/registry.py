@@ -8,17 +8,15 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .contract import TokenizerContract
 from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
 from .spec import TokenizerSpec
 
-if TYPE_CHECKING:
-    from .base import Tokenizer
+__all__ = ["register_tokenizer", "unregister_tokenizer", "build", "available_kinds"]
 
-__all__ = ["register_tokenizer", "unregister_tokenizer", "build_tokenizer", "available_kinds"]
-
-Factory = Callable[[TokenizerSpec], "Tokenizer"]
+Factory = Callable[[TokenizerSpec], TokenizerContract]
 
 # kind -> (module, class, backend module or None, extra to install)
 _BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
@@ -122,14 +120,13 @@ def get_factory(kind: str) -> Factory:
     raise UnknownKindError(f"unknown tokenizer kind {kind!r}; known kinds: {', '.join(available_kinds())}")
 
 
-def build_tokenizer(spec: TokenizerSpec) -> Tokenizer:
-    """Build the tokenizer a spec describes, resolving its kind through the registry."""
-    from .base import Tokenizer
-
+def build(spec: TokenizerSpec) -> TokenizerContract:
+    """Build the tokenizer a spec describes with its kind's factory (the public face is
+    oasr_tok.build_tokenizer, in build.py)."""
     if not isinstance(spec, TokenizerSpec):
         raise SpecError(f"build_tokenizer takes a TokenizerSpec, got {type(spec).__name__}")
     tokenizer = get_factory(spec.kind)(spec)
-    if not isinstance(tokenizer, Tokenizer):
+    if not isinstance(tokenizer, TokenizerContract):
         raise RegistryError(
             f"the factory for kind {spec.kind!r} returned {type(tokenizer).__name__}, not an oasr_tok.Tokenizer"
         )

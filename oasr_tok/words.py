@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Union
 
 from ._words import group_words as _group_words
 from ._wordtypes import Word, Words
+from .contract import TokenizerContract
 
 if TYPE_CHECKING:
     import numpy
 
-__all__ = ["Word", "Words", "group_words"]
+__all__ = ["TimedOutput", "Word", "Words", "group_words"]
 
 Times = Union[Sequence[float], Sequence[int], "numpy.ndarray"]
 
@@ -31,3 +32,11 @@ def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None)
     caller's own values. Returns a `Words` sequence (equal to the list of its `Word`s). Raises TimingError (a ValueError) naming the position when a time is
     missing, not a finite number, out of order, or an end precedes its start."""
     return _group_words(pieces, starts, ends)
+
+
+class TimedOutput(TokenizerContract):
+    """Timed words: the part of `oasr_tok.Tokenizer` that cuts the transcript into words."""
+
+    def word_timings(self, ids: Sequence[int], starts: Times, ends: Times | None = None) -> Words:
+        """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""
+        return group_words(self.token_pieces(ids), starts, ends)

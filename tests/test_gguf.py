@@ -496,7 +496,7 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     tokenizer decodes as the original."""
     import pickle
 
-    from oasr_tok import pickling
+    from oasr_tok import assets, pickling
 
     source = OWN / "gguf" / "gemma4-bpe.gguf"
     if endian == "big":
@@ -520,7 +520,7 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     model = tmp_path / "model.gguf"
     _model_file(source, model, endian, tensor_bytes=8 << 20)
     assert len(gguf.GGUFReader(str(model)).tensors) == 1  # the oracle reads our model file
-    shipped, name = pickling._read_for_value("gguf", str(model))
+    shipped, name = assets.read_for_value("gguf", str(model))
     assert name == "model.gguf" and len(shipped) < (1 << 20)
     (tmp_path / "shipped.gguf").write_bytes(shipped)
     theirs = gguf.GGUFReader(str(tmp_path / "shipped.gguf"))

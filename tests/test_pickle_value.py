@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from oasr_tok import MalformedAssetError, TokenizerSpec, build_tokenizer, pickling
+from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
 
 from paths import shared
 
@@ -106,14 +106,14 @@ def test_pickles_by_spec_when_asked(name, tmp_path):
 
 
 def test_a_thousand_unpickles_build_once(monkeypatch, tmp_path):
-    from oasr_tok import registry
+    from oasr_tok import pickling as module
 
     tok = build_tokenizer(_copy_spec("funasr_char", tmp_path))
     blob = pickle.dumps(tok)
     pickling.clear_cache()
     builds = []
-    real = registry.build_tokenizer
-    monkeypatch.setattr(registry, "build_tokenizer", lambda spec: builds.append(spec) or real(spec))
+    real = module.build
+    monkeypatch.setattr(module, "build", lambda spec: builds.append(spec) or real(spec))
     clones = {id(pickle.loads(blob)) for _ in range(1000)}
     assert len(builds) == 1 and len(clones) == 1
 
@@ -139,11 +139,11 @@ def test_a_file_gone_before_the_first_pickle_is_named(tmp_path):
 
 def test_an_oversized_file_needs_a_reader(tmp_path, monkeypatch):
     tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
-    monkeypatch.setattr(pickling, "MAX_VALUE_BYTES", 1000)
-    with pytest.raises(pickling.AssetError, match="register a reader"):
+    monkeypatch.setattr(assets, "MAX_VALUE_BYTES", 1000)
+    with pytest.raises(AssetError, match="register a reader"):
         pickle.dumps(tok)
     # A registered reader decides what travels for its suffix.
-    monkeypatch.setitem(pickling._READERS, ".txt", lambda path: (open(path, "rb").read(), "units.txt"))
+    monkeypatch.setitem(assets._READERS, ".txt", lambda path: (open(path, "rb").read(), "units.txt"))
     assert pickle.loads(pickle.dumps(tok)).decode([5, 6, 7]) == tok.decode([5, 6, 7])
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
-from ..base import Tokenizer
 from ..errors import EncodeError, SpecError
 from ..spec import TokenizerSpec
+from ..tokenizer import Tokenizer
 from ._common import reject_unknown_options
 from .sentencepiece import load_processor
 

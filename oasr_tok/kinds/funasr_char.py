@@ -42,9 +42,9 @@ from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
 from .._ids import gather
 from .._textbuf import check_owner, check_state, commit_text, table_tag
-from ..base import Tokenizer
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
 from ..spec import TokenizerSpec
+from ..tokenizer import Tokenizer
 from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]

@@ -40,11 +40,11 @@ from typing import Any
 from .._clean_spaces import CleanSpacesStream
 from .._ids import join_pieces
 from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..base import Tokenizer
+from ..assets import register_value_reader
 from ..errors import EncodeError, MalformedAssetError
-from ..pickling import register_value_reader
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
+from ..tokenizer import Tokenizer
 from ._bytelevel import CHAR_TO_BYTE
 from ._common import checked_text, existing_file, reject_unknown_options
 from ._gguf_reader import GGUFMetadata, ValueType, read_gguf_metadata, vocabulary_only_gguf

@@ -34,10 +34,10 @@ from typing import Any
 
 from .._ids import batch_rows, runtime_ids
 from .._piece_table import TableMethods
-from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, short_repr
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
+from ..tokenizer import Tokenizer
 from ._common import (
     check_id_span,
     checked_text,

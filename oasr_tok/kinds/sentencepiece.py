@@ -40,10 +40,10 @@ from typing import Any, NamedTuple
 from .._ids import check_ids, join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..archive import is_archive_ref, read_member
-from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
+from ..tokenizer import Tokenizer
 from ._common import (
     byte_piece_value,
     checked_text,

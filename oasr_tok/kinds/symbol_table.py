@@ -19,9 +19,9 @@ from typing import Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
-from ..base import Tokenizer
 from ..errors import MalformedAssetError, short_repr
 from ..spec import TokenizerSpec
+from ..tokenizer import Tokenizer
 from ._common import byte_piece_value, read_lines, reject_unknown_options, special_ids_option
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]

@@ -38,10 +38,10 @@ from typing import Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
-from ..base import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
+from ..tokenizer import Tokenizer
 from ._common import base64_token, checked_text, join_bytes, read_json, reject_unknown_options
 
 __all__ = [

@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 from .._ctc import CTCStream, delimited_words
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text
-from ..base import Tokenizer
 from ..errors import MalformedAssetError, SpecError, StreamStateError, stream_closed_error
 from ..spec import TokenizerSpec
+from ..tokenizer import Tokenizer
 from ._common import existing_file, read_text, reject_unknown_options
 
 if TYPE_CHECKING:

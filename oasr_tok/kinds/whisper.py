@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
-from ..base import Tokenizer
 from ..errors import (
     BackendNotInstalledError,
     EncodeError,
@@ -63,6 +62,7 @@ from ..errors import (
 )
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
+from ..tokenizer import Tokenizer
 from ._bytelevel import BYTE_TO_CHAR, token_bytes
 from ._common import (
     ID_SLACK,
