@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import BackendNotInstalledError
 
 if TYPE_CHECKING:
-    from .gguf import GGUFVocab
+    from ._gguf_vocab import GGUFVocab
 
 __all__ = ["build_encoder", "encode_refusal"]
 
