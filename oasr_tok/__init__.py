@@ -3,7 +3,6 @@ every tokenizer kind behind one contract (docs/architecture.md)."""
 
 from ._ctc import collapse_ctc
 from .build import build_tokenizer
-from .checkpoint import load, resolve
 from .description import Description, describe
 from .detokenizer import Detokenizer
 from .errors import (
@@ -31,6 +30,7 @@ from .errors import (
 )
 from .nemo import NeMoTokenizer
 from .registry import available_kinds, register_tokenizer, unregister_tokenizer
+from .resolution import load, resolve
 from .segments import Segment
 from .spec import TokenizerSpec
 from .specials import SpecialTokens

@@ -44,7 +44,7 @@ class _Failure(Exception):
 
 
 def _load(path: str) -> Tokenizer:
-    from .checkpoint import load
+    from .resolution import load
 
     try:
         return load(path)

@@ -1,5 +1,5 @@
 """What `describe(path)` reports: the dry run of `load` — what would be built, from which
-files, and why (the evidence resolution collected in oasr_tok.checkpoint), plus what the built
+files, and why (the evidence resolution collected in oasr_tok.resolution), plus what the built
 tokenizer says of itself (special tokens, stop ids, chat templates). Text for people
 (`oasr-tok describe`), a dict for `--json`."""
 
@@ -11,8 +11,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .checkpoint import _resolution, _why_lost
 from .errors import TokenizerError
+from .resolution import _resolution, why_lost
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
@@ -161,7 +161,7 @@ def describe(path: str | os.PathLike[str]) -> Description:
                 notes.append(f"special tokens / chat templates unreadable: {type(exc).__name__}: {exc}")
     notes.extend(f"warning while building: {w.message}" for w in caught)
     lost = [
-        {"kind": c.kind, "source": c.source, "files": dict(c.files), "reason": _why_lost(c, chosen)} for c in res.lost
+        {"kind": c.kind, "source": c.source, "files": dict(c.files), "reason": why_lost(c, chosen)} for c in res.lost
     ]
     evidence = list(chosen.evidence)
     evidence.insert(1, ("files", ", ".join(f"{role} = {os.path.basename(p)}" for role, p in chosen.files.items())))

@@ -1,60 +1,117 @@
 """The kind registry: explicit and strict. A name clash raises unless replacement is asked
 for (registering the same factory again is a no-op); built-in kinds are imported on first use,
 with an install hint when their backend is missing; third-party kinds are found through the
-`oasr_tok.kinds` entry-point group, loaded on first use too."""
+`oasr_tok.kinds` entry-point group, loaded on first use too.
+
+Each kind's entry also says how its files are recognised: a detector, `detect(path)`, and its
+precedence in the one order of evidence resolution follows (lower first; resolution.py). A
+built-in kind's detector is the `detect` function of its module; a plug-in gives one to
+`register_tokenizer(..., detect=...)`, or as a `detect` attribute of the factory its entry
+point names, and is then resolved from files exactly as a built-in kind is.
+"""
 
 from __future__ import annotations
 
 import importlib
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .contract import TokenizerContract
 from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
 from .spec import TokenizerSpec
 
-__all__ = ["register_tokenizer", "unregister_tokenizer", "build", "available_kinds"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PLUGIN_PRECEDENCE",
+    "available_kinds",
+    "build",
+    "builtin_kinds",
+    "detectors",
+    "register_tokenizer",
+    "unregister_tokenizer",
+]
 
 Factory = Callable[[TokenizerSpec], TokenizerContract]
+#: detect(path) -> None | {role: file path} | Found | [Found | SetAside, ...] (detection.py)
+Detector = Callable[[str], Any]
 
-# kind -> (module, class, backend module or None, extra to install)
-_BUILTINS: dict[str, tuple[str, str, str | None, str | None]] = {
-    "symbol_table": ("oasr_tok.kinds.symbol_table", "SymbolTableTokenizer", None, None),
-    "sentencepiece": ("oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece"),
-    "huggingface": ("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface"),
+
+@dataclass(frozen=True)
+class BuiltIn:
+    module: str
+    cls: str
+    backend: str | None  # the package it needs to be built (None: none)
+    extra: str | None  # the extra that installs it
+    precedence: int  # in resolution's order of evidence (lower first)
+
+
+# The one order of evidence (docs/cli.md § Resolution): an explicit tokenizer_spec.json first
+# (resolution.py), then the kinds by precedence, then archives that hold another kind's files.
+# Among the kinds, a file that one format names exactly outranks a looser match: tekken.json is
+# the file mistral-common loads even where a tokenizer.json lies beside it; a tokenizer.json
+# (huggingface, or whisper when its added tokens are Whisper's) before openai-whisper's
+# .tiktoken; a CTC vocab.json, GGUF files (by magic), SentencePiece models, then the text
+# tables, FunASR's token list before a `piece id` unit table, and a BERT vocab.txt last.
+_BUILTINS: dict[str, BuiltIn] = {
+    "tekken": BuiltIn("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None, 10),
+    "huggingface": BuiltIn("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface", 20),
     # Decoding Whisper needs no backend; its encode asks for `tokenizers` when called.
-    "whisper": ("oasr_tok.kinds.whisper", "WhisperTokenizer", None, None),
-    # Decoding tekken needs no backend either; its encode asks for `tiktoken`.
-    "tekken": ("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None),
-    "funasr_char": ("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None),
+    "whisper": BuiltIn("oasr_tok.kinds.whisper", "WhisperTokenizer", None, None, 25),
+    "wav2vec2": BuiltIn("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None, 30),
     # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
-    "gguf": ("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None),
-    "wav2vec2": ("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None),
-    "aggregate": ("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece"),
-    "wordpiece": ("oasr_tok.kinds.wordpiece", "WordPieceTokenizer", "tokenizers", "huggingface"),
+    "gguf": BuiltIn("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None, 40),
+    "sentencepiece": BuiltIn(
+        "oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece", 50
+    ),
+    "funasr_char": BuiltIn("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None, 60),
+    "symbol_table": BuiltIn("oasr_tok.kinds.symbol_table", "SymbolTableTokenizer", None, None, 70),
+    "wordpiece": BuiltIn("oasr_tok.kinds.wordpiece", "WordPieceTokenizer", "tokenizers", "huggingface", 80),
+    # No detector of its own: Canary's per-language models come from a .nemo or a spec file.
+    "aggregate": BuiltIn("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece", -1),
 }
+#: Detectors that find another kind's files inside a container: name -> (module, precedence).
+_CONTAINERS = {".nemo archive": ("oasr_tok.nemo_archive", 90)}
+#: Where a plug-in's detector stands when it gives no precedence: after every built-in one.
+PLUGIN_PRECEDENCE = 1000
 
 _factories: dict[str, Factory] = {}
+_detectors: dict[str, tuple[Detector, int]] = {}
 _lock = threading.Lock()
 
 
-def register_tokenizer(kind: str, factory: Factory, *, replace: bool = False) -> None:
+def register_tokenizer(
+    kind: str, factory: Factory, *, replace: bool = False, detect: Detector | None = None, precedence: int | None = None
+) -> None:
     """Register `factory(spec) -> Tokenizer` under `kind`. Registering a name that exists
-    (a built-in included) raises RegistryError unless `replace=True`."""
+    (a built-in included) raises RegistryError unless `replace=True`.
+
+    With `detect(path) -> {role: file path} | None`, load() and resolve() recognise the kind's
+    files in a folder or as a single file, as they do a built-in kind's; `precedence` places
+    it in the order of evidence (default PLUGIN_PRECEDENCE, after the built-ins)."""
     if not isinstance(kind, str) or not kind:
         raise RegistryError(f"a tokenizer kind must be a non-empty string, got {kind!r}")
     if not callable(factory):
         raise RegistryError(f"the factory for kind {kind!r} must be callable, got {factory!r}")
+    if detect is not None and not callable(detect):
+        raise RegistryError(f"the detector for kind {kind!r} must be callable, got {detect!r}")
+    if precedence is not None and (isinstance(precedence, bool) or not isinstance(precedence, int)):
+        raise RegistryError(f"the precedence of kind {kind!r} must be an int, got {precedence!r}")
+    wanted = None if detect is None else (detect, PLUGIN_PRECEDENCE if precedence is None else precedence)
     with _lock:
-        if _factories.get(kind) is factory:
-            return  # the same factory again: nothing to do (as fsspec's registry does)
+        if _factories.get(kind) is factory and _detectors.get(kind) == wanted:
+            return  # the same registration again: nothing to do (as fsspec's registry does)
         if not replace and (kind in _factories or kind in _BUILTINS):
             raise RegistryError(
                 f"tokenizer kind {kind!r} is already registered; "
                 "pass replace=True to register_tokenizer to replace it on purpose"
             )
         _factories[kind] = factory
+        if wanted is not None:
+            _detectors[kind] = wanted
+        else:
+            _detectors.pop(kind, None)
 
 
 def unregister_tokenizer(kind: str) -> None:
@@ -63,6 +120,7 @@ def unregister_tokenizer(kind: str) -> None:
         if kind not in _factories:
             raise UnknownKindError(f"tokenizer kind {kind!r} was not registered with register_tokenizer")
         del _factories[kind]
+        _detectors.pop(kind, None)
 
 
 ENTRY_POINT_GROUP = "oasr_tok.kinds"
@@ -70,10 +128,16 @@ ENTRY_POINT_GROUP = "oasr_tok.kinds"
 
 def _entry_points() -> dict[str, Any]:
     """Kinds other packages declare under the `oasr_tok.kinds` entry-point group (name ->
-    entry point; loaded only when that kind is built). A built-in name is never shadowed."""
+    entry point; loaded only when that kind is built or resolution asks its detector). A
+    built-in name is never shadowed."""
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTINS}
+
+
+def builtin_kinds() -> list[str]:
+    """The kinds oasr_tok itself provides (sorted)."""
+    return sorted(_BUILTINS)
 
 
 def available_kinds() -> list[str]:
@@ -81,19 +145,43 @@ def available_kinds() -> list[str]:
     return sorted(set(_BUILTINS) | set(_factories) | set(_entry_points()))
 
 
-def _builtin_factory(kind: str) -> Factory:
-    module_name, class_name, backend, extra = _BUILTINS[kind]
-    if backend is not None:
+def _check_backend(kind: str) -> None:
+    entry = _BUILTINS[kind]
+    if entry.backend is not None:
         try:
-            importlib.import_module(backend)
+            importlib.import_module(entry.backend)
         except ImportError as exc:
             raise BackendNotInstalledError(
-                f"the {kind!r} tokenizer kind needs the {backend!r} package, which is not installed "
-                f"({exc}); install it with: pip install 'oasr_tok[{extra}]'"
+                f"the {kind!r} tokenizer kind needs the {entry.backend!r} package, which is not installed "
+                f"({exc}); install it with: pip install 'oasr_tok[{entry.extra}]'"
             ) from exc
-    module = importlib.import_module(module_name)
-    factory: Factory = getattr(module, class_name).from_spec
+
+
+def _builtin_factory(kind: str) -> Factory:
+    _check_backend(kind)
+    entry = _BUILTINS[kind]
+    module = importlib.import_module(entry.module)
+    factory: Factory = getattr(module, entry.cls).from_spec
     return factory
+
+
+def _load_entry_point(kind: str, entry_point: Any) -> Factory:
+    try:
+        factory = entry_point.load()
+    except Exception as exc:  # a broken plug-in must not look like an unknown kind
+        raise RegistryError(
+            f"tokenizer kind {kind!r} comes from the entry point {entry_point.value!r} "
+            f"(group {ENTRY_POINT_GROUP!r}), which failed to load: {exc}"
+        ) from exc
+    if not callable(factory):
+        raise RegistryError(f"the entry point {entry_point.value!r} for kind {kind!r} is not callable")
+    detect = getattr(factory, "detect", None)
+    precedence = getattr(factory, "precedence", PLUGIN_PRECEDENCE)
+    with _lock:
+        known = _factories.setdefault(kind, factory)
+        if known is factory and callable(detect) and kind not in _detectors:
+            _detectors[kind] = (detect, precedence if isinstance(precedence, int) else PLUGIN_PRECEDENCE)
+        return known
 
 
 def get_factory(kind: str) -> Factory:
@@ -106,17 +194,7 @@ def get_factory(kind: str) -> Factory:
         return _builtin_factory(kind)
     entry_point = _entry_points().get(kind)
     if entry_point is not None:
-        try:
-            factory = entry_point.load()
-        except Exception as exc:  # a broken plug-in must not look like an unknown kind
-            raise RegistryError(
-                f"tokenizer kind {kind!r} comes from the entry point {entry_point.value!r} "
-                f"(group {ENTRY_POINT_GROUP!r}), which failed to load: {exc}"
-            ) from exc
-        if not callable(factory):
-            raise RegistryError(f"the entry point {entry_point.value!r} for kind {kind!r} is not callable")
-        with _lock:
-            return _factories.setdefault(kind, factory)
+        return _load_entry_point(kind, entry_point)
     raise UnknownKindError(f"unknown tokenizer kind {kind!r}; known kinds: {', '.join(available_kinds())}")
 
 
@@ -133,3 +211,49 @@ def build(spec: TokenizerSpec) -> TokenizerContract:
     if getattr(tokenizer, "spec", None) is None:
         tokenizer.spec = spec
     return tokenizer
+
+
+@dataclass(frozen=True)
+class DetectorEntry:
+    """One source of evidence resolution asks: a kind's detector, or a container's."""
+
+    name: str  # the kind, or the container (".nemo archive")
+    precedence: int
+    detect: Detector
+    builtin: bool
+
+
+def _module_detector(module_name: str) -> Detector:
+    detect: Detector = importlib.import_module(module_name).detect
+    return detect
+
+
+def detectors() -> list[DetectorEntry]:
+    """Every detector, in the order of evidence: built-in kinds (a kind registered under a
+    built-in's name replaces its detector too), registered and entry-point kinds with a
+    detector, and the containers. Entry-point kinds are loaded to be asked."""
+    for kind, entry_point in _entry_points().items():
+        with _lock:
+            loaded = kind in _factories
+        if not loaded:
+            _load_entry_point(kind, entry_point)
+    with _lock:
+        factories, plugged = dict(_factories), dict(_detectors)
+    out = []
+    for kind, entry in _BUILTINS.items():
+        if kind in factories or entry.precedence < 0:
+            continue  # replaced (its own detector, if any, is below), or resolved by a container
+        out.append(DetectorEntry(kind, entry.precedence, _lazy(entry.module), True))
+    out.extend(DetectorEntry(kind, precedence, detect, False) for kind, (detect, precedence) in plugged.items())
+    out.extend(
+        DetectorEntry(name, precedence, _lazy(module), True) for name, (module, precedence) in _CONTAINERS.items()
+    )
+    out.sort(key=lambda d: (d.precedence, d.name))
+    return out
+
+
+def _lazy(module_name: str) -> Detector:
+    def detect(path: str) -> Any:
+        return _module_detector(module_name)(path)
+
+    return detect

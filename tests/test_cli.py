@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from oasr_tok.checkpoint import load
+from oasr_tok.resolution import load
 
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from oasr_tok import available_kinds, demo
+from oasr_tok import demo
+from oasr_tok.registry import builtin_kinds
 
 
 def run(capsys, *argv):
@@ -24,7 +25,7 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
     by_kind = {record["kind"]: record for record in report["kinds"]}
     assert (
         set(by_kind)
-        == set(available_kinds())
+        == set(builtin_kinds())
         == {
             "symbol_table",
             "sentencepiece",
@@ -79,7 +80,7 @@ def test_reference_libraries_agree_with_the_manifest():
 def test_text_output(capsys):
     code, out = run(capsys)
     assert code == 0
-    for kind in available_kinds():
+    for kind in builtin_kinds():
         assert f"== {kind}" in out
     assert "partial" in out and "final" in out and "words" in out and " --> " in out
     assert "NO" not in out

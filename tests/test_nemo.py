@@ -17,7 +17,7 @@ from oasr_tok import (
     PiecesNotSupportedError,
     SpecError,
 )
-from oasr_tok.checkpoint import load
+from oasr_tok.resolution import load
 
 from cases import MULTISCRIPT
 from paths import own, shared

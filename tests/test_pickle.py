@@ -15,8 +15,8 @@ import pytest
 from tekken_files import derived as derived_tekken
 
 from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
-from oasr_tok.checkpoint import load
 from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
+from oasr_tok.resolution import load
 
 from paths import shared
 

@@ -24,8 +24,8 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
-from oasr_tok.checkpoint import load, resolve
 from oasr_tok.description import describe
+from oasr_tok.resolution import load, resolve
 
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
@@ -253,7 +253,7 @@ def test_tokenizer_json_beats_sentencepiece_model(tmp_path):
     d = describe(folder)
     assert d.kind == "huggingface"
     assert [(e["kind"], e["source"]) for e in d.lost] == [("sentencepiece", "tokenizer.model")]
-    assert "fixed order" in d.lost[0]["reason"]
+    assert "order of evidence" in d.lost[0]["reason"] and "precedence" in d.lost[0]["reason"]
     assert "lost" in d.text() and "tokenizer.model" in d.text()
 
 

@@ -265,7 +265,7 @@ def test_num_languages_needs_the_tiktoken_source_and_one_source_only():
 
 def test_a_tiktoken_file_alone_resolves_to_whisper_and_is_no_symbol_table():
     from oasr_tok import describe
-    from oasr_tok.checkpoint import is_tiktoken_ranks
+    from oasr_tok.detection import is_tiktoken_ranks
 
     assert is_tiktoken_ranks(TIKTOKEN)
     assert not is_tiktoken_ranks(shared("symbol_table/icefall-librispeech-bpe500.tokens.txt"))

@@ -24,7 +24,9 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..detection import GGUF_MAGIC
 from ..errors import AssetNotFoundError, MalformedAssetError
+from ..files import starts_with
 
 __all__ = [
     "GGUF_MAGIC",
@@ -36,7 +38,6 @@ __all__ = [
     "read_gguf_metadata",
 ]
 
-GGUF_MAGIC = b"GGUF"
 _MAX_STRING = 1 << 30  # llama.cpp's GGUF_MAX_STRING_LENGTH and GGUF_MAX_ARRAY_ELEMENTS
 
 
@@ -105,11 +106,7 @@ class GGUFMetadata:
 
 def is_gguf_file(path: str) -> bool:
     """Whether `path` is a regular file starting with the GGUF magic (content, not name)."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(4) == GGUF_MAGIC
-    except OSError:
-        return False
+    return starts_with(path, GGUF_MAGIC)
 
 
 def read_gguf_header(path: str) -> tuple[int, str]:

@@ -32,6 +32,7 @@ tokens each element came from, so every character lands on the token whose text 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -42,10 +43,20 @@ from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
 from .._ids import gather
 from .._textbuf import check_owner, check_state, commit_text, table_tag
+from ..detection import (
+    Detected,
+    Found,
+    SetAside,
+    folder_names,
+    is_tiktoken_ranks,
+    plain_text_candidate,
+    sniff_text_table,
+)
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
+from ..files import parse_json, read_json, read_text, text_lines
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
-from ._common import checked_text, parse_json, read_text, reject_unknown_options, special_ids_option, text_lines
+from ._common import checked_text, reject_unknown_options, special_ids_option
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
@@ -489,3 +500,78 @@ class FunASRCharTokenizer(Tokenizer):
 
     def __repr__(self) -> str:
         return f"<FunASRCharTokenizer mode={self._mode!r} vocab_size={self.vocab_size}>"
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+_FUNASR_MARKERS = ("<blank>", "<s>", "</s>", "<unk>")
+
+
+def _found(path: str, pieces: list[str], form: str, order: int) -> Found:
+    continuation = sum(1 for p in pieces if p.endswith("@@"))
+    markers = {m: pieces.index(m) for m in _FUNASR_MARKERS if m in pieces}
+    found = Found(
+        "funasr_char",
+        {"tokens": path},
+        {"special_ids": sorted(markers.values())},
+        source=os.path.basename(path),
+        order=order,
+    )
+    found.evidence.append(
+        (
+            "kind",
+            f"funasr_char: {form} of {len(pieces)} tokens, {continuation} with @@ continuation; "
+            f"FunASR markers {', '.join(markers) or 'none'}",
+        )
+    )
+    found.evidence.append(
+        (
+            "special_ids",
+            "the ids of FunASR's <blank>, <s>, </s>, <unk>: "
+            + (", ".join(f"{m} {i}" for m, i in markers.items()) or "none present"),
+        )
+    )
+    return found
+
+
+def _json_list(path: str) -> list[str] | None:
+    data = read_json(path, os.path.basename(path))
+    if isinstance(data, list) and data and all(isinstance(p, str) for p in data):
+        return data
+    return None
+
+
+def _listed(path: str) -> Detected:
+    """A file of one token per line: Paraformer's list when it has @@ pieces or FunASR's
+    markers, else the reason it is set aside."""
+    pieces = read_token_list(path)
+    if any(p.endswith("@@") for p in pieces) or any(m in pieces for m in _FUNASR_MARKERS):
+        return _found(path, pieces, "one token per line", 1)
+    return SetAside(os.path.basename(path), "one token per line, but without @@ pieces or FunASR markers")
+
+
+def detect(path: str) -> list[Detected]:
+    """Paraformer's token list: tokens.json (a JSON array of strings), then tokens.txt written
+    one token per line with @@ pieces or FunASR's <blank> <s> </s> <unk>; a single file of either."""
+    if not os.path.isdir(path):
+        if path.endswith(".json"):
+            pieces = _json_list(path)
+            return [] if pieces is None else [_found(path, pieces, "a JSON array", 0)]
+        if plain_text_candidate(path) and sniff_text_table(path) == "list":
+            return [_listed(path)]
+        return []
+    names = folder_names(path)
+    out: list[Detected] = []
+    if "tokens.json" in names:
+        at = os.path.join(path, "tokens.json")
+        pieces = _json_list(at)
+        out.append(
+            SetAside("tokens.json", "not a JSON array of token strings")
+            if pieces is None
+            else _found(at, pieces, "a JSON array", 0)
+        )
+    if "tokens.txt" in names:
+        at = os.path.join(path, "tokens.txt")
+        if not is_tiktoken_ranks(at) and sniff_text_table(at) == "list":
+            out.append(_listed(at))
+    return out

@@ -31,6 +31,7 @@ does when it loads a GGUF (see _gguf_encode.py); decoding never needs `tokenizer
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from itertools import accumulate
@@ -40,13 +41,15 @@ from .._clean_spaces import CleanSpacesStream
 from .._ids import join_pieces
 from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..assets import register_value_reader
+from ..detection import Detected, Found, folder_names
 from ..errors import EncodeError, MalformedAssetError
+from ..files import existing_file
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
 from ._bytelevel import CHAR_TO_BYTE
-from ._common import checked_text, existing_file, reject_unknown_options
-from ._gguf_reader import vocabulary_only_gguf
+from ._common import checked_text, reject_unknown_options
+from ._gguf_reader import is_gguf_file, read_gguf_header, vocabulary_only_gguf
 from ._gguf_vocab import (
     ATTR_BYTE,
     ATTR_CONTROL,
@@ -517,3 +520,30 @@ class GGUFWithSpecials(GGUFTokenizer):
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
     ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _found(path: str, order: int) -> Found:
+    version, byte_order = read_gguf_header(path)
+    found = Found("gguf", {"gguf": path}, source=os.path.basename(path), order=order)
+    found.evidence.append(
+        (
+            "kind",
+            f"gguf: the file starts with the GGUF magic (version {version}, {byte_order}-endian); "
+            "its tokenizer.ggml.* keys are the tokenizer",
+        )
+    )
+    found.evidence.append(("special_ids", "the control, unknown, unused and undefined tokens, as llama.cpp types them"))
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A GGUF file, recognised by its magic, never its name: given alone, or the *.gguf of a
+    folder (several: the first by name wins, mmproj* projector files last)."""
+    if not os.path.isdir(path):
+        return [_found(path, 0)] if is_gguf_file(path) else []
+    names = [n for n in folder_names(path) if n.endswith(".gguf") and is_gguf_file(os.path.join(path, n))]
+    names.sort(key=lambda n: (n.startswith("mmproj"), n))
+    return [_found(os.path.join(path, name), sub) for sub, name in enumerate(names)]

@@ -34,20 +34,15 @@ from typing import Any
 
 from .._ids import batch_rows, runtime_ids
 from .._piece_table import TableMethods
+from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError, short_repr
+from ..files import check_id_span, existing_file, json_id, read_json, read_text
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
-from ._common import (
-    check_id_span,
-    checked_text,
-    existing_file,
-    json_id,
-    read_json,
-    read_text,
-    reject_unknown_options,
-)
+from ._common import checked_text, reject_unknown_options
 from ._hf_decoder import compile_decoder, stream_for
+from ._tokenizer_json import TokenizerJson, glance, is_whisper
 
 __all__ = ["HuggingFaceTokenizer", "load_backend", "merge_tokenizer_config"]
 
@@ -466,3 +461,73 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             if isinstance(data, dict) and isinstance(data.get("chat_template"), str):
                 return {"default": data["chat_template"]}
         return {}
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _found(summary: TokenizerJson, config: str | None) -> Found:
+    path = summary.path
+    found = Found("huggingface", {"tokenizer": path}, source=os.path.basename(path))
+    found.evidence.append(
+        ("kind", f"huggingface: {summary.structure}; no <|startoftranscript|>/<|notimestamps|>, so not Whisper")
+    )
+    if config is not None:
+        found.files["tokenizer_config"] = config
+        found.source += f" + {os.path.basename(config)}"
+        declared = read_json(config, "tokenizer_config.json")
+        extra = 0
+        if isinstance(declared, dict) and isinstance(declared.get("added_tokens_decoder"), dict):
+            extra = sum(
+                1
+                for entry in declared["added_tokens_decoder"].values()
+                if isinstance(entry, dict)
+                and isinstance(entry.get("content"), str)
+                and entry["content"] not in summary.added
+            )
+        found.evidence.append(
+            (
+                "files",
+                f"tokenizer_config.json beside it: {extra} added tokens it declares are missing from "
+                "tokenizer.json and are added by the kind in declared-id order",
+            )
+        )
+    found.evidence.append(("special_ids", f"the backend's special added tokens ({summary.special} in tokenizer.json)"))
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A folder's tokenizer.json (+ tokenizer_config.json), or a single JSON file with a
+    'model' object (its tokenizer_config.json travels with it when it is named tokenizer.json).
+    One with Whisper's special tokens is the whisper kind's."""
+    if os.path.isdir(path):
+        names = folder_names(path)
+        if "tokenizer.json" not in names:
+            if "tokenizer_config.json" in names and "vocab.json" not in names:
+                return [
+                    SetAside(
+                        "tokenizer_config.json",
+                        "a tokenizer_config.json alone does not define a tokenizer (no tokenizer.json)",
+                    )
+                ]
+            return []
+        at = os.path.join(path, "tokenizer.json")
+        summary = glance(at)
+        if summary is None:
+            raise MalformedAssetError(f"{at}: not a `tokenizers` tokenizer.json (no 'model' object)", path=at)
+        config = os.path.join(path, "tokenizer_config.json") if "tokenizer_config.json" in names else None
+        return [] if is_whisper(summary) else [_found(summary, config)]
+    name = os.path.basename(path)
+    if name == "tokenizer_config.json":
+        return [
+            SetAside(
+                name, "a tokenizer_config.json alone does not define a tokenizer; point at tokenizer.json or its folder"
+            )
+        ]
+    if not name.endswith(".json"):
+        return []
+    summary = glance(path)
+    if summary is None or is_whisper(summary):
+        return []
+    sibling = os.path.join(os.path.dirname(path), "tokenizer_config.json")
+    return [_found(summary, sibling if name == "tokenizer.json" and os.path.isfile(sibling) else None)]

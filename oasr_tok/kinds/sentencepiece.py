@@ -34,23 +34,20 @@ SentencePiece for the surfaces.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .._ids import check_ids, join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..archive import is_archive_ref, read_member
-from ..errors import MalformedAssetError, SpecError
+from ..detection import SPEC_FILE, Detected, Found, SetAside, folder_names, markup_evidence, summarise
+from ..errors import MalformedAssetError, ResolveError, SpecError
+from ..files import existing_file
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
-from ._common import (
-    byte_piece_value,
-    checked_text,
-    existing_file,
-    reject_unknown_options,
-    special_ids_option,
-)
+from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
 
@@ -489,3 +486,67 @@ class SentencePieceWithSpecials(TableMethods, Tokenizer):
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
     ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _found(path: str, order: int) -> Detected:
+    """A find for the *.model at `path`, or why it is not a SentencePiece model."""
+    name = os.path.basename(path)
+    found = Found("sentencepiece", {"model": path}, source=name, order=order)
+    try:
+        import sentencepiece as spm
+    except ImportError:
+        found.evidence.append(
+            (
+                "kind",
+                "sentencepiece: a *.model file (the sentencepiece package is not installed, so "
+                "the model was not opened)",
+            )
+        )
+        found.evidence.append(("special_ids", "the kind's default [0, 1, 2] (model not inspected)"))
+        return found
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.Load(path)
+    except (OSError, RuntimeError) as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return SetAside(name, f"not a SentencePiece model ({why})")
+    size = processor.get_piece_size()
+    pieces = piece_strings(processor, path)
+    control = [i for i in range(size) if processor.is_control(i)]
+    unknown = [i for i in range(size) if processor.is_unknown(i)]
+    markup, why = markup_evidence(pieces)
+    special = sorted(set(control) | set(unknown) | set(markup))
+    found.options["special_ids"] = special
+    found.evidence.append(("kind", f"sentencepiece: the file loads as a SentencePiece model with {size} pieces"))
+    found.evidence.append(
+        (
+            "special_ids",
+            f"{special if len(special) <= 8 else summarise(special)}: control pieces "
+            f"[{summarise(control)}], unknown [{summarise(unknown)}] (asked of SentencePiece); markup by name: {why}",
+        )
+    )
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A SentencePiece model: bpe.model, then tokenizer.model, then a single *.model. Several
+    *.model and none of those names is ambiguous: an error, unless a tokenizer_spec.json beside
+    them names what to use (an aggregate's per-language models)."""
+    if not os.path.isdir(path):
+        return [_found(path, 0)] if path.endswith(".model") else []
+    names = folder_names(path)
+    models = [n for n in names if n.endswith(".model")]
+    preferred = [n for n in ("bpe.model", "tokenizer.model") if n in models]
+    if len(models) > 1 and not preferred:
+        if SPEC_FILE in names:
+            # The explicit spec decides; the models are reported, not guessed between.
+            return [SetAside(n, f"one of several SentencePiece models; {SPEC_FILE} names what to use") for n in models]
+        raise ResolveError(
+            f"{path}: several SentencePiece model candidates and none is bpe.model or tokenizer.model: "
+            f"{', '.join(models)}; write a {SPEC_FILE} naming the one to use"
+        )
+    ordered = preferred + [n for n in models if n not in preferred]
+    return [_found(os.path.join(path, name), sub) for sub, name in enumerate(ordered)]

@@ -14,15 +14,29 @@ Python statement of the same rules and the oracle the compiled paths are tested 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
+from ..detection import (
+    TIKTOKEN_SET_ASIDE,
+    Detected,
+    Found,
+    SetAside,
+    folder_names,
+    is_tiktoken_ranks,
+    markup_evidence,
+    plain_text_candidate,
+    sniff_text_table,
+    summarise,
+)
 from ..errors import MalformedAssetError, short_repr
+from ..files import read_lines
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
-from ._common import byte_piece_value, read_lines, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, reject_unknown_options, special_ids_option
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
@@ -158,3 +172,67 @@ def _utf8(text: str, token_id: int) -> bytes:
         raise MalformedAssetError(
             f"symbol_table: piece {token_id} ({text!r}) is not valid text (a lone surrogate)"
         ) from None
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+_TABLE_NAMES = ("units.txt", "tokens.txt", "words.txt")
+
+
+def _table_layout(pieces: list[str]) -> str:
+    if pieces[:3] == ["<blk>", "<sos/eos>", "<unk>"]:
+        return "icefall/sherpa layout (<blk> 0, <sos/eos> 1, <unk> 2)"
+    if pieces[:2] == ["<blank>", "<unk>"] and pieces[-1] == "<sos/eos>":
+        return f"WeNet layout (<blank> 0, <unk> 1, <sos/eos> last at {len(pieces) - 1})"
+    if pieces[:1] == ["<blank>"] and "<sos>" in pieces and "<eos>" in pieces:
+        return "WeNet Paraformer layout (<blank> 0, <sos>/<eos>, <unk>)"
+    if pieces[:1] == ["<eps>"]:
+        return "Kaldi/k2 word-table layout (<eps> 0)"
+    return "no known layout; special ids from the symbols themselves"
+
+
+def _found(path: str, order: int) -> Found:
+    pieces = read_symbol_table(path)
+    special, why = markup_evidence(pieces)
+    found = Found("symbol_table", {"units": path}, {"special_ids": special}, source=os.path.basename(path), order=order)
+    found.evidence.append(("kind", f"symbol_table: {len(pieces)} 'piece id' lines; {_table_layout(pieces)}"))
+    found.evidence.append(("special_ids", f"{summarise(special)}: {why}"))
+    continuation = sum(1 for p in pieces if p.endswith("@@"))
+    if continuation:
+        found.notes.append(
+            f"{continuation} pieces end in @@ (a Paraformer vocabulary): symbol_table renders them literally; "
+            "FunASR's rules need the funasr_char kind and its tokens.json / one-per-line tokens.txt"
+        )
+    if os.path.basename(path) == "words.txt":
+        found.notes.append("words.txt is a word table: symbol_table joins its entries without spaces")
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A unit table of `piece id` lines: units.txt, then tokens.txt, then words.txt (a tiktoken
+    rank file under those names is set aside: it is whisper's); a single text file of them.
+    Markup symbols, never positions, make the special ids."""
+    if not os.path.isdir(path):
+        if not plain_text_candidate(path):
+            return []
+        form = sniff_text_table(path)
+        if form == "table":
+            return [_found(path, 0)]
+        if form == "unknown":
+            return [SetAside(os.path.basename(path), "neither 'piece id' lines nor one token per line")]
+        return []  # one token per line: the funasr_char kind's to judge
+    names = folder_names(path)
+    out: list[Detected] = []
+    for sub, name in enumerate(n for n in _TABLE_NAMES if n in names):
+        at = os.path.join(path, name)
+        if is_tiktoken_ranks(at):
+            out.append(SetAside(name, TIKTOKEN_SET_ASIDE))
+            continue
+        form = sniff_text_table(at)
+        if form == "table":
+            out.append(_found(at, sub))
+        elif form == "list" and name != "tokens.txt":  # a one-per-line tokens.txt is funasr_char's to judge
+            out.append(SetAside(name, "one token per line: a unit table needs 'piece id' lines"))
+        elif form == "unknown":
+            out.append(SetAside(name, "neither 'piece id' lines nor one token per line"))
+    return out

@@ -38,11 +38,13 @@ from typing import Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
+from ..detection import Detected, Found, folder_names
 from ..errors import BackendNotInstalledError, MalformedAssetError
+from ..files import base64_token, read_json
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
-from ._common import base64_token, checked_text, join_bytes, read_json, reject_unknown_options
+from ._common import checked_text, join_bytes, reject_unknown_options
 
 __all__ = [
     "BUILTIN_SPECIAL_TOKENS",
@@ -537,3 +539,52 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
     ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _tekken_found(path: str, data: Any) -> Found:
+    config = data.get("config") if isinstance(data, dict) else None
+    if not isinstance(config, dict) or not isinstance(data.get("vocab"), list):
+        raise MalformedAssetError(
+            f"{path}: not a tekken.json (it needs a 'config' object and a 'vocab' list)", path=path
+        )
+    listed = data.get("special_tokens")
+    specials = config.get("default_num_special_tokens")
+    found = Found("tekken", {"tekken": path}, source=os.path.basename(path))
+    found.evidence.append(
+        (
+            "kind",
+            f"tekken: config version {config.get('version')!r}, {len(data['vocab'])} ranks listed, "
+            f"default_vocab_size {config.get('default_vocab_size')}, {specials} special ids; "
+            + (
+                f"{len(listed)} special tokens listed in the file"
+                if isinstance(listed, list)
+                else "no special_tokens listed (mistral-common's built-in twenty, then <SPECIAL_n> fillers)"
+            ),
+        )
+    )
+    found.evidence.append(
+        (
+            "special_ids",
+            f"0 ... {specials - 1 if isinstance(specials, int) else '?'}: every id below default_num_special_tokens",
+        )
+    )
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A folder's tekken.json (a malformed one is an error: the name is Mistral's), or a single
+    JSON file with tekken's 'config' object and 'vocab' list."""
+    if os.path.isdir(path):
+        if "tekken.json" not in folder_names(path):
+            return []
+        at = os.path.join(path, "tekken.json")
+        return [_tekken_found(at, read_json(at, "tekken.json"))]
+    if not path.endswith(".json"):
+        return []
+    data = read_json(path, os.path.basename(path))
+    if isinstance(data, dict) and isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
+        return [_tekken_found(path, data)]
+    return []

@@ -32,16 +32,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._ctc import CTCStream, delimited_words
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import commit_text
+from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError, StreamStateError, stream_closed_error
+from ..files import existing_file, read_json, read_text
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
-from ._common import existing_file, read_text, reject_unknown_options
+from ._common import reject_unknown_options
 
 if TYPE_CHECKING:
     from .._wordtypes import Words
@@ -360,3 +363,72 @@ class _RedecodingStream:
 
     def token_pieces(self, ids: Sequence[int]) -> list[str]:
         return Tokenizer.token_pieces(self._tokenizer, ids)
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _found(folder: str, names: tuple[str, ...]) -> Detected:
+    """vocab.json as a wav2vec2 CTC vocabulary, or the reason it is not one."""
+    at = lambda name: os.path.join(folder, name)
+    data = read_json(at("vocab.json"), "vocab.json")
+    config: Any = (
+        read_json(at("tokenizer_config.json"), "tokenizer_config.json") if "tokenizer_config.json" in names else {}
+    )
+    config = config if isinstance(config, dict) else {}
+    if not isinstance(data, dict) or not data:
+        return SetAside("vocab.json", "not a JSON object of piece -> id")
+    nested = all(isinstance(v, dict) for v in data.values())
+    tables = list(data.values()) if nested else [data]
+    delimiter = config.get("word_delimiter_token", "|")
+    delimiter = delimiter.get("content", "|") if isinstance(delimiter, dict) else delimiter
+    delimiter = delimiter if isinstance(delimiter, str) else "|"
+    named = "Wav2Vec2" in str(config.get("tokenizer_class", "")) or "CTC" in str(config.get("tokenizer_class", ""))
+    has_delimiter = all(isinstance(t, dict) and delimiter in t for t in tables)
+    if not named and ("merges.txt" in names or not has_delimiter):
+        return SetAside(
+            "vocab.json",
+            "not a CTC character vocabulary (no Wav2Vec2 tokenizer_class, and "
+            + (
+                "merges.txt beside it: GPT-2 style BPE)"
+                if "merges.txt" in names
+                else f"no {delimiter!r} word delimiter)"
+            ),
+        )
+    files = {"vocab": at("vocab.json")}
+    for role in ("tokenizer_config", "special_tokens_map"):
+        if f"{role}.json" in names:
+            files[role] = at(f"{role}.json")
+    found = Found("wav2vec2", files, source=" + ".join(os.path.basename(p) for p in files.values()))
+    why = (
+        f"tokenizer_class {config.get('tokenizer_class')}"
+        if named
+        else f"the {delimiter!r} word delimiter, no merges.txt"
+    )
+    shape = f"{len(data)} per-language tables (MMS)" if nested else f"{len(data)} pieces"
+    found.evidence.append(("kind", f"wav2vec2: vocab.json with {shape}; {why}"))
+    if nested:
+        target = config.get("target_lang")
+        if isinstance(target, str):
+            found.evidence.append(("options", f"target_lang {target!r} from tokenizer_config.json"))
+        else:
+            found.notes.append(
+                "vocab.json is nested per language and no target_lang is configured: pass "
+                "TokenizerSpec(..., options={'target_lang': code}) with one of " + ", ".join(sorted(data)[:12])
+            )
+    found.evidence.append(
+        ("special_ids", "the ids of bos/eos/unk/pad and additional special tokens (pad is the CTC blank)")
+    )
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A vocab.json of a CTC character model: wav2vec2 when tokenizer_config.json names a
+    Wav2Vec2 CTC tokenizer class, or the table has the word delimiter and no merges.txt lies
+    beside it (that would be GPT-2 style BPE). Given alone, its folder's side files count."""
+    if os.path.isdir(path):
+        return [_found(path, folder_names(path))] if "vocab.json" in folder_names(path) else []
+    if os.path.basename(path) != "vocab.json":
+        return []
+    folder = os.path.dirname(path)
+    return [_found(folder, folder_names(folder))]

@@ -50,31 +50,25 @@ from typing import TYPE_CHECKING, Any
 
 from .._ids import join_pieces
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
+from ..detection import TIKTOKEN_SET_ASIDE, TIKTOKEN_SUFFIX, Detected, Found, SetAside, folder_names, is_tiktoken_ranks
 from ..errors import (
     BackendNotInstalledError,
     EncodeError,
     InvalidIdError,
     MalformedAssetError,
     NonIntegerIdError,
+    ResolveError,
     SpecError,
     TimingError,
     short_repr,
 )
+from ..files import ID_SLACK, base64_token, check_id_span, json_id, read_json, read_text
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
 from ._bytelevel import BYTE_TO_CHAR, token_bytes
-from ._common import (
-    ID_SLACK,
-    base64_token,
-    check_id_span,
-    checked_text,
-    join_bytes,
-    json_id,
-    read_json,
-    read_text,
-    reject_unknown_options,
-)
+from ._common import checked_text, join_bytes, reject_unknown_options
+from ._tokenizer_json import TokenizerJson, glance, is_whisper
 
 if TYPE_CHECKING:
     from ..segments import Segment
@@ -776,3 +770,124 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
     ) -> list[int]:
         return self._parent.encode(text, add_special_tokens, split_special_tokens=split_special_tokens)
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+#: openai-whisper's vocabulary files (its whisper/assets/): multilingual first, then English-only.
+WHISPER_TIKTOKEN_NAMES = ("multilingual.tiktoken", "gpt2.tiktoken")
+_WHISPER_LANGUAGE = re.compile(r"<\|[a-z]{2,3}\|>")
+
+
+def _json_found(summary: TokenizerJson, config: str | None) -> Found:
+    languages = sorted(c for c in summary.added if _WHISPER_LANGUAGE.fullmatch(c))
+    notimestamps = summary.added["<|notimestamps|>"]
+    found = Found("whisper", {"tokenizer": summary.path}, source=os.path.basename(summary.path))
+    found.evidence.append(
+        (
+            "kind",
+            f"whisper: its added tokens include <|startoftranscript|> {summary.added['<|startoftranscript|>']}, "
+            f"<|notimestamps|> {notimestamps} and {len(languages)} language tokens "
+            f"({', '.join(languages[:4])}{' …' if len(languages) > 4 else ''}); {summary.structure}",
+        )
+    )
+    if isinstance(notimestamps, int) and not isinstance(notimestamps, bool):
+        found.evidence.append(
+            (
+                "vocab_size",
+                f"derived by the kind: <|notimestamps|> {notimestamps} + 1 + 1501 timestamps "
+                f"= {notimestamps + 1502}; the timestamp ids are not in tokenizer.json",
+            )
+        )
+    found.evidence.append(("special_ids", "every id from <|endoftext|> (eot) to vocab_size - 1"))
+    if config is not None:
+        found.notes.append(f"{os.path.basename(config)} is not used by the whisper kind")
+    return found
+
+
+def _model_n_vocab(folder: str) -> tuple[int | None, str]:
+    """n_vocab from a config.json ("n_vocab", openai-whisper's dims, or "vocab_size") or a
+    dims.json beside a .tiktoken file, and where it came from."""
+    for name, keys in (("config.json", ("n_vocab", "vocab_size")), ("dims.json", ("n_vocab",))):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            continue
+        data = read_json(path, name)
+        if isinstance(data, dict) and isinstance(data.get("dims"), dict):
+            data = data["dims"]
+        for key in keys:
+            value = data.get(key) if isinstance(data, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value, f"{name} {key} {value}"
+    return None, ""
+
+
+def _tiktoken_found(path: str, order: int) -> Found:
+    folder = os.path.dirname(path)
+    with open(path, "rb") as handle:
+        ranks = sum(1 for line in handle if line.strip())
+    n_vocab, where = _model_n_vocab(folder)
+    found = Found("whisper", {"tiktoken": path}, source=os.path.basename(path), order=order)
+    found.evidence.append(
+        (
+            "kind",
+            f"whisper: {os.path.basename(path)} is a tiktoken rank file ({ranks} 'base64 rank' lines), "
+            "openai-whisper's vocabulary; its control block is laid out after the ranks as "
+            "openai-whisper's get_encoding does",
+        )
+    )
+    if n_vocab is None:
+        num_languages = 99
+        found.evidence.append(
+            ("num_languages", "99, openai-whisper's default (no config.json or dims.json giving n_vocab beside it)")
+        )
+    else:
+        num_languages = n_vocab - 51765 - (n_vocab >= 51865)
+        if not 0 <= num_languages <= 100:
+            raise ResolveError(
+                f"{os.path.join(folder, where.split()[0])}: {where} is not a Whisper vocabulary "
+                f"size (n_vocab - 51765 - (n_vocab >= 51865) = {num_languages} languages)"
+            )
+        found.evidence.append(("num_languages", f"{num_languages}, from {where}: n_vocab - 51765 - (n_vocab >= 51865)"))
+    found.options["num_languages"] = num_languages
+    found.evidence.append(
+        ("special_ids", f"every id from <|endoftext|> ({ranks}, the number of ranks) to vocab_size - 1")
+    )
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A tokenizer.json with Whisper's special tokens (first), openai-whisper's
+    multilingual.tiktoken / gpt2.tiktoken (recognised by content; the model's n_vocab beside
+    them decides which comes first and how many languages it has); a single file of either."""
+    out: list[Detected] = []
+    if not os.path.isdir(path):
+        if path.endswith(".json"):
+            summary = glance(path)
+            if summary is not None and is_whisper(summary):
+                out.append(_json_found(summary, None))
+        elif is_tiktoken_ranks(path):
+            out.append(_tiktoken_found(path, 1))
+        return out
+    names = folder_names(path)
+    at = lambda name: os.path.join(path, name)
+    if "tokenizer.json" in names:
+        summary = glance(at("tokenizer.json"))
+        if summary is not None and is_whisper(summary):
+            config = at("tokenizer_config.json") if "tokenizer_config.json" in names else None
+            out.append(_json_found(summary, config))
+    present = [n for n in WHISPER_TIKTOKEN_NAMES if n in names]
+    if present:
+        n_vocab, _ = _model_n_vocab(path)
+        # an English-only vocabulary size (51864) says gpt2.tiktoken is the model's
+        if n_vocab is not None and n_vocab < 51865:
+            present.reverse()
+        for sub, name in enumerate(present):
+            if is_tiktoken_ranks(at(name)):
+                out.append(_tiktoken_found(at(name), 1 + sub))
+            else:
+                out.append(SetAside(name, "not a tiktoken rank file ('base64 rank' lines counting from 0)"))
+    for name in names:
+        if name.endswith(TIKTOKEN_SUFFIX) and name not in WHISPER_TIKTOKEN_NAMES:
+            out.append(SetAside(name, TIKTOKEN_SET_ASIDE))
+    return out

@@ -18,11 +18,14 @@ the special token strings `unk_token`, `sep_token`, `cls_token`, `pad_token`, `m
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError
+from ..files import read_json, read_lines, read_text
 from ..spec import TokenizerSpec
-from ._common import read_text, reject_unknown_options
+from ._common import reject_unknown_options
 from .huggingface import HuggingFaceTokenizer
 
 __all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
@@ -106,3 +109,38 @@ class WordPieceTokenizer(HuggingFaceTokenizer):
         tokenizer = cls(backend, where=path, add_special_tokens=options["add_special_tokens"])
         tokenizer.spec = spec
         return tokenizer
+
+
+# -- recognising the files (the registry's detector for this kind) ----------------------------
+
+
+def _found(path: str) -> Detected:
+    name = os.path.basename(path)
+    pieces = [line.rstrip() for line in read_lines(path, name)]
+    markers = [m for m in ("[CLS]", "[SEP]", "[UNK]") if m in pieces]
+    continuation = sum(1 for p in pieces if p.startswith("##") and len(p) > 2)
+    if "[CLS]" not in markers or "[SEP]" not in markers or not continuation:
+        return SetAside(name, "not a BERT WordPiece vocabulary (needs [CLS], [SEP] and ## pieces)")
+    found = Found("wordpiece", {"vocab": path}, source=name)
+    found.evidence.append(
+        ("kind", f"wordpiece: {len(pieces)} lines, {', '.join(markers)} and {continuation} ## pieces")
+    )
+    config = os.path.join(os.path.dirname(path), "tokenizer_config.json")
+    if os.path.isfile(config):
+        data = read_json(config, "tokenizer_config.json")
+        if isinstance(data, dict) and isinstance(data.get("do_lower_case"), bool):
+            if not data["do_lower_case"]:
+                found.options["lowercase"] = False
+            found.evidence.append(
+                ("options", f"do_lower_case {str(data['do_lower_case']).lower()} from tokenizer_config.json")
+            )
+    found.evidence.append(("special_ids", "the [PAD] [UNK] [CLS] [SEP] [MASK] pieces the vocabulary has"))
+    return found
+
+
+def detect(path: str) -> list[Detected]:
+    """A BERT WordPiece vocab.txt (one piece per line with [CLS], [SEP] and ## pieces);
+    do_lower_case from a tokenizer_config.json beside it."""
+    if os.path.isdir(path):
+        return [_found(os.path.join(path, "vocab.txt"))] if "vocab.txt" in folder_names(path) else []
+    return [_found(path)] if os.path.basename(path) == "vocab.txt" else []

@@ -1,0 +1,126 @@
+"""Reading a tokenizer's asset files: bytes, UTF-8 text, lines and JSON, with typed errors that
+name the file (and the line), from the file system or from a member of an archive."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from .archive import is_archive_ref, read_member
+from .errors import AssetNotFoundError, MalformedAssetError
+
+
+def existing_file(path: str, what: str) -> str:
+    """`path` if it is a readable file (or names a member of an archive, oasr_tok/archive.py);
+    AssetNotFoundError naming it otherwise."""
+    if not os.path.isfile(path) and not is_archive_ref(path):
+        raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)
+    return path
+
+
+def read_bytes(path: str, what: str) -> bytes:
+    """The content of a file, or of an archive member (``archive::member``)."""
+    if is_archive_ref(path):
+        return read_member(path, what)
+    existing_file(path, what)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise AssetNotFoundError(f"cannot read {what} file {path!r}: {exc.strerror}", path=path) from None
+
+
+def read_text(path: str, what: str) -> str:
+    raw = read_bytes(path, what)
+    # utf-8-sig: a byte-order mark (Windows editors write one) is not part of the first line's
+    # token; kept, it would turn "<blank>" at id 0 into "\ufeff<blank>", an ordinary token.
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise MalformedAssetError(f"{path}:{line}: {what} file is not valid UTF-8", path=path, line=line) from None
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text asset, split at "\\n" only, as the C++ readers of these files split
+    them (std::getline). str.splitlines() also breaks at U+2028, U+0085, VT, FF and
+    U+001C-U+001E, which a token may contain: one such token would shift every later id. The
+    newline ending the last line makes no empty line; a carriage return before a newline stays
+    on its line, for the reader to strip."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_lines(path: str, what: str) -> list[str]:
+    """text_lines of the file at `path` (typed errors naming it)."""
+    return text_lines(read_text(path, what))
+
+
+def parse_json(path: str, text: str, what: str) -> Any:
+    """`text` (the content of `path`) as JSON; MalformedAssetError naming the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedAssetError(
+            f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
+        ) from None
+
+
+def read_json(path: str, what: str) -> Any:
+    """The JSON content of `path`; typed errors naming the file (and line)."""
+    return parse_json(path, read_text(path, what), what)
+
+
+def json_id(value: Any) -> int | None:
+    """`value` as a token id if it is one: a JSON integer >= 0 (true and false are not ids,
+    although Python counts bool as int); None otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+#: How far past its entry count a file's highest id may lie (holes in a padded vocabulary).
+ID_SLACK = 1 << 16
+
+
+def check_id_span(max_id: int, count: int, path: str, what: str) -> None:
+    """Refuse a file whose highest id lies far beyond the number of entries it has, before
+    any per-id table is sized from it: one entry at id 100,000,000 would otherwise allocate
+    gigabytes. Real vocabularies are dense up to a few padding holes."""
+    if max_id >= 2 * count + ID_SLACK:
+        raise MalformedAssetError(
+            f"{path}: {what} has id {max_id} but only {count} entries; an id that far beyond the "
+            "vocabulary is a corrupt file (oasr_tok refuses it rather than allocate a table that large)",
+            path=path,
+        )
+
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def base64_token(text: str) -> bytes | None:
+    """The bytes of a base64 token as tiktoken-format readers (openai-whisper, mistral-common)
+    decode it, or None when `text` holds anything but base64 characters. Those readers use the
+    lenient decoder, which takes openai-whisper's "=" (rank 50256) as the empty string."""
+    import base64
+    import binascii
+
+    if not _BASE64.fullmatch(text):
+        return None
+    try:
+        return base64.b64decode(text)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def starts_with(path: str, magic: bytes) -> bool:
+    """Whether `path` is a readable file whose content starts with `magic`."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False

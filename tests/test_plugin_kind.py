@@ -1,0 +1,125 @@
+"""A kind a plug-in registers is resolved from files exactly as a built-in one: its detector
+is asked in the one order of evidence, it can win or lose against the built-ins by its
+precedence, describe() says why, and an entry point brings the same (tests/example_kind.py is
+the kind)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import oasr_tok
+from oasr_tok import ResolveError, describe, load, resolve
+
+import example_kind
+from paths import PACKAGE_PARENT, ROOT, subprocess_env
+
+
+@pytest.fixture
+def letters_kind():
+    # Its file is more specific than a FunASR token list, which a single letters.txt also reads
+    # as (one symbol per line, <blank> among them): the plug-in says it comes first.
+    oasr_tok.register_tokenizer(
+        example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect, precedence=5
+    )
+    yield
+    oasr_tok.unregister_tokenizer(example_kind.KIND)
+
+
+def test_a_registered_detector_resolves_a_folder_and_a_single_file(tmp_path, letters_kind):
+    path = example_kind.write_letters(str(tmp_path))
+    for where in (tmp_path, path):
+        spec = resolve(where)
+        assert spec.kind == "letters" and spec.files == {"letters": path}
+    tok = load(tmp_path)
+    assert type(tok) is example_kind.LettersTokenizer
+    ids = [2, 3, 1, 0, 4, 0, 0, 5]  # a b | <blank> c <blank> <blank> d
+    assert tok.decode(ids) == "ab cd"
+    d = describe(tmp_path)
+    assert d.kind == "letters" and d.error is None
+    assert ("kind", "letters: its detector found letters.txt") in d.evidence
+
+
+def test_without_a_detector_the_kind_is_built_from_a_spec_only(tmp_path):
+    oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True)
+    try:
+        example_kind.write_letters(str(tmp_path))
+        with pytest.raises(ResolveError, match="cannot tell"):
+            resolve(tmp_path)
+        tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec("letters", {"letters": str(tmp_path / "letters.txt")}))
+        assert tok.decode([2]) == "a"
+    finally:
+        oasr_tok.unregister_tokenizer(example_kind.KIND)
+
+
+def test_precedence_decides_against_a_builtin_and_describe_says_why(tmp_path):
+    example_kind.write_letters(str(tmp_path))
+    (tmp_path / "units.txt").write_text("<blank> 0\na 1\nb 2\n", encoding="utf-8")
+    oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+    try:
+        # By default a plug-in stands after the built-ins: the unit table wins.
+        d = describe(tmp_path)
+        assert d.kind == "symbol_table"
+        assert [(e["kind"], e["source"]) for e in d.lost] == [("letters", "letters.txt")]
+        reason = d.lost[0]["reason"]
+        assert "precedence 70" in reason and f"precedence {oasr_tok.registry.PLUGIN_PRECEDENCE}" in reason
+        # Declared first, it wins, and the unit table is the one that lost.
+        oasr_tok.register_tokenizer(
+            example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect, precedence=5
+        )
+        d = describe(tmp_path)
+        assert d.kind == "letters"
+        assert [e["kind"] for e in d.lost] == ["symbol_table"] and "precedence 5" in d.lost[0]["reason"]
+    finally:
+        oasr_tok.unregister_tokenizer(example_kind.KIND)
+
+
+def test_a_detector_that_fails_or_answers_nonsense_is_a_resolve_error_naming_the_kind(tmp_path):
+    example_kind.write_letters(str(tmp_path))
+
+    def broken(path):
+        raise KeyError("oops")
+
+    for detect, match in ((broken, "detector of tokenizer kind 'letters' failed.*KeyError"), (lambda p: 42, "letters")):
+        oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=detect)
+        try:
+            with pytest.raises(ResolveError, match=match):
+                resolve(tmp_path)
+        finally:
+            oasr_tok.unregister_tokenizer(example_kind.KIND)
+
+
+def test_registration_checks_the_detector_and_precedence():
+    with pytest.raises(oasr_tok.RegistryError, match="detector"):
+        oasr_tok.register_tokenizer("letters", example_kind.factory, detect="not callable")  # type: ignore[arg-type]
+    with pytest.raises(oasr_tok.RegistryError, match="precedence"):
+        oasr_tok.register_tokenizer("letters", example_kind.factory, detect=example_kind.detect, precedence="1")  # type: ignore[arg-type]
+    assert "letters" not in oasr_tok.available_kinds()
+
+
+def test_an_entry_point_kind_is_resolved_from_files(tmp_path):
+    """A package that declares the kind under the `oasr_tok.kinds` entry-point group, its
+    factory carrying `detect`: load(folder) finds it with nothing registered by hand."""
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(os.path.join(ROOT, "tests", "example_kind.py"), site / "letters_plugin.py")
+    info = site / "letters_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: letters-plugin\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[oasr_tok.kinds]\nletters = letters_plugin:factory\n", encoding="utf-8")
+    model = tmp_path / "model"
+    example_kind.write_letters(str(model))
+    code = (
+        "import sys, oasr_tok\n"
+        f"tok = oasr_tok.load({str(model)!r})\n"
+        "print(type(tok).__name__, tok.spec.kind, repr(tok.decode([2, 3, 1, 4])))\n"
+    )
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(site) + os.pathsep + env["PYTHONPATH"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["LettersTokenizer", "letters", "'ab", "c'"]
