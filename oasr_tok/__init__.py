@@ -37,7 +37,7 @@ from .specials import SpecialTokens
 from .tokenizer import Tokenizer
 from .words import Word, Words
 
-__version__ = "0.1.0"
+__version__ = "0.3.0.dev0"
 
 __all__ = [
     "Tokenizer",

@@ -278,7 +278,6 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         # or, with clean_spaces, the transducer over it.
         self._table = CleanSpacesStream(raw, self._special) if vocab.clean_spaces else raw
         self._encoder: Any = None
-        self._encoder_error: str | None = None
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> GGUFTokenizer:

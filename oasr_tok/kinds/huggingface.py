@@ -216,7 +216,6 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         self._add_special_tokens = add_special_tokens
         self._where = where
         self._config_path = config
-        self._keep = keep_specials
         self._split_backend: Any = None
         self._split_lock = threading.Lock()
         vocab = backend.get_vocab(with_added_tokens=True)
