@@ -4,6 +4,7 @@ there is a failed test with the child's output, never a dead test run."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -21,15 +22,26 @@ if limit:
 """
 
 
+#: Set by .ci/sanitizers: the compiled modules are built with AddressSanitizer, which reserves
+#: terabytes of address space for its shadow memory, so an address-space limit cannot bound a
+#: child there; ASan's own limit on what malloc hands out does.
+SANITIZED = os.environ.get("OASR_TOK_SANITIZERS") == "1"
+
+
 def run_child(code: str, memory_mb: int = 0, timeout: float = 300, stdin: bytes = b"") -> subprocess.CompletedProcess:
     """Run `code` in a fresh interpreter that imports this checkout's oasr_tok, under an
-    address-space limit of `memory_mb` (0: none)."""
+    address-space limit of `memory_mb` (0: none; under the sanitizers, a limit on what malloc
+    gives out)."""
+    env = subprocess_env()
+    if SANITIZED and memory_mb:
+        env["ASAN_OPTIONS"] = f"{env.get('ASAN_OPTIONS', '')}:malloc_limit_mb={memory_mb}:allocator_may_return_null=1"
+        memory_mb = 0
     source = _PRELUDE.format(memory=memory_mb) + textwrap.dedent(code)
     return subprocess.run(
         [sys.executable, "-c", source],
         input=stdin,
         capture_output=True,
-        env=subprocess_env(),
+        env=env,
         cwd=PACKAGE_PARENT,
         timeout=timeout,
     )

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from hostile import SANITIZED
 from paths import PACKAGE_PARENT, subprocess_env
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -35,15 +36,19 @@ def _examples(target: str) -> int:
 @pytest.mark.parametrize("target", sorted(COUNTS))
 def test_fuzz(target, tmp_path):
     log = tmp_path / "last-inputs.log"
+    env = subprocess_env()
+    if SANITIZED:  # AddressSanitizer's shadow memory needs the address space: limit malloc instead
+        env["ASAN_OPTIONS"] = f"{env.get('ASAN_OPTIONS', '')}:malloc_limit_mb={MEMORY_MB}:allocator_may_return_null=1"
+        limit = ""
+    else:
+        limit = f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_MB << 20}, {MEMORY_MB << 20}))\n"
     code = (
-        "import resource, sys\n"
-        f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_MB << 20}, {MEMORY_MB << 20}))\n"
-        f"sys.path.insert(0, {TESTS!r})\n"
+        "import resource, sys\n" + limit + f"sys.path.insert(0, {TESTS!r})\n"
         "import fuzz_targets\n"
         f"fuzz_targets.main({target!r}, {_examples(target)}, {str(log)!r})\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, env=subprocess_env(), cwd=PACKAGE_PARENT, timeout=3600
+        [sys.executable, "-c", code], capture_output=True, env=env, cwd=PACKAGE_PARENT, timeout=3600
     )
     if result.returncode != 0:
         inputs = log.read_text(encoding="utf-8", errors="replace").splitlines()[-4:] if log.exists() else []

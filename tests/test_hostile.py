@@ -17,7 +17,6 @@ import sys
 from fractions import Fraction
 
 import pytest
-from hostile import in_child
 
 import oasr_tok
 from oasr_tok import (
@@ -30,6 +29,7 @@ from oasr_tok import (
     build_tokenizer,
 )
 
+from hostile import in_child
 from paths import PACKAGE_PARENT, own, shared, subprocess_env
 
 WHISPER_EN = own("whisper/en/tokenizer.json")

@@ -9,11 +9,11 @@ import copy
 import sys
 
 import pytest
-from hostile import in_child
 
 from oasr_tok import StreamStateError
 
 from cases import all_cases
+from hostile import in_child
 
 # One case per kind: the properties are about the state, not about the vocabulary.
 _FIRST: dict = {}
