@@ -14,7 +14,9 @@ held characters are kept in the state as three short str (one per pass), the val
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-from oasr_tok._textbuf cimport oasr_commit_read, oasr_read_text, oasr_textstate
+from cpython.object cimport PyObject
+
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_commit_read, oasr_read_text, oasr_tag, oasr_textstate
 
 from oasr_tok._ids import check_ids
 from oasr_tok._textbuf import held_tail
@@ -220,11 +222,13 @@ cdef class CleanSpacesStream:
     cdef object _table
     cdef frozenset _special
     cdef Py_ssize_t _size
+    cdef readonly object tag  # recorded in the states this stream makes (see _textbuf.h)
 
     def __init__(self, table, frozenset special):
         self._table = table
         self._special = special
         self._size = table.vocab_size
+        self.tag = oasr_tag(["clean_spaces", str(table.tag)])
 
     @property
     def vocab_size(self):
@@ -235,8 +239,11 @@ cdef class CleanSpacesStream:
         cdef str out, tail, rest
         cdef oasr_textstate outer
         new = check_ids(new_ids, self._size)  # first: a bad id leaves the state as it was
-        if type(state) is not dict:
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        # Whose state it is, before anything in it is read (a state without its record is
+        # another stream's, or a forged one).
+        oasr_check_owner(state, self.tag)
+        if ("_tok" in state) != (_RAW in state and _CLEAN in state):
+            raise StreamStateError("this stream state has lost its clean-spaces record; start from {}")
         if (<dict>state).get(_CLOSED):
             if new:
                 raise stream_closed_error()
@@ -267,7 +274,7 @@ cdef class CleanSpacesStream:
             t1, t2, t3 = h1, h2, h3
             rest = _feed(&t1, &t2, &t3, raw_tail, 0)
             tail = rest + _flush(t1, t2, t3)
-        oasr_commit_read(state, &outer, out, tail, NULL)
+        oasr_commit_read(state, &outer, out, tail, <PyObject*>self.tag)
         state[_RAW] = raw
         state[_CLEAN] = (_HELD1[h1], _HELD2[h2], _HELD3[h3])
         state[_CLOSED] = bool(final)

@@ -27,7 +27,7 @@ from oasr_tok._ids cimport (
     COLUMN_INT32, COLUMN_INT64, COLUMN_UINT32, IdBuffer, id_at, read_ids, read_ids_in_place, release_ids,
 )
 from oasr_tok._ids import ReadAgain
-from oasr_tok._textbuf cimport oasr_commit
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_commit_tagged, oasr_tag
 from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, short_repr, stream_closed_error
 
 __all__ = ["collapse_ctc", "CTCStream"]
@@ -219,17 +219,26 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
 
     cdef Py_ssize_t blank, limit
     cdef IdBuffer frames
-    if isinstance(blank_id, bool) or not isinstance(blank_id, int):
+    if isinstance(blank_id, bool):
+        raise NonIntegerIdError("blank_id must be an integer id, got a bool")
+    if not isinstance(blank_id, int):
         try:
             blank_id = operator.index(blank_id)
         except TypeError:
-            raise NonIntegerIdError(f"blank_id must be an integer id, got {blank_id!r}") from None
+            raise NonIntegerIdError(f"blank_id must be an integer id, got {short_repr(blank_id)}") from None
     if vocab_size is None:
         limit = PY_SSIZE_T_MAX
     else:
-        limit = operator.index(vocab_size)
-        if limit <= 0:
-            raise ValueError(f"vocab_size must be positive, got {vocab_size!r}")
+        if isinstance(vocab_size, bool):
+            raise NonIntegerIdError("vocab_size must be an integer, got a bool")
+        try:
+            size = operator.index(vocab_size)
+        except TypeError:
+            raise NonIntegerIdError(f"vocab_size must be an integer, got {short_repr(vocab_size)}") from None
+        if size <= 0:
+            raise InvalidIdError(f"vocab_size must be positive, got {size}")
+        # A vocabulary larger than any index: every non-negative frame id is in it.
+        limit = size if size < PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
     if not 0 <= blank_id < limit:
         raise InvalidIdError(f"blank_id {blank_id!r} is out of range: it must be a valid id (0 ... {limit - 1})")
     blank = blank_id
@@ -289,6 +298,7 @@ cdef class CTCStream:
     cdef bint dedup
     cdef bint strip
     cdef list last_pieces
+    cdef readonly object tag  # recorded in the states this stream makes (see _textbuf.h)
 
     def __init__(self, table, classes=None, *, bint strip=False, list last_pieces=None):
         cdef Py_ssize_t i, n = table.vocab_size
@@ -309,6 +319,9 @@ cdef class CTCStream:
                 raise MemoryError()
             for i in range(n):
                 self.classes[i] = classes[i]
+        # What makes this stream's states its own: the table's tag and the neighbour rules.
+        self.tag = oasr_tag(["ctc", str(table.tag), list(classes) if classes is not None else None, bool(strip),
+                             last_pieces])
 
     def __dealloc__(self):
         PyMem_Free(self.classes)
@@ -347,24 +360,25 @@ cdef class CTCStream:
         cdef Py_ssize_t prev = -1
         cdef str held = "", settled, body, tail
         cdef dict inner
-        if type(state) is not dict:
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        # Whose state it is, before anything in it is read: another tokenizer's (or kind's)
+        # state, or one that lost its tag, is refused.
+        oasr_check_owner(state, self.tag)
         read_ids(&ids, new_ids, self.vocab_size)  # first: a bad id must leave the state as it was
         try:
             st = state.get("_ctc")
-            if st is None and state:
+            if (st is None and state) or (st is not None and "_tok" not in state):
                 raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
             if st is None:
                 inner = {}
-            elif (type(st) is not tuple or len(<tuple>st) != 4 or type((<tuple>st)[1]) is not int
+            elif (type(st) is not tuple or len(<tuple>st) != 4
+                  or not ((<tuple>st)[0] is None or (type((<tuple>st)[0]) is tuple and len((<tuple>st)[0]) == 5))
+                  or type((<tuple>st)[1]) is not int or not -1 <= (<tuple>st)[1] < self.vocab_size
                   or type((<tuple>st)[2]) is not str or type((<tuple>st)[3]) is not int):
                 raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
             else:
                 inner = {} if (<tuple>st)[0] is None else {"_s": (<tuple>st)[0]}
                 prev = (<tuple>st)[1]
                 held = (<tuple>st)[2]
-                if not -1 <= prev < self.vocab_size:
-                    raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
                 if ids.n and (<tuple>st)[0] is not None and (<tuple>st)[0][4]:
                     raise stream_closed_error()
             # The tail this wrapper left last time: a forged "_tail" would cut settled text.
@@ -392,7 +406,7 @@ cdef class CTCStream:
             # Whitespace at the end is not part of the decode yet; at the end of the stream it
             # never will be.
             held = "" if final else body[PyUnicode_GET_LENGTH(settled):]
-        oasr_commit(state, settled, tail)
+        oasr_commit_tagged(state, settled, tail, self.tag)
         state["_ctc"] = (inner.get("_s"), prev, held, PyUnicode_GET_LENGTH(tail))
         return settled
 

@@ -1090,6 +1090,8 @@ def batch_rows(batch, lengths=None, pad_id=None):
             pad_id = operator.index(pad_id)
         except TypeError:
             raise NonIntegerIdError(f"pad_id must be an integer id, got {_shown(pad_id)}") from None
+        if not -(1 << 63) <= pad_id < (1 << 63):
+            raise InvalidIdError(f"pad_id {_shown(pad_id)} is outside the range any id can have (a 64-bit integer)")
     if type(batch) is list or type(batch) is tuple:
         rows = list(batch)
     elif getattr(getattr(batch, "dtype", None), "kind", None) == "O" and getattr(batch, "ndim", 0) == 1:

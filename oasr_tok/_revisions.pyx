@@ -22,7 +22,7 @@ cimport cython
 from cpython.dict cimport PyDict_Contains, PyDict_Copy, PyDict_GetItemWithError
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.mem cimport PyMem_Malloc
-from cpython.long cimport PyLong_AsSsize_t, PyLong_CheckExact, PyLong_FromSsize_t
+from cpython.long cimport PyLong_CheckExact, PyLong_FromSsize_t
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
@@ -34,6 +34,9 @@ from oasr_tok._piece_table cimport PieceTable, TableMethods, Vars, _joined
 from oasr_tok._textbuf cimport oasr_append
 from oasr_tok._words cimport commit_break, first_letter
 from oasr_tok._wordtypes cimport Words
+
+from math import isfinite
+from numbers import Real
 
 from oasr_tok._ids import check_ids
 from oasr_tok._words import group_words
@@ -298,13 +301,21 @@ cdef bint _window_agrees(list ids, Py_ssize_t w0, PyObject** committed, Py_ssize
     return True
 
 
+cdef extern from "Python.h":
+    # Declared without Cython's error check: _id_value clears the OverflowError of an int
+    # outside Py_ssize_t itself (Cython's check in a noexcept function printed it, "Exception
+    # ignored", and the id was treated as absent).
+    Py_ssize_t _as_ssize_t "PyLong_AsSsize_t"(object) noexcept
+    const Py_ssize_t PY_SSIZE_T_MAX
+
+
 cdef inline Py_ssize_t _id_value(PyObject* x, Py_ssize_t vocab_size) noexcept:
     """x's value when it is an exact int in 0 ... vocab_size - 1 (as check_ids would accept
     it), else -1."""
     cdef Py_ssize_t value
     if not PyLong_CheckExact(<object>x):
         return -1
-    value = PyLong_AsSsize_t(<object>x)
+    value = _as_ssize_t(<object>x)
     if value == -1 and PyErr_Occurred():
         PyErr_Clear()
         return -1
@@ -498,9 +509,22 @@ cdef list _list_of(tuple items):
     return out
 
 
-cdef list _tail_times(object times, Py_ssize_t n):
+cdef list _tail_times(object times, Py_ssize_t n, object starts):
+    """times[n:] as a list, each checked as group_words checks a time (a finite number, never
+    before the one before it, the pending tokens' last start included): every call, not only
+    when the ids they belong to commit."""
     later = times[n:]
-    return later.tolist() if hasattr(later, "tolist") else list(later)
+    out = later.tolist() if hasattr(later, "tolist") else list(later)
+    previous = starts[-1] if starts else None
+    for k, t in enumerate(out):
+        if isinstance(t, bool) or not isinstance(t, Real):
+            raise TimingError(f"times[{n + k}] is {type(t).__name__}, not a number")
+        if not isfinite(t):
+            raise TimingError(f"times[{n + k}] is {t!r}, not a finite number")
+        if previous is not None and t < previous:
+            raise TimingError(f"times[{n + k}] = {t!r} is before the time before it ({previous!r}); times must not decrease")
+        previous = t
+    return out
 
 
 def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, times=None):
@@ -576,7 +600,8 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     cdef HypothesisState rec = None
     if OASR_RARE(type(agreement) is not int or agreement < 1):
         raise StreamStateError(f"agreement must be an int >= 1 (how many hypotheses must agree), got {agreement!r}")
-    n_agree = agreement
+    # More hypotheses than a process can hold is the same as never agreeing before the end.
+    n_agree = agreement if agreement < PY_SSIZE_T_MAX else PY_SSIZE_T_MAX
     committed_text = PyDict_GetItemWithError(state, _COMMITTED)
     if OASR_RARE(committed_text != NULL and type(<object>committed_text) is not str):
         raise StreamStateError("state['committed'] must be the committed text (a str); start from {}")
@@ -591,6 +616,10 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     # -- the state's bookkeeping (a record is well-formed: what it cannot know is checked here) --
     got = state.get(_STATE_KEY)
     if OASR_RARE(got is None):
+        if committed_text != NULL or _COMMITTED_TOKENS in state:
+            # Starting again would commit the transcript a second time.
+            raise StreamStateError("this hypothesis state has committed text but lost its record "
+                                   f"(state[{_STATE_KEY!r}]); start a new stream from {{}}")
         n, width, pending, starts, skip, older, prev, searched = 0, 0, _EMPTY, None, 0, _EMPTY, None, 0
         stream = (<PieceTable>table).fresh_snapshot if table is not None else {} if walked else steps._fresh_stream
     else:
@@ -642,7 +671,7 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
     if OASR_RARE(timed):
         if len(times) != total:
             raise TimingError(f"times has {len(times)} entries for {total} hypothesis ids; give one start per id")
-        tail_times = _tail_times(times, n)
+        tail_times = _tail_times(times, n, starts)
     n_tail = PyTuple_GET_SIZE(tail_ids)
     # -- agreement -------------------------------------------------------------------------------
     used = _EMPTY  # the last n_agree - 1 hypotheses' tails, oldest first

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import tarfile
 from collections.abc import Iterator
+from typing import Any
 
-from .errors import AssetNotFoundError, MalformedAssetError
+from .errors import AssetNotFoundError, MalformedAssetError, short_repr
 
 __all__ = [
     "MEMBER_SEPARATOR",
@@ -139,10 +140,24 @@ def nemo_config(archive: str, member: str = "model_config.yaml") -> dict:
             "pip install 'oasr_tok[nemo]'"
         ) from exc
     raw = read_member(member_ref(archive, member), "NeMo model config")
+
+    class _NoAliases(yaml.SafeLoader):
+        # NeMo writes its configs with OmegaConf, which never uses YAML aliases; a file that does
+        # can make a few hundred bytes stand for gigabytes (a "billion laughs"), so it is refused.
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"line {mark.line + 1}: a YAML alias (*name); NeMo configs have none")
+            return super().compose_node(parent, index)
+
     try:
-        config = yaml.safe_load(raw.decode("utf-8"))
+        config = yaml.load(raw.decode("utf-8"), Loader=_NoAliases)  # a SafeLoader: no arbitrary objects
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise MalformedAssetError(f"{archive}: member {member!r} is not valid YAML: {exc}", path=archive) from None
+        raise MalformedAssetError(
+            f"{archive}: member {member!r} is not valid YAML: {short_repr(str(exc))}", path=archive
+        ) from None
+    except RecursionError:
+        raise MalformedAssetError(f"{archive}: member {member!r} is nested too deeply", path=archive) from None
     if not isinstance(config, dict):
         raise MalformedAssetError(f"{archive}: member {member!r} does not hold a mapping", path=archive)
     return config

@@ -210,7 +210,7 @@ def _stream_revisions(args: argparse.Namespace, out: IO[str]) -> int:
     tok = _load(args.path)
     state: dict[str, Any] = {}
     last: list[int] = []
-    for number, line in enumerate(iter(sys.stdin.readline, ""), start=1):
+    for number, line in _stdin_lines():  # UTF-8 or a one-line error, as every command reads it
         where = f"stdin line {number}"
         try:
             hypothesis = _parse_ids(line, where)

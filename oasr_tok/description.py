@@ -147,7 +147,9 @@ def describe(path: str | os.PathLike[str]) -> Description:
         except (TokenizerError, ImportError, OSError) as exc:
             # A resolved tokenizer that cannot be built (backend missing, bad asset) is
             # described, not raised: the dry run's job is to say so.
-            error = f"{type(exc).__name__}: {exc}"
+            origin = res.chosen.origin  # an explicit spec file's bad options name it
+            named = f"{origin}: " if origin and not str(exc).startswith(origin) else ""
+            error = f"{type(exc).__name__}: {named}{exc}"
         else:
             vocab_size, supports_encode = tok.vocab_size, tok.supports_encode
             special = sorted(tok.special_ids)

@@ -68,6 +68,8 @@ def parse_json(path: str, text: str, what: str) -> Any:
         raise MalformedAssetError(
             f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
         ) from None
+    except RecursionError:
+        raise MalformedAssetError(f"{path}: {what} is nested too deeply to be a tokenizer file", path=path) from None
 
 
 def read_json(path: str, what: str) -> Any:

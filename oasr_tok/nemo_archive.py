@@ -12,7 +12,7 @@ from typing import Any
 
 from .archive import member_names, member_ref, nemo_config, nemo_labels_table
 from .detection import Detected, Found, SetAside, folder_names
-from .errors import MalformedAssetError, ResolveError
+from .errors import MalformedAssetError, ResolveError, short_repr
 from .kinds.sentencepiece import load_processor
 
 __all__ = ["detect"]
@@ -34,14 +34,15 @@ def _found(path: str) -> Found:
     def member(ref: Any, key: str) -> str:
         if not isinstance(ref, str) or not ref.startswith("nemo:"):
             raise MalformedAssetError(
-                f"{path}: model_config.yaml {key} is {ref!r}, not a nemo:<member> reference "
+                f"{path}: model_config.yaml {key} is {short_repr(ref)}, not a nemo:<member> reference "
                 "to a file inside the archive",
                 path=path,
             )
         wanted = ref[len("nemo:") :]
         if wanted not in present:
             raise MalformedAssetError(
-                f"{path}: model_config.yaml {key} points to {ref!r}, which is not a member of the archive", path=path
+                f"{path}: model_config.yaml {key} points to {short_repr(ref)}, which is not a member of the archive",
+                path=path,
             )
         used.append(wanted)
         return member_ref(path, wanted)
@@ -74,7 +75,7 @@ def _found(path: str) -> Found:
         found.evidence.append(("special_ids", f"[{blank}]: the blank NeMo appends after the labels"))
     elif not isinstance(tokenizer, dict):
         raise MalformedAssetError(
-            f"{path}: model_config.yaml tokenizer must be a mapping, got {tokenizer!r}", path=path
+            f"{path}: model_config.yaml tokenizer must be a mapping, got {short_repr(tokenizer)}", path=path
         )
     elif tokenizer.get("type") == "bpe":
         model = member(tokenizer.get("model_path"), "tokenizer.model_path")
@@ -131,7 +132,7 @@ def _found(path: str) -> Found:
         )
     else:
         raise ResolveError(
-            f"{path}: model_config.yaml tokenizer.type {tokenizer.get('type')!r} is not one oasr_tok "
+            f"{path}: model_config.yaml tokenizer.type {short_repr(tokenizer.get('type'))} is not one oasr_tok "
             "reads (bpe, wpe, agg; or a character model's labels)"
         )
     if found.kind != "aggregate" and timing:

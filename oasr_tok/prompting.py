@@ -16,6 +16,7 @@ How a kind provides its data: override any of these (each is called once, then c
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from .errors import (
     KeepSpecialsNotSupportedError,
     PiecesNotSupportedError,
     UnknownPieceError,
+    short_repr,
 )
 from .specials import SpecialTokens, SpecialTokensBuilder, split_on_special_text
 
@@ -35,8 +37,35 @@ __all__ = ["PromptSide"]
 T = TypeVar("T", bound="PromptSide")
 
 
+def check_encode_flags(add_special_tokens: Any, split_special_tokens: Any) -> None:
+    """encode's two flags are True, False (or None: the kind's default), never other values
+    read by their truth ("no" would add the specials)."""
+    if add_special_tokens is not None and type(add_special_tokens) is not bool:
+        raise EncodeError(f"add_special_tokens must be True, False or None, got {short_repr(add_special_tokens)}")
+    if type(split_special_tokens) is not bool:
+        raise EncodeError(f"split_special_tokens must be True or False, got {short_repr(split_special_tokens)}")
+
+
 class PromptSide(TokenizerContract):
     """Text into ids, special tokens by role, pieces and the vocabulary."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every kind's own encode gets the flags checked first: one rule, whatever the kind.
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("encode")
+        if own is None or getattr(own, "_oasr_flags_checked", False):
+            return
+
+        @functools.wraps(own)
+        def encode(
+            self: Any, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+        ) -> list[int]:
+            check_encode_flags(add_special_tokens, split_special_tokens)
+            result: list[int] = own(self, text, add_special_tokens, split_special_tokens=split_special_tokens)
+            return result
+
+        encode._oasr_flags_checked = True  # type: ignore[attr-defined]
+        cls.encode = encode  # type: ignore[method-assign]
 
     def encode(
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False

@@ -32,7 +32,7 @@ from typing import Any
 from .archive import is_archive_ref
 from .build import build_tokenizer
 from .detection import SPEC_FILE, Detected, Found, SetAside, folder_names, normalise
-from .errors import AssetNotFoundError, ResolveError, SpecError, TokenizerError
+from .errors import AssetNotFoundError, ResolveError, SpecError, TokenizerError, UnknownKindError
 from .files import read_json
 from .registry import DetectorEntry, available_kinds, detectors
 from .spec import TokenizerSpec
@@ -54,6 +54,7 @@ class Candidate:
     evidence: list[tuple[str, str]] = field(default_factory=list)  # (about, reason)
     notes: list[str] = field(default_factory=list)
     found_by: str = ""  # the detector: a kind, a container, or the explicit spec
+    origin: str = ""  # the explicit spec's own file, when it came from one
 
     def spec(self) -> TokenizerSpec:
         return TokenizerSpec(self.kind, self.files, self.options)
@@ -86,7 +87,11 @@ def _spec_candidate(path: str) -> Candidate:
         if not os.path.isfile(p) and not is_archive_ref(p):  # a .nemo member names itself (archive.py)
             raise AssetNotFoundError(f"{path}: file for role {role!r} not found: {p!r}", path=p)
     name = os.path.basename(path)
-    cand = Candidate(spec.kind, files, dict(spec.options), (0, 0), name, found_by=SPEC_FILE)
+    if spec.kind not in available_kinds():
+        raise UnknownKindError(
+            f"{path}: unknown tokenizer kind {spec.kind!r}; known kinds: {', '.join(available_kinds())}"
+        )
+    cand = Candidate(spec.kind, files, dict(spec.options), (0, 0), name, found_by=SPEC_FILE, origin=path)
     cand.evidence.append(("kind", f"{spec.kind}: named by {name}, an explicit spec (always first)"))
     if spec.options:
         cand.evidence.append(("options", f"as written in the spec: {json.dumps(spec.options)[:200]}"))
@@ -212,5 +217,12 @@ def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
-    """build_tokenizer(resolve(path))."""
-    return build_tokenizer(resolve(path))
+    """build_tokenizer(resolve(path)). An explicit spec file's bad options are its errors:
+    they name it."""
+    chosen = _resolution(path).chosen
+    try:
+        return build_tokenizer(chosen.spec())
+    except (SpecError, UnknownKindError) as exc:
+        if not chosen.origin or str(exc).startswith(chosen.origin):
+            raise
+        raise type(exc)(f"{chosen.origin}: {exc}") from None

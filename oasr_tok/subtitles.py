@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -64,6 +65,8 @@ def _seconds(value: Any, where: str) -> float:
         raise TimingError(f"{where} = {value!r} is not a number of seconds") from None
     if not math.isfinite(seconds) or seconds < 0:
         raise TimingError(f"{where} = {value!r}: times must be finite and not negative")
+    if not math.isfinite(seconds * 1000.0):  # the writers count milliseconds
+        raise TimingError(f"{where} = {value!r}: too large a time for a subtitle file")
     return seconds
 
 
@@ -533,6 +536,10 @@ def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[
     for i, cue in enumerate(cues):
         if not isinstance(cue, Cue):
             raise TimingError(f"cue {i} is {type(cue).__name__}, not a subtitles.Cue")
+    # The cues' own times, checked as every writer checks them (finite, not negative, in
+    # order, no end before its start) and made plain floats (a NumPy float32 included).
+    checked = _timed_items(cues, "cue")
+    for i, cue in enumerate(cues):
         rows = _timed_items(cue.words, "word") if cue.words else []
         words = [
             {"word": _separator_before(rows, k) + text, "start": start, "end": end}
@@ -542,7 +549,8 @@ def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[
         text = lines[0]
         for line in lines[1:]:
             text += ("" if _joins_without_space(text, line) else " ") + line
-        segments.append({"id": i, "start": cue.start, "end": cue.end, "text": " " + text, "words": words})
+        start, end, _ = checked[i]
+        segments.append({"id": i, "start": start, "end": end, "text": " " + text, "words": words})
     result: dict[str, Any] = {"text": "".join(s["text"] for s in segments), "segments": segments}
     if language is not None:
         result["language"] = language
@@ -553,8 +561,21 @@ def to_json(cues: Any) -> str:
     """JSON in openai-whisper's result (verbose_json) shape; an openai-whisper result is written
     as its WriteJSON writes it (json.dump of the whole result)."""
     if isinstance(cues, Mapping):
-        return json.dumps(cues)
-    return json.dumps(as_whisper_result(list(cues)), ensure_ascii=False)
+        _whisper_segments(cues)  # its times checked as every writer checks them
+        return json.dumps(cues, allow_nan=False, default=_json_number)
+    return json.dumps(as_whisper_result(list(cues)), ensure_ascii=False, allow_nan=False)
+
+
+def _json_number(value: Any) -> Any:
+    """A number json cannot write itself (a NumPy scalar) as a plain one; anything else refused."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if not math.isfinite(number):
+            raise TimingError(f"{value!r} is not a finite number: JSON cannot hold it")
+        return number
+    raise TimingError(f"a {type(value).__name__} is not a JSON value (an openai-whisper result holds numbers and text)")
 
 
 def to_ctm(words: Iterable[Any], utterance: str, channel: str = "1", confidences: Sequence[float] | None = None) -> str:

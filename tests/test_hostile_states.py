@@ -6,6 +6,7 @@ continue to state["text"] == decode(ids so far), as a canonical str."""
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 
 import pytest
@@ -188,3 +189,40 @@ def test_the_compiled_funasr_machine_checks_its_bounds():
     """)
     assert result["owned"] == "ValueError"
     assert "accepted" not in result["attribute"], result
+
+
+ALL = all_cases()
+
+
+@functools.cache
+def _foreign_state(name: str) -> dict:
+    case = next(c for c in ALL if c.name == name)
+    return _started(case)[2]
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+def test_every_tokenizers_state_is_refused_by_every_other(case):
+    """One rule for every stream state: it carries the identity of the tokenizer and stream
+    kind that made it, checked before anything else is read. Every case's state, fed to every
+    other case's tokenizer (the same kind from other files included: an upper-case CTC
+    vocabulary's state to a lower-case one), is refused and left as it was — unless the two
+    render alike (the same table read from tokens.txt and tokens.json; a with_specials view of
+    a tokenizer without specials), which the tags fingerprint: then the stream goes on, and
+    both decode every id list of both cases the same."""
+    tok, ids, _ = _started(case)
+    continued = []
+    for other in ALL:
+        if other is case:
+            continue
+        foreign = copy.deepcopy(_foreign_state(other.name))
+        before = copy.deepcopy(foreign)
+        try:
+            tok.decode_incremental(ids[12:14], foreign)
+        except StreamStateError:
+            assert foreign == before, other.name
+        else:
+            theirs = other.tokenizer()
+            probes = [ids, _ids(other), list(range(min(tok.vocab_size, theirs.vocab_size)))]
+            if tok.vocab_size != theirs.vocab_size or any(tok.decode(p) != theirs.decode(p) for p in probes):
+                continued.append(other.name)
+    assert not continued, f"{case.name} continued the states of {continued}"

@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._ctc import CTCStream, delimited_words
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
-from .._textbuf import commit_text
+from .._textbuf import check_owner, commit_text, table_tag
 from ..detection import Detected, Found, SetAside, folder_names
-from ..errors import MalformedAssetError, SpecError, StreamStateError, stream_closed_error
-from ..files import existing_file, read_json, read_text
+from ..errors import MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
+from ..files import check_id_span, existing_file, read_json, read_text
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
 from ._common import reject_unknown_options
@@ -80,6 +80,8 @@ def _load_json(path: str, what: str) -> Any:
         raise MalformedAssetError(
             f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
         ) from None
+    except RecursionError:
+        raise MalformedAssetError(f"{path}: {what} is nested too deeply to be a tokenizer file", path=path) from None
 
 
 def _check_table(table: Any, path: str, where: str) -> dict[str, int]:
@@ -91,13 +93,16 @@ def _check_table(table: Any, path: str, where: str) -> dict[str, int]:
     for piece, token_id in table.items():
         if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
             raise MalformedAssetError(
-                f"{path}: {where}[{piece!r}] must be a non-negative integer id, got {token_id!r}", path=path
+                f"{path}: {where}[{short_repr(piece)}] must be a non-negative integer id, got {short_repr(token_id)}",
+                path=path,
             )
         if token_id in by_id:
             raise MalformedAssetError(
                 f"{path}: {where} gives id {token_id} to both {by_id[token_id]!r} and {piece!r}", path=path
             )
         by_id[token_id] = piece
+    # Before any table is sized by it: one entry at id 10**8 would otherwise allocate gigabytes.
+    check_id_span(max(by_id), len(by_id), path, f"{where}[{short_repr(by_id[max(by_id)])}]")
     return table
 
 
@@ -311,10 +316,12 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
 
     def _redecode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """The re-decoding stream, for the settings whose rendering looks at neighbours."""
-        if type(state) is not dict:
-            raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+        tag = self.__dict__.get("_redecode_tag")
+        if tag is None:
+            tag = self.__dict__["_redecode_tag"] = table_tag(["wav2vec2 re-decoding", self._fingerprint])
+        check_owner(state, tag)  # whose state it is, before anything in it is read
         new = self.check_ids(new_ids)
-        if "_w2v" not in state and state:
+        if ("_w2v" not in state and state) or ("_w2v" in state and "_tok" not in state):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         held = state.get("_w2v", ([], 0, False, self._fingerprint))
         if (
@@ -338,7 +345,7 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
         settled = len(text) if final else max(emitted, min(len(text), self.settled_length(ids, text)))
         delta = text[emitted:settled]
-        commit_text(state, delta, text[settled:])
+        commit_text(state, delta, text[settled:], tag)
         state["_w2v"] = (ids, settled, bool(final), self._fingerprint)
         return delta
 
