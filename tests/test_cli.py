@@ -306,7 +306,7 @@ def _prompt_expected(name: str) -> dict:
 def test_describe_and_keep_specials_on_a_gguf():
     """describe lists llama.cpp's roles and end-of-generation ids; decode --keep-specials is
     llama_detokenize with unparse_special (the expected file written by llama.cpp)."""
-    path = shared("gguf/ggml-vocab-qwen2.gguf")
+    path = require_shared("gguf/ggml-vocab-qwen2.gguf")  # a child process cannot name it in our failure
     expected = _prompt_expected("ggml-vocab-qwen2")
     data = json.loads(out(run("--json", "describe", path)))
     assert data["kind"] == "gguf"

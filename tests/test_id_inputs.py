@@ -22,7 +22,7 @@ from hypothesis import strategies as hst
 import oasr_tok
 
 from cases import all_cases
-from paths import PACKAGE_PARENT, shared, subprocess_env
+from paths import PACKAGE_PARENT, require_shared, shared, subprocess_env
 
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
@@ -763,7 +763,7 @@ def test_runtime_ids_skips_a_long_run_of_dropped_ids_and_goes_through_the_runtim
     assert list(runtime_ids(np.array([0] * 999_999 + [5]), 100, skip)) == [5]
     from tokenizers import Tokenizer
 
-    backend = Tokenizer.from_file(shared("huggingface/qwen3/tokenizer.json"))
+    backend = Tokenizer.from_file(require_shared("huggingface/qwen3/tokenizer.json"))  # its error names no file
     size = backend.get_vocab_size()
     ids = np.array(backend.encode("naïve café, 日本語 🙂 text").ids * 300, dtype=np.int64)
     assert backend.decode(runtime_ids(ids, size)) == backend.decode(ids.tolist())
