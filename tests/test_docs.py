@@ -91,7 +91,5 @@ def test_the_documented_order_of_evidence_is_the_registrys():
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d+) \| .* \| ([a-z_0-9]+|as named|the plug-in's) \|$", text, re.M)
     documented = [(int(p), who) for p, who in rows]
-    registered = [
-        (d.precedence, d.name if d.name in builtin_kinds() else "as named") for d in detectors() if d.builtin
-    ]
+    registered = [(d.precedence, d.name if d.name in builtin_kinds() else "as named") for d in detectors() if d.builtin]
     assert documented == [*registered, (PLUGIN_PRECEDENCE, "the plug-in's")]

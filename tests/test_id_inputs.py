@@ -22,7 +22,7 @@ from hypothesis import strategies as hst
 import oasr_tok
 
 from cases import all_cases
-from paths import PACKAGE_PARENT, require_shared, shared, subprocess_env
+from paths import PACKAGE_PARENT, require_shared, subprocess_env
 
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
