@@ -32,6 +32,7 @@ from .nemo import NeMoTokenizer
 from .registry import available_kinds, register_tokenizer, unregister_tokenizer
 from .resolution import load, resolve
 from .segments import Segment
+from .serving import StopMatch
 from .spec import TokenizerSpec
 from .specials import SpecialTokens
 from .tokenizer import Tokenizer
@@ -45,6 +46,7 @@ __all__ = [
     "Word",
     "Words",
     "Segment",
+    "StopMatch",
     "Detokenizer",
     "build_tokenizer",
     "register_tokenizer",

@@ -36,6 +36,7 @@ from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_p
 from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
 from oasr_tok.errors import StreamStateError, stream_closed_error
+from oasr_tok.serving import server_step
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -56,6 +57,7 @@ def _one_fffd_per_byte(exc):
 codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
 
 cdef object _utf8_decode = codecs.utf_8_decode
+cdef str _SERVER = "_srv"
 cdef PyObject* _EMPTY = <PyObject*>""
 
 FLAG_SKIP = 1
@@ -701,6 +703,8 @@ cdef class TableMethods:
         cdef object engine = self._engine()
         cdef PieceTable table
         cdef IdBuffer ids
+        if type(state) is dict and _SERVER in <dict>state:  # a stream new_stream made (serving.py)
+            return server_step(self, new_ids, state, final)
         if not isinstance(engine, PieceTable):
             return engine.decode_incremental(new_ids, state, final)
         table = <PieceTable>engine

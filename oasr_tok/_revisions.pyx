@@ -522,7 +522,8 @@ cdef list _tail_times(object times, Py_ssize_t n, object starts):
         if not isfinite(t):
             raise TimingError(f"times[{n + k}] is {t!r}, not a finite number")
         if previous is not None and t < previous:
-            raise TimingError(f"times[{n + k}] = {t!r} is before the time before it ({previous!r}); times must not decrease")
+            raise TimingError(f"times[{n + k}] = {t!r} is before the time before it ({previous!r}); "
+                              "times must not decrease")
         previous = t
     return out
 

@@ -24,6 +24,7 @@ from ._ids import batch_rows, check_ids
 from ._textbuf import check_owner, commit_text, table_tag
 from .assets import content_identity
 from .errors import AssetError, StreamStateError, stream_closed_error
+from .serving import server_step
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -69,6 +70,8 @@ class TokenizerContract(abc.ABC):
         the start, or one new_stream made) and return the text that is now settled.
         state["text"] is the decode of all ids so far. final=True flushes what was held back
         and closes the stream. A failed call leaves `state` as it was."""
+        if type(state) is dict and "_srv" in state:  # a stream new_stream made (serving.py)
+            return server_step(self, new_ids, state, final)
         new = self.check_ids(new_ids)
         tag = self._stream_tag()
         check_owner(state, tag)

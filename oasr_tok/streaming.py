@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from ._ids import batch_rows
 from .contract import TokenizerContract
+from .errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
 from .revisions import decode_hypothesis as _decode_hypothesis  # here, not per call: that import cost ~2 us a call
+from .serving import StopMatch, check_stops, is_closed, new_server_record, prefilled
 
 if TYPE_CHECKING:
     from .words import Word
@@ -80,3 +83,100 @@ class Streaming(TokenizerContract):
         # The compiled function is the method itself (it binds as one): a Python frame that
         # only passed the arguments on cost a twentieth of a call.
         decode_hypothesis = _decode_hypothesis
+
+    def new_stream(
+        self,
+        prefill: Sequence[int] | None = None,
+        stop: Sequence[str] | None = None,
+        include_stop: bool = False,
+        envelope: str | None = None,
+    ) -> dict[str, Any]:
+        """A stream state made with what a server knows, which decode_incremental (and
+        decode_incremental_batch, and the flush) continue as they continue {}.
+
+        `prefill`: the prompt's ids. Only its tail is read, whatever its length; the deltas are
+        then the continuation (what decode(prefill + generated) adds after the part of
+        decode(prefill) it keeps), a character the prompt began and the first generated token
+        completed included. state["text"] is the decode of the prompt's tail and what followed.
+        `stop`: stop strings. No delta holds text a later token could complete into one; once
+        one completes, state["stop"] is a StopMatch, the output ends before it (after it with
+        `include_stop`) and more ids are refused. docs/decoding.md § The server loop."""
+        if envelope is not None:
+            raise StreamStateError(f"envelope {short_repr(envelope)}: no envelope formats are built yet (issue 37)")
+        stops = check_stops(stop)
+        if type(include_stop) is not bool:
+            raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
+        if prefill is not None:
+            state, held = prefilled(self, prefill)
+        else:
+            state, held = {}, ""
+        state["stop"] = None
+        state["_srv"] = new_server_record(stops, include_stop, held)
+        return state
+
+    def decode_incremental_batch(
+        self,
+        new_ids: Any,
+        states: Sequence[dict[str, Any]],
+        final: bool = False,
+        *,
+        lengths: Sequence[int] | None = None,
+    ) -> list[str]:
+        """Advance N streams at once: N deltas, each exactly what decode_incremental(new_ids[i],
+        states[i], final) gives. `new_ids`: a list of id lists, a 1-D integer array (one id per
+        stream: a decode step), or a 2-D integer array with `lengths` (row i's first lengths[i]
+        ids). Every id and every state is checked before any stream moves: a bad one raises a
+        typed error naming the stream, and every state is left as it was."""
+        if isinstance(states, dict) or not isinstance(states, Sequence):
+            raise StreamStateError(f"states must be a list of stream states, got {type(states).__name__}")
+        rows = batch_id_rows(new_ids, len(states), lengths)
+        checked: list[list[int]] = []
+        for k, row in enumerate(rows):
+            try:
+                checked.append(self.check_ids(row))
+            except TokenizerError as exc:
+                raise type(exc)(f"stream {k}: {exc}") from None
+        for k, state in enumerate(states):
+            # A dry step (no ids) reads and checks the whole state, changing nothing.
+            try:
+                if type(state) is not dict:
+                    raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+                if checked[k] and is_closed(state):
+                    stopped = state.get("stop")
+                    if isinstance(stopped, StopMatch):
+                        raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
+                    raise stream_closed_error()
+                self.decode_incremental([], state)
+            except TokenizerError as exc:
+                raise type(exc)(f"stream {k}: {exc}") from None
+        step = self.decode_incremental
+        return [step(ids, state, final) for ids, state in zip(checked, states)]
+
+
+def batch_id_rows(new_ids: Any, n: int, lengths: Sequence[int] | None) -> list[Any]:
+    """The ids for each of n streams: a list of id lists as it is, a 1-D integer array as one
+    id per stream, a 2-D array as rows (cut by `lengths`)."""
+    if isinstance(new_ids, (list, tuple)):
+        rows: list[Any] = list(new_ids)
+        if lengths is not None:
+            rows = batch_rows(rows, lengths)
+    else:
+        ndim = getattr(new_ids, "ndim", None)
+        if ndim is None:
+            try:
+                ndim = memoryview(new_ids).ndim
+            except TypeError:
+                raise StreamStateError(
+                    f"new_ids must be a list of id lists or a 1-D / 2-D integer array, got {type(new_ids).__name__}"
+                ) from None
+        if ndim == 1:
+            if lengths is not None:
+                raise StreamStateError("lengths goes with a 2-D array of ids, not a 1-D one (one id per stream)")
+            rows = [[token_id] for token_id in batch_rows([new_ids])[0]]
+        elif ndim == 2:
+            rows = batch_rows(new_ids, lengths)
+        else:
+            raise StreamStateError(f"new_ids as an array has 1 or 2 dimensions, got {ndim}")
+    if len(rows) != n:
+        raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
+    return rows

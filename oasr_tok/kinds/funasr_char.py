@@ -54,6 +54,7 @@ from ..detection import (
 )
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
 from ..files import parse_json, read_json, read_text, text_lines
+from ..serving import server_step
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options, special_ids_option
@@ -380,6 +381,8 @@ class FunASRCharTokenizer(Tokenizer):
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
+        if type(state) is dict and "_srv" in state:  # a stream new_stream made
+            return server_step(self, new_ids, state, final)
         new = self.check_ids(new_ids)
         check_owner(state, self._tag)
         closed = state.get("_closed", False)

@@ -1,0 +1,225 @@
+"""Streams made with what a server knows (new_stream): a prompt they continue and stop strings
+they end at. The record such a stream keeps, and the step that every kind's decode_incremental
+hands such a state to (contract.py, _piece_table.pyx's TableMethods, funasr_char), live here:
+one home, below every kind. The public face is streaming.py (docs/decoding.md § The server loop).
+
+* A prompt (prefill) is read by its tail only: the last PREFILL_TAIL ids (more when they render
+  nothing) prime a fresh state, so priming costs the same after any prompt. The deltas are then
+  the continuation: what decode(prompt + generated) adds after the part of decode(prompt) it
+  keeps. Text the prompt held back (a character it began) comes out only where the continuation
+  changed it (completed it), never again as it was; unlike DecodeStream, which prints the
+  prompt's text again when the prompt ends inside a character.
+* Stop strings: no delta holds text that a later token could complete into a stop string (that
+  possible start is held back). The first stop string found, in the order given (vLLM's rule),
+  ends the stream: state["stop"] says which, at which generated token and output offset; the
+  output ends before it (after it with include_stop); more ids are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import StreamStateError, short_repr
+
+__all__ = ["PREFILL_TAIL", "StopMatch", "check_stops", "is_closed", "new_server_record", "prefilled", "server_step"]
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class StopMatch:
+    """Where a stream stopped: the stop string, the index of the generated token that completed
+    it (0 for the first id after the prompt), and the character offset at which it starts in
+    the stream's output (the concatenation of its deltas)."""
+
+    text: str
+    token_index: int
+    char_offset: int
+
+
+_SERVER = "_srv"  # the record of a stream made by new_stream (see _Server)
+#: How many of a prompt's last ids prime a stream (more when they render nothing): enough for
+#: every kind's look-back (a byte run of a character, SentencePiece's first-piece rule, FunASR's
+#: abbreviation joins), never the whole prompt.
+PREFILL_TAIL = 64
+
+
+class _Server:
+    """What state["_srv"] holds for a stream new_stream made (a record only this module reads
+    and writes; a state whose record is not one is refused)."""
+
+    __slots__ = ("stops", "include", "pending", "emitted", "tokens", "prompt_rest", "closed", "ends", "firsts", "stop")
+
+    def __init__(self, stops: tuple[str, ...], include: bool, prompt_rest: str) -> None:
+        self.stops = stops
+        self.include = include
+        self.pending = ""  # output held back: it could be the start of a stop string
+        self.emitted = 0  # characters of output given out so far
+        self.tokens = 0  # generated ids fed so far
+        self.prompt_rest = prompt_rest  # the prompt's held-back text, not yet seen again or left
+        self.closed = False
+        self.stop: StopMatch | None = None
+        # What a held-back suffix can end with, for the quick test of the usual token.
+        self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
+        self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _Server.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Server and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return f"<stream record: stops={self.stops!r}, tokens={self.tokens}, closed={self.closed}>"
+
+    def copy(self) -> _Server:
+        other = _Server.__new__(_Server)
+        for name in _Server.__slots__:
+            setattr(other, name, getattr(self, name))
+        return other
+
+
+def check_stops(stop: Any) -> tuple[str, ...]:
+    if stop is None:
+        return ()
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, (list, tuple)):
+        raise StreamStateError(f"stop must be a list of strings, got {short_repr(stop)}")
+    for s in stop:
+        if not isinstance(s, str) or not s:
+            raise StreamStateError(f"a stop string must be a non-empty str, got {short_repr(s)}")
+    return tuple(stop)
+
+
+def _record(state: Any) -> _Server | None:
+    if type(state) is not dict:
+        return None
+    record = state.get(_SERVER)
+    if record is None:
+        return None
+    if type(record) is not _Server:
+        raise StreamStateError(f"state[{_SERVER!r}] was not made by new_stream; start a new stream")
+    return record
+
+
+def _filter(record: _Server, delta: str, token: int, final: bool) -> str:
+    """The part of one token's delta that leaves the stream: the prompt's held text skipped,
+    a possible stop string's start held back, the output cut at a stop string."""
+    if record.prompt_rest:
+        # The prompt's own held-back text comes out again only where the continuation did not
+        # change it (a character the prompt began and this token completed is new text).
+        rest, k = record.prompt_rest, 0
+        limit = min(len(rest), len(delta))
+        while k < limit and rest[k] == delta[k]:
+            k += 1
+        record.prompt_rest = rest[k:] if k == len(delta) else ""
+        delta = delta[k:]
+    if not record.stops:
+        return delta
+    text = record.pending + delta if record.pending else delta
+    for stop in record.stops:  # vLLM's order: the first stop string (as given) found wins
+        at = text.find(stop)
+        if at >= 0:
+            end = at + len(stop) if record.include else at
+            record.stop = StopMatch(stop, token, record.emitted + at)
+            record.closed = True
+            record.pending = ""
+            record.emitted += end
+            return text[:end]
+    held = 0
+    if not final and text and text[-1] in record.ends:
+        for size in range(min(len(text), max(map(len, record.stops)) - 1), 0, -1):
+            if text[-size:] in record.firsts:
+                held = size
+                break
+    record.pending = text[len(text) - held :] if held else ""
+    out = text[: len(text) - held] if held else text
+    record.emitted += len(out)
+    return out
+
+
+def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> str:
+    """decode_incremental of a stream new_stream made: the kind's own step, its deltas through
+    the stream's prompt and stop rules. The state is left as it was on any error."""
+    record = _record(state)
+    assert record is not None
+    new = tok.check_ids(new_ids)  # first: a bad id leaves the state as it was
+    if record.closed:
+        if new:
+            stopped = record.stop
+            raise StreamStateError(
+                f"this stream stopped at {stopped.text!r}; it takes no more ids" if stopped else "this stream is closed"
+            )
+        return ""
+    after = record.copy()
+    # The kind's own step sees the state it made: the record and the stop report step aside.
+    stop_before = state.pop("stop", _ABSENT)
+    del state[_SERVER]
+    try:
+        out: list[str] = []
+        if after.stops or after.prompt_rest:
+            # One id at a time: which token completes a stop string is part of the answer.
+            for k, token_id in enumerate(new):
+                delta = tok.decode_incremental([token_id], state)
+                out.append(_filter(after, delta, after.tokens + k, False))
+                if after.closed:
+                    break
+            after.tokens += len(new)
+            if final and not after.closed:
+                rest = tok.decode_incremental([], state, final=True)
+                out.append(_filter(after, rest, after.tokens - 1, True))
+                out.append(after.pending)
+                after.pending = ""
+        else:
+            out.append(tok.decode_incremental(new, state, final))
+            after.tokens += len(new)
+        if final:
+            after.closed = True
+    except BaseException:
+        state[_SERVER] = record
+        if stop_before is not _ABSENT:
+            state["stop"] = stop_before
+        raise
+    state[_SERVER] = after
+    state["stop"] = after.stop
+    return "".join(out)
+
+
+def prefilled(tok: Any, prefill: Any) -> tuple[dict[str, Any], str]:
+    """A fresh state fed the prompt's tail, and the text it holds back (the prompt's own)."""
+    ids = tok.check_ids(prefill)
+    size = min(len(ids), PREFILL_TAIL)
+    while True:
+        tail = ids[len(ids) - size :]
+        state: dict[str, Any] = {}
+        settled = tok.decode_incremental(tail, state)
+        if settled or size == len(ids):
+            break
+        size = min(len(ids), size * 4)  # it rendered nothing yet: look further back
+    text = state.get("text", "")
+    return state, text[len(settled) :] if isinstance(text, str) else ""
+
+
+def new_server_record(stops: tuple[str, ...], include: bool, prompt_rest: str) -> _Server:
+    return _Server(stops, include, prompt_rest)
+
+
+def is_closed(state: dict[str, Any]) -> bool:
+    """Whether a stream state was closed (final=True) or stopped: its record's flag, or the
+    engines' own closed flags for a plain state."""
+    record = _record(state)
+    if record is not None:
+        return record.closed
+    if state.get("_closed") is True:
+        return True
+    for key, inner, at in (("_s", None, 4), ("_ctc", 0, 4), ("_w2v", None, 2)):
+        value = state.get(key)
+        if inner is not None and type(value) is tuple and value:
+            value = value[inner]
+        if type(value) is tuple and len(value) > at and value[at] is True:
+            return True
+    return False

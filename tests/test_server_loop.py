@@ -1,0 +1,171 @@
+"""The server loop on every kind: streams primed from a prompt (only its tail read), stop
+strings (vLLM's rule, held back so that no delta holds a possible start of one), and many
+streams in one call, each exactly what its own decode_incremental gives."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import oasr_tok
+from oasr_tok import InvalidIdError, StreamStateError
+
+from cases import all_cases
+from serving_reference import continuation, vllm_stop
+from strategies import id_streams, splits
+
+CASES = all_cases()
+IDS = [c.name for c in CASES]
+
+
+def _feed(tok, state, ids, final=True) -> list[str]:
+    """The deltas of `ids` fed one at a time (stopping where the stream stops), and the flush."""
+    out = []
+    for token_id in ids:
+        if state.get("stop") is not None:
+            break
+        out.append(tok.decode_incremental([token_id], state))
+    if final and state.get("stop") is None:
+        out.append(tok.decode_incremental([], state, final=True))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@given(data=st.data())
+def test_a_prefilled_stream_emits_exactly_the_continuation(case, data):
+    tok, interesting, realistic = case.inputs()
+    prompt = data.draw(id_streams(tok, interesting, realistic, max_size=90), label="prompt")
+    generated = data.draw(id_streams(tok, interesting, realistic, max_size=20), label="generated")
+    state = tok.new_stream(prefill=prompt)
+    chunks = data.draw(splits(generated))
+    deltas = [tok.decode_incremental(chunk, state) for chunk in chunks]
+    deltas.append(tok.decode_incremental([], state, final=True))
+    assert "".join(deltas) == continuation(tok.decode, prompt, generated)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@given(data=st.data())
+def test_stop_strings_follow_vllms_rule_and_no_delta_holds_a_possible_start(case, data):
+    tok, interesting, realistic = case.inputs()
+    ids = data.draw(id_streams(tok, interesting, realistic, max_size=40), label="ids")
+    plain: dict = {}
+    settled = []
+    for token_id in ids:
+        settled.append((settled[-1] if settled else "") + tok.decode_incremental([token_id], plain))
+    text = tok.decode(ids)
+    # Stop strings that occur (spanning one token or many), and ones that never do.
+    stops = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        if text and data.draw(st.booleans()):
+            a = data.draw(st.integers(0, len(text) - 1))
+            b = data.draw(st.integers(a + 1, min(len(text), a + 12)))
+            stops.append(text[a:b])
+        else:
+            stops.append(data.draw(st.text(min_size=1, max_size=4)))
+    include = data.draw(st.booleans())
+    state = tok.new_stream(stop=stops, include_stop=include)
+    deltas = _feed(tok, state, ids)
+    expected, stop, token, at = vllm_stop(settled, stops, include)
+    if stop is None:
+        # No stop inside the settled text: the flush may still complete one (held text).
+        if state["stop"] is None:
+            assert "".join(deltas) == text
+            return
+        # The flush's text belongs to the last token (as token_pieces puts it there).
+        expected, stop, token, at = vllm_stop([*settled[:-1], text], stops, include)
+    assert "".join(deltas) == expected
+    assert state["stop"] == oasr_tok.StopMatch(stop, token, at)
+    # No delta before the last held a stop string's text that the stream then cut off.
+    assert len("".join(deltas[:-1])) <= (at + len(stop) if include else at)
+
+
+def test_a_stopped_stream_refuses_more_ids_and_is_left_as_it_was():
+    tok = CASES[0].tokenizer()
+    ids = [i for i in range(tok.vocab_size) if tok.decode([i]).strip()][:6]
+    text = tok.decode(ids)
+    state = tok.new_stream(stop=[text[len(text) // 2 :]])
+    _feed(tok, state, ids, final=False)
+    assert state["stop"] is not None
+    before = copy.deepcopy(state)
+    with pytest.raises(StreamStateError, match="stopped"):
+        tok.decode_incremental(ids[:1], state)
+    assert state == before
+    assert tok.decode_incremental([], state, final=True) == ""
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@given(data=st.data())
+def test_a_batch_is_each_streams_own_decode_incremental(case, data):
+    tok, interesting, realistic = case.inputs()
+    n = data.draw(st.integers(1, 5))
+    streams = [data.draw(id_streams(tok, interesting, realistic, max_size=12)) for _ in range(n)]
+    stops = [data.draw(st.sampled_from([None, ["a"], ["the", "。"]])) for _ in range(n)]
+    batch_states = [tok.new_stream(stop=s) if s else {} for s in stops]
+    loop_states = [tok.new_stream(stop=s) if s else {} for s in stops]
+    for step in range(max(map(len, streams)) + 1):
+        final = step == max(map(len, streams))
+        rows = [
+            ([] if state.get("stop") is not None else ids[step : step + 1]) for ids, state in zip(streams, batch_states)
+        ]
+        got = tok.decode_incremental_batch(rows, batch_states, final)
+        want = [tok.decode_incremental(row, state, final) for row, state in zip(rows, loop_states)]
+        assert got == want
+        assert [s.get("text") for s in batch_states] == [s.get("text") for s in loop_states]
+
+
+def test_a_batch_takes_one_id_per_stream_or_a_padded_array():
+    tok = CASES[0].tokenizer()
+    ids = [i for i in range(tok.vocab_size) if tok.decode([i])][:8]
+    states = [{} for _ in range(3)]
+    step = tok.decode_incremental_batch(np.array(ids[:3], dtype=np.int32), states)
+    assert step == [tok.decode_incremental([i], {}) for i in ids[:3]]
+    padded = np.array([ids[3:6], ids[5:8], ids[2:5]], dtype=np.int64)
+    states = [{} for _ in range(3)]
+    out = tok.decode_incremental_batch(padded, states, lengths=[3, 1, 0])
+    assert out == [
+        tok.decode_incremental(ids[3:6], {}),
+        tok.decode_incremental(ids[5:6], {}),
+        tok.decode_incremental([], {}),
+    ]
+
+
+def test_a_bad_id_or_state_in_one_stream_names_it_and_leaves_every_state_as_it_was():
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:4]
+    states = [{}, {}, {}]
+    tok.decode_incremental_batch([good[:2], good[1:3], good[2:4]], states)
+    before = copy.deepcopy(states)
+    with pytest.raises(InvalidIdError, match="stream 1"):
+        tok.decode_incremental_batch([good[:1], [tok.vocab_size], good[:1]], states)
+    assert states == before
+    foreign: dict = {}
+    other = next(c for c in CASES if c.name.split("/")[0] != CASES[0].name.split("/")[0]).tokenizer()
+    other.decode_incremental([0, 1], foreign)
+    mixed = [states[0], foreign, states[2]]
+    before = copy.deepcopy(mixed)
+    with pytest.raises(StreamStateError, match="stream 1"):
+        tok.decode_incremental_batch([good[:1], good[:1], good[:1]], mixed)
+    assert mixed == before
+    closed = [{}, {}]
+    tok.decode_incremental_batch([good[:1], good[:1]], closed, final=True)
+    before = copy.deepcopy(closed)
+    with pytest.raises(StreamStateError, match="stream 0"):
+        tok.decode_incremental_batch([good[:1], []], closed)
+    assert closed == before
+    with pytest.raises(StreamStateError, match="2 rows of ids for 3 streams"):
+        tok.decode_incremental_batch([good[:1], good[:1]], [{}, {}, {}])
+
+
+def test_new_stream_checks_its_arguments():
+    tok = CASES[0].tokenizer()
+    for stop in ([""], [5], "x" if False else 5):
+        with pytest.raises(StreamStateError):
+            tok.new_stream(stop=stop)
+    with pytest.raises(StreamStateError):
+        tok.new_stream(include_stop="yes")
+    with pytest.raises(InvalidIdError):
+        tok.new_stream(prefill=[tok.vocab_size])
