@@ -4,6 +4,7 @@
 from cpython.object cimport PyObject
 
 from oasr_tok._ids cimport IdBuffer
+from oasr_tok._textbuf cimport oasr_textstate
 
 
 cdef struct Vars:
@@ -11,6 +12,16 @@ cdef struct Vars:
     bint lead         # no character has been output yet (the lead rule is pending)
     bint run_invalid  # whole_run: the current byte run already failed to decode
     bint closed       # final=True was given
+
+
+cdef struct Prepared:
+    # What _prepare read of a stream state, for _advance (borrowed: the state keeps them alive)
+    Vars v
+    PyObject* held
+    PyObject* pending
+    PyObject* prompt_flag   # NULL: the state has none
+    bint in_prompt
+    oasr_textstate text_read
 
 
 cdef class PieceTable:
@@ -40,6 +51,8 @@ cdef class PieceTable:
     cdef str _tail(self, Vars v, bytes pending)
     cdef list _pieces_of(self, object ids)
     cdef str _feed(self, IdBuffer* ids, object state, bint final, list per_id)
+    cdef int _prepare(self, object state, Prepared* p, Py_ssize_t n) except -1
+    cdef str _advance(self, IdBuffer* ids, object state, bint final, list per_id, Prepared* p)
     cdef object _run(self, const Py_ssize_t* ids, Py_ssize_t n, Vars* v, list pending_box, bint* in_prompt,
                      list per_id)
     cdef object _finish(self, Vars* v, list pending_box, object out)

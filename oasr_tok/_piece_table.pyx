@@ -24,18 +24,19 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.string cimport memcpy
+from libc.stdlib cimport qsort
+from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 cimport cython
 
 from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
 from oasr_tok._ids import ReadAgain
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag, oasr_textstate
-from oasr_tok.errors import StreamStateError, stream_closed_error
+from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
+from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
 from oasr_tok.serving import server_step
 
 cdef extern from "Python.h":
@@ -348,22 +349,10 @@ cdef class PieceTable:
         finally:
             release_ids(&checked)
 
-    cdef str _feed(self, IdBuffer* ids, object state, bint final, list per_id):
-        """Feed the ids to the stream; return the text they settled. With per_id (final
-        is then False), the text each id settled is appended to it, as one call per id
-        would have returned it."""
-        cdef Py_ssize_t i, n = ids.n
-        cdef Vars v
-        cdef object out = None
-        cdef list pending_box = None  # made only when a step needs the general path
-        cdef bytes pending
-        cdef str settled, tail
-        cdef Py_ssize_t tid
-        cdef PyObject* raw
-        cdef bint fast
-        cdef bint in_prompt = False
-        cdef object prompt_flag = None
-        cdef oasr_textstate text_read
+    cdef int _prepare(self, object state, Prepared* p, Py_ssize_t n) except -1:
+        """Read and check everything of `state` a feed of n ids reads, into *p (borrowed
+        references: `state` keeps them alive until it is changed); changes nothing. A state
+        another tokenizer made, a forged one, or a closed one given ids raises here."""
         oasr_check_owner(state, self.tag)
         st = (<dict>state).get("_s")
         if st is None:
@@ -372,23 +361,51 @@ cdef class PieceTable:
             st = self.fresh
         elif not self._valid_state(st):
             raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
+        p.in_prompt = False
+        p.prompt_flag = NULL
         if self.prompt_open >= 0:
             prompt_flag = (<dict>state).get("_prompt")
             if prompt_flag is not None:
                 if type(prompt_flag) is not bool:
                     raise StreamStateError("this stream state was not made by this tokenizer kind; start from {}")
-                in_prompt = prompt_flag
-        cdef tuple held = <tuple>st  # checked above: a 5-tuple
-        v.first = held[0]
-        v.lead = held[1]
-        pending = held[2]
-        v.run_invalid = held[3]
-        v.closed = held[4]
+                p.in_prompt = prompt_flag
+                p.prompt_flag = <PyObject*>prompt_flag
+        held = <tuple>st  # checked above: a 5-tuple
+        p.held = <PyObject*>held
+        p.v.first = held[0]
+        p.v.lead = held[1]
+        p.pending = <PyObject*>held[2]
+        p.v.run_invalid = held[3]
+        p.v.closed = held[4]
         # What the state's text must end with: its held tail, rendered from its own pending bytes.
-        oasr_check_tail_read(state, self._tail(v, pending) if not v.closed else "", &text_read)
+        oasr_check_tail_read(state, self._tail(p.v, <bytes>p.pending) if not p.v.closed else "", &p.text_read)
+        if p.v.closed and n:
+            raise stream_closed_error()
+        return 0
+
+    cdef str _feed(self, IdBuffer* ids, object state, bint final, list per_id):
+        """Feed the ids to the stream; return the text they settled. With per_id (final
+        is then False), the text each id settled is appended to it, as one call per id
+        would have returned it."""
+        cdef Prepared p
+        self._prepare(state, &p, ids.n)
+        return self._advance(ids, state, final, per_id, &p)
+
+    cdef str _advance(self, IdBuffer* ids, object state, bint final, list per_id, Prepared* p):
+        """The feed itself, from what _prepare read of `state` (unchanged since)."""
+        cdef Py_ssize_t i, n = ids.n
+        cdef Vars v = p.v
+        cdef object out = None
+        cdef list pending_box = None  # made only when a step needs the general path
+        cdef bytes pending = <bytes>p.pending
+        cdef str settled, tail
+        cdef Py_ssize_t tid
+        cdef PyObject* raw
+        cdef bint fast
+        cdef bint in_prompt = p.in_prompt
+        cdef object prompt_flag = <object>p.prompt_flag if p.prompt_flag != NULL else None
+        cdef tuple held = <tuple>p.held
         if v.closed:
-            if n:
-                raise stream_closed_error()
             return ""
         # The loop is _run's (the same rules, checked against each other by
         # tests/test_stream_engine.py's step_snapshot test), kept here with the pending bytes in a
@@ -428,7 +445,7 @@ cdef class PieceTable:
             settled = _joined(out)
         else:  # this call's ids only: per_id may hold an earlier feed's
             settled = "".join(per_id[PyList_GET_SIZE(per_id) - n:] if PyList_GET_SIZE(per_id) > n else per_id)
-        oasr_commit_read(state, &text_read, settled, tail, <PyObject*>self.tag)
+        oasr_commit_read(state, &p.text_read, settled, tail, <PyObject*>self.tag)
         # Most steps change no rule and hold no bytes: the state's tuple is still right.
         if (held is self.fresh or v.first != <bint>held[0] or v.lead != <bint>held[1] or pending is not held[2]
                 or v.run_invalid != <bint>held[3] or v.closed != <bint>held[4]):
@@ -863,3 +880,90 @@ cdef object _complete_text(object piece):
         return (<bytes>piece).decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+cdef int _by_address(const void* a, const void* b) noexcept nogil:
+    cdef size_t x = (<const size_t*>a)[0], y = (<const size_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream=False):
+    """decode_incremental of each state with its row of ids, every row and every state read and
+    checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
+    list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
+    stream. The deltas, in order; None (nothing read, nothing changed) when a state is a stream
+    new_stream made, which takes the general path (serving.py)."""
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
+    cdef IdBuffer all_ids
+    cdef IdBuffer one
+    cdef IdBuffer* bufs = NULL
+    cdef Prepared* prepared = NULL
+    cdef Py_ssize_t ready = 0
+    cdef list out = PyList_New(n)
+    cdef object state
+    cdef size_t* addresses
+    if not one_per_stream and len(rows) != n:
+        raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
+    prepared = <Prepared*>PyMem_Malloc(max(n, 1) * sizeof(Prepared))
+    if prepared == NULL:
+        raise MemoryError()
+    memset(&all_ids, 0, sizeof(IdBuffer))
+    try:
+        if one_per_stream:
+            try:
+                read_ids(&all_ids, rows, table.vocab_size)
+            except TokenizerError as exc:
+                raise type(exc)(f"one id per stream: {exc}") from None
+            if all_ids.n != n:
+                raise StreamStateError(f"{all_ids.n} ids for {n} streams; give one per stream")
+        else:
+            bufs = <IdBuffer*>PyMem_Malloc(max(n, 1) * sizeof(IdBuffer))
+            if bufs == NULL:
+                raise MemoryError()
+            for k in range(n):
+                try:
+                    read_ids(&bufs[k], rows[k], table.vocab_size)
+                except TokenizerError as exc:
+                    raise type(exc)(f"stream {k}: {exc}") from None
+                ready = k + 1
+        # One state given for two streams would be prepared twice and advanced twice over.
+        addresses = <size_t*>PyMem_Malloc(max(n, 1) * sizeof(size_t))
+        if addresses == NULL:
+            raise MemoryError()
+        for k in range(n):
+            addresses[k] = <size_t>PyList_GET_ITEM(states, k)
+        qsort(addresses, n, sizeof(size_t), _by_address)
+        for k in range(1, n):
+            if addresses[k] == addresses[k - 1]:
+                PyMem_Free(addresses)
+                raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
+        PyMem_Free(addresses)
+        for k in range(n):
+            state = <object>PyList_GET_ITEM(states, k)
+            if type(state) is not dict:
+                raise StreamStateError(
+                    f"stream {k}: a stream state is a dict ({{}} to start), got {type(state).__name__}")
+            if _SERVER in <dict>state:
+                return None
+            try:
+                table._prepare(state, &prepared[k], 1 if one_per_stream else bufs[k].n)
+            except TokenizerError as exc:
+                raise type(exc)(f"stream {k}: {exc}") from None
+        for k in range(n):
+            state = <object>PyList_GET_ITEM(states, k)
+            if one_per_stream:
+                one.ids = all_ids.ids + k
+                one.n = 1
+                delta = table._advance(&one, state, final, None, &prepared[k])
+            else:
+                delta = table._advance(&bufs[k], state, final, None, &prepared[k])
+            Py_INCREF(delta)
+            PyList_SET_ITEM(out, k, delta)
+    finally:
+        PyMem_Free(prepared)
+        release_ids(&all_ids)
+        if bufs != NULL:
+            for k in range(ready):
+                release_ids(&bufs[k])
+            PyMem_Free(bufs)
+    return out

@@ -8,9 +8,10 @@ that the recogniser may rewrite; revisions.py) and, for many streams at once, th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from ._ids import batch_rows
+from ._piece_table import PieceTable, TableMethods, feed_batch
 from .contract import TokenizerContract
 from .errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
 from .revisions import decode_hypothesis as _decode_hypothesis  # here, not per call: that import cost ~2 us a call
@@ -129,6 +130,22 @@ class Streaming(TokenizerContract):
         typed error naming the stream, and every state is left as it was."""
         if isinstance(states, dict) or not isinstance(states, Sequence):
             raise StreamStateError(f"states must be a list of stream states, got {type(states).__name__}")
+        states = states if type(states) is list else list(states)
+        engine = getattr(self, "_table", None)
+        if (
+            type(engine) is PieceTable
+            and cast(object, type(self).decode_incremental) is TableMethods.decode_incremental
+            and "decode_incremental" not in self.__dict__
+        ):
+            # The compiled engine's own batch: one call for every stream (_piece_table.feed_batch).
+            if lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1:
+                done = feed_batch(engine, new_ids, states, final, True)
+            else:
+                done = feed_batch(engine, batch_id_rows(new_ids, len(states), lengths), states, final)
+            if done is not None:
+                return done
+        if len({id(state) for state in states}) != len(states):
+            raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
         rows = batch_id_rows(new_ids, len(states), lengths)
         checked: list[list[int]] = []
         for k, row in enumerate(rows):

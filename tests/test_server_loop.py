@@ -169,3 +169,12 @@ def test_new_stream_checks_its_arguments():
         tok.new_stream(include_stop="yes")
     with pytest.raises(InvalidIdError):
         tok.new_stream(prefill=[tok.vocab_size])
+
+
+def test_one_state_for_two_streams_of_a_batch_is_refused():
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:2]
+    shared: dict = {}
+    with pytest.raises(StreamStateError, match="two streams"):
+        tok.decode_incremental_batch([good[:1], good[1:]], [shared, shared])
+    assert shared == {}
