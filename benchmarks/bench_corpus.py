@@ -28,10 +28,21 @@ MIXED = (
     "milliseconds，就需要先优化 streaming decoder 再上线。"
 )
 
+#: Every script's widest characters, above U+FFFF included (emoji with modifiers and joiners,
+#: CJK Extension B, mathematical letters), which byte-level vocabularies split across tokens and
+#: which make CPython store the transcript as UCS-4 once one is in it. In "multi" they arrive
+#: early (the first period of every hypothesis holds them) and again every period after.
+WORLD = (
+    "the team in 東京 sent 👍🏽 and 🎉 after the demo; 𠀀𠀁𠀂 are rare characters, 𝐀𝐁𝐂 𝑥𝑦𝑧 are "
+    "mathematical letters, and the flag 🇫🇷 and the family 👨‍👩‍👧 are several code points each. "
+    "Привет, как дела? مرحبا بالعالم. नमस्ते दुनिया. สวัสดีครับ. 안녕하세요 여러분."
+)
+
 #: Which passages a tokenizer gets: English-only models (LibriSpeech BPE) get English in
-#: upper case, as their training transcripts are; multilingual ones get all three.
+#: upper case, as their training transcripts are; multilingual ones get all four (FunASR's
+#: Paraformer vocabulary has Chinese and English only: "zh_en").
 PASSAGES = {
     "en_upper": (ENGLISH.upper(),),
-    "multi": (ENGLISH, CHINESE, MIXED),
+    "multi": (ENGLISH, CHINESE, MIXED, WORLD),
     "zh_en": (CHINESE, MIXED),
 }

@@ -613,6 +613,7 @@ def other_suites(run: Run) -> list[str]:
         "asr_stream": "ASR-format streams: µs per token by position",
         "prompt": "The prompt side: µs per call (stream rows: per token)",
         "ctc": "collapse_ctc: ns per frame",
+        "server": "The server loop: µs per stream-token (batch, stop rows), per call (prefill)",
     }
     out: list[str] = []
     for suite, title in titles.items():
@@ -625,6 +626,37 @@ def other_suites(run: Run) -> list[str]:
             out.append(f"| {key[1]} | {key[2]} | {key[3]} | {key[4]:,} | {run.per[key] * scale:.3g} |")
         out.append("")
     return out
+
+
+def server(run: Run) -> list[str]:
+    """The server loop's targets (issue 33), from the rows of benchmarks/test_server.py."""
+    rows = {(k[1], k[2], k[3], k[4]): v for k, v in run.per.items() if k[0] == "server"}
+    if not rows:
+        return []
+    out = ["## The server loop: targets", "", "| target | measured | |", "|---|---|---|"]
+
+    def check(name: str, value: float | None, limit: float, unit: str = "×") -> None:
+        if value is None:
+            return
+        shown = f"{value * 1e6:.3f} µs" if unit == "µs" else f"{value:.2f}×"
+        ok = (value * 1e6 if unit == "µs" else value) <= limit
+        out.append(f"| {name} ≤ {limit}{' µs' if unit == 'µs' else '×'} | {shown} | {'PASS' if ok else 'FAIL'} |")
+
+    for (case, op, impl, n), value in sorted(rows.items()):
+        if impl != "oasr_tok batch":
+            continue
+        check(f"{case}, {op}: per stream-token", value, 0.1, "µs")
+        loop, peer = rows.get((case, op, "oasr_tok loop", n)), rows.get((case, op, "DecodeStream", n))
+        check(f"{case}, {op}: × our own loop", value / loop if loop else None, 0.35)
+        check(f"{case}, {op}: × DecodeStream", value / peer if peer else None, 0.15)
+    for (case, op, impl, n), value in sorted(rows.items()):
+        if impl == "oasr_tok with 4 stop strings":
+            plain = rows.get((case, op, "oasr_tok", n))
+            check(f"{case}: 4 stop strings × none", value / plain if plain else None, 1.2)
+        if op == "new_stream(prefill)" and n == 100_000:
+            short = rows.get((case, op, impl, 100))
+            check(f"{case}: prefill of 100,000 × 100 tokens", value / short if short else None, 1.2)
+    return out + [""]
 
 
 def not_run(run: Run) -> list[str]:
@@ -656,6 +688,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         throughput,
         arrays,
         revisions,
+        server,
         other_suites,
         memory,
         load,

@@ -17,6 +17,7 @@ one home, below every kind. The public face is streaming.py (docs/decoding.md §
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,51 +156,58 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
                 f"this stream stopped at {stopped.text!r}; it takes no more ids" if stopped else "this stream is closed"
             )
         return ""
-    after = record.copy()
+    if sys.getrefcount(record) > 3:  # the state's, ours and the call's: else a fork (dict(state)) shares it
+        record = record.copy()
+    saved = (record.pending, record.emitted, record.tokens, record.prompt_rest, record.closed, record.stop)
     # The kind's own step sees the state it made: the record and the stop report step aside.
     stop_before = state.pop("stop", _ABSENT)
     del state[_SERVER]
     try:
-        out: list[str] = []
-        if after.stops or after.prompt_rest:
+        if record.stops or record.prompt_rest:
+            out: list[str] = []
             # One id at a time: which token completes a stop string is part of the answer.
             for k, token_id in enumerate(new):
                 delta = tok.decode_incremental([token_id], state)
-                out.append(_filter(after, delta, after.tokens + k, False))
-                if after.closed:
+                out.append(_filter(record, delta, record.tokens + k, False))
+                if record.closed:
                     break
-            after.tokens += len(new)
-            if final and not after.closed:
+            record.tokens += len(new)
+            if final and not record.closed:
                 rest = tok.decode_incremental([], state, final=True)
-                out.append(_filter(after, rest, after.tokens - 1, True))
-                out.append(after.pending)
-                after.pending = ""
+                out.append(_filter(record, rest, record.tokens - 1, True))
+                out.append(record.pending)
+                record.pending = ""
+            result = "".join(out)
         else:
-            out.append(tok.decode_incremental(new, state, final))
-            after.tokens += len(new)
+            result = tok.decode_incremental(new, state, final)
+            record.tokens += len(new)
         if final:
-            after.closed = True
+            record.closed = True
     except BaseException:
+        record.pending, record.emitted, record.tokens, record.prompt_rest, record.closed, record.stop = saved
         state[_SERVER] = record
         if stop_before is not _ABSENT:
             state["stop"] = stop_before
         raise
-    state[_SERVER] = after
-    state["stop"] = after.stop
-    return "".join(out)
+    state[_SERVER] = record
+    state["stop"] = record.stop
+    return result
 
 
 def prefilled(tok: Any, prefill: Any) -> tuple[dict[str, Any], str]:
-    """A fresh state fed the prompt's tail, and the text it holds back (the prompt's own)."""
-    ids = tok.check_ids(prefill)
-    size = min(len(ids), PREFILL_TAIL)
+    """A fresh state fed the prompt's tail, and the text it holds back (the prompt's own).
+    Only the tail is read (and checked): O(tail), whatever the prompt's length."""
+    if isinstance(prefill, (str, bytes)) or not hasattr(prefill, "__len__") or not hasattr(prefill, "__getitem__"):
+        prefill = tok.check_ids(prefill)  # an iterator or the like: read as every call reads ids
+    total = len(prefill)
+    size = min(total, PREFILL_TAIL)
     while True:
-        tail = ids[len(ids) - size :]
+        tail = tok.check_ids(prefill[total - size :])
         state: dict[str, Any] = {}
         settled = tok.decode_incremental(tail, state)
-        if settled or size == len(ids):
+        if settled or size == total:
             break
-        size = min(len(ids), size * 4)  # it rendered nothing yet: look further back
+        size = min(total, size * 4)  # it rendered nothing yet: look further back
     text = state.get("text", "")
     return state, text[len(settled) :] if isinstance(text, str) else ""
 

@@ -178,3 +178,15 @@ def test_one_state_for_two_streams_of_a_batch_is_refused():
     with pytest.raises(StreamStateError, match="two streams"):
         tok.decode_incremental_batch([good[:1], good[1:]], [shared, shared])
     assert shared == {}
+
+
+def test_a_shallow_copy_of_a_stream_forks_it():
+    tok = CASES[0].tokenizer()
+    ids = [i for i in range(tok.vocab_size) if tok.decode([i]).strip()][:6]
+    text = tok.decode(ids)
+    state = tok.new_stream(stop=[text[-2:]])
+    tok.decode_incremental(ids[:2], state)
+    fork = dict(state)
+    a = _feed(tok, state, ids[2:])
+    b = _feed(tok, fork, ids[2:])
+    assert a == b and state["stop"] == fork["stop"] and state["stop"] is not None

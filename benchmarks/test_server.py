@@ -1,0 +1,121 @@
+"""The server loop (docs/decoding.md § The server loop): many streams advanced by one token
+each per step, stop strings, streams primed from a prompt.
+
+* **Batch**: 256 and 1,024 concurrent streams, one token each per step, 200 steps, Qwen3 and
+  Whisper ids (each stream its own offset into the passages): `decode_incremental_batch` with
+  the step as a 1-D int64 array, against the Python loop over `decode_incremental` and against
+  one `DecodeStream.step` per stream. Per stream-token.
+* **Stop strings**: one stream fed one id per call through 4 stop strings that never match (the
+  cost of watching for them), against a plain stream ({}) of the same ids.
+* **Prefill**: `new_stream(prefill=...)` after a 100-token and a 100,000-token prompt (only its
+  tail is read, so the two should cost the same).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bench_cases import Unavailable, hf_runtime, hypothesis, tokenizer
+from conftest import timed
+
+BATCH_CASES = ["huggingface/qwen3", "whisper/faster-whisper-base"]
+PEERS = {
+    "huggingface/qwen3": "huggingface/qwen3/tokenizer.json",
+    "whisper/faster-whisper-base": "whisper/faster-whisper-base/tokenizer.json",
+}
+STEPS = 200
+IMPLS = ["oasr_tok batch", "oasr_tok loop", "DecodeStream"]
+
+
+def _steps(label: str, n: int) -> list[np.ndarray]:
+    ids = hypothesis(label, 6_000)
+    return [np.array([ids[(k * 37 + t) % 5_000] for k in range(n)], dtype=np.int64) for t in range(STEPS)]
+
+
+@pytest.mark.parametrize("label", BATCH_CASES)
+@pytest.mark.parametrize("n", [256, 1_024])
+@pytest.mark.parametrize("impl", IMPLS)
+def test_batch(benchmark, label: str, n: int, impl: str) -> None:
+    try:
+        tok = tokenizer(label)
+        runtime = hf_runtime(PEERS[label])
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    steps = _steps(label, n)
+    singles = [[[int(i)] for i in step] for step in steps]
+    if impl == "oasr_tok batch":
+        batch = tok.decode_incremental_batch
+
+        def run(states):
+            for step in steps:
+                batch(step, states)
+
+        make = lambda: [{} for _ in range(n)]
+    elif impl == "oasr_tok loop":
+        step_one = tok.decode_incremental
+
+        def run(states):
+            for step in singles:
+                for ids, state in zip(step, states):
+                    step_one(ids, state)
+
+        make = lambda: [{} for _ in range(n)]
+    else:
+        from tokenizers.decoders import DecodeStream
+
+        def run(streams):
+            for step in singles:
+                for (token_id,), stream in zip(step, streams):
+                    stream.step(runtime, token_id)
+
+        make = lambda: [DecodeStream(skip_special_tokens=True) for _ in range(n)]
+    timed(
+        benchmark,
+        run,
+        make,
+        per=n * STEPS,
+        info={"suite": "server", "case": label, "op": f"batch of {n}", "impl": impl, "n": n},
+    )
+
+
+STOPS = ["<|im_end|>", "\n\nUser:", "###", "STOP HERE"]  # none occurs in the passages
+
+
+@pytest.mark.parametrize("impl", ["oasr_tok", "oasr_tok with 4 stop strings"])
+def test_stop_strings(benchmark, impl: str) -> None:
+    label = "huggingface/qwen3"
+    try:
+        tok = tokenizer(label)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    ids = [[i] for i in hypothesis(label, 2_000)]
+    stops = STOPS if impl != "oasr_tok" else None
+    step = tok.decode_incremental
+
+    def run(state):
+        for one in ids:
+            step(one, state)
+
+    timed(
+        benchmark,
+        run,
+        (lambda: tok.new_stream(stop=stops)) if stops else dict,
+        per=len(ids),
+        info={"suite": "server", "case": label, "op": "stream, per token", "impl": impl, "n": len(ids)},
+    )
+
+
+@pytest.mark.parametrize("prompt", [100, 100_000])
+def test_prefill(benchmark, prompt: int) -> None:
+    label = "huggingface/qwen3"
+    try:
+        tok = tokenizer(label)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    ids = hypothesis(label, prompt)
+    timed(
+        benchmark,
+        lambda _: tok.new_stream(prefill=ids),
+        per=1,
+        info={"suite": "server", "case": label, "op": "new_stream(prefill)", "impl": "oasr_tok", "n": prompt},
+    )
