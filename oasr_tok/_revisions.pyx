@@ -44,10 +44,6 @@ from oasr_tok.contract import TokenizerContract
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
-    ctypedef struct PyTypeObject:
-        Py_ssize_t tp_dictoffset
-    PyObject* _PyType_Lookup(PyTypeObject*, object)  # borrowed, NULL: none (and no error set)
-    object PyObject_GenericGetDict(object, void*)
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
     PyObject** PySequence_Fast_ITEMS(object)
     PyObject* PyTuple_GET_ITEM(object, Py_ssize_t)
@@ -330,11 +326,7 @@ cdef inline bint _is_id(PyObject* x, Py_ssize_t vocab_size) noexcept:
 cdef bint _shadowed(object tok) except -1:
     """Whether tok's own attributes (its instance dict) hold a decode_incremental, which then
     is the one its calls run."""
-    cls = type(tok)
-    if (<PyTypeObject*>cls).tp_dictoffset:
-        own = PyObject_GenericGetDict(tok, NULL)  # the dict instance attributes live in
-    else:
-        own = getattr(tok, "__dict__", _NO_DICT)
+    own = getattr(tok, "__dict__", _NO_DICT)
     return PyDict_Contains(own, _DECODE_INCREMENTAL) if type(own) is dict else _DECODE_INCREMENTAL in own
 
 
@@ -342,10 +334,9 @@ cdef object _piece_table(object tok):
     """tok's PieceTable when its decode_incremental is TableMethods' over one, not overridden
     (its streams are then stepped by the table directly), else None. Asked on every call: a
     class or an instance may be given another decode_incremental at any time."""
-    # type(tok).decode_incremental as the type's method cache finds it (the attribute machinery
-    # for it, tok.__dict__ and tok._table were a twentieth of a call).
-    cls = type(tok)
-    if _PyType_Lookup(<PyTypeObject*>cls, _DECODE_INCREMENTAL) != <PyObject*>_table_decode_incremental:
+    # The class's decode_incremental, as attribute lookup on the class finds it (a method
+    # descriptor of a compiled class is itself; a Python override is its function).
+    if getattr(type(tok), _DECODE_INCREMENTAL, None) is not _table_decode_incremental:
         return None
     if not isinstance(tok, TableMethods) or _shadowed(tok):
         return None  # not a TableMethods: that decode_incremental would refuse it
