@@ -1,6 +1,7 @@
 """oasr_tok: token ids back into text — whole, streamed, per token and as timed words — for
 every tokenizer kind behind one contract (docs/architecture.md)."""
 
+from . import hotwords
 from ._ctc import collapse_ctc
 from .build import build_tokenizer
 from .description import Description, describe
@@ -80,4 +81,5 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "collapse_ctc",
+    "hotwords",
 ]

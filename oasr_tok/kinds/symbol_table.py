@@ -15,7 +15,7 @@ Python statement of the same rules and the oracle the compiled paths are tested 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .._ids import join_pieces
@@ -32,11 +32,12 @@ from ..detection import (
     sniff_text_table,
     summarise,
 )
-from ..errors import MalformedAssetError, short_repr
+from ..errors import EncodeError, MalformedAssetError, short_repr
 from ..files import read_lines
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
-from ._common import byte_piece_value, reject_unknown_options, special_ids_option
+from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
+from ._units import unit_splitter
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
@@ -86,7 +87,10 @@ def read_symbol_table(path: str) -> list[str]:
 
 
 class SymbolTableTokenizer(TableMethods, Tokenizer):
-    """Decode-only tokenizer over a symbol table. Options: `special_ids` (default [0, 1, 2])."""
+    """A symbol table. Options: `special_ids` (default [0, 1, 2]); `modeling_unit` (cjkchar, bpe,
+    cjkchar+bpe, fpinyin, ppinyin: how the model's units were made, which lets it encode
+    hotwords as sherpa-onnx's text2token does; bpe ones need the file role `bpe_model`).
+    Without `modeling_unit` it is decode-only."""
 
     supports_encode = False
 
@@ -123,14 +127,44 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> SymbolTableTokenizer:
-        reject_unknown_options(spec.options, ["special_ids"], "symbol_table")
+        reject_unknown_options(spec.options, ["special_ids", "modeling_unit"], "symbol_table")
         if "units" not in spec.files and "sentencepiece_model" in spec.files:
             # The legacy table made of a SentencePiece model's pieces, as its spec says.
             return cls.from_sentencepiece_model(spec.files["sentencepiece_model"], dict(spec.options))
         pieces = read_symbol_table(spec.file("units"))
         tokenizer = cls(pieces, special_ids_option(spec.options, (0, 1, 2), len(pieces), "symbol_table"))
+        unit = spec.options.get("modeling_unit")
+        if unit is not None:
+            processor = None
+            if "bpe" in str(unit) and "bpe_model" in spec.files:
+                from .sentencepiece import load_processor
+
+                processor = load_processor(spec.files["bpe_model"])
+            tokenizer._units = unit_splitter(unit, processor)
+            tokenizer.supports_encode = True
         tokenizer.spec = spec
         return tokenizer
+
+    _units: Callable[[str], list[str]] | None = None
+
+    def encode(
+        self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
+    ) -> list[int]:
+        """The ids of `text`'s modeling units (option modeling_unit), as sherpa-onnx's
+        text2token makes them; EncodeError naming a unit the table lacks."""
+        if self._units is None:
+            return super().encode(text, add_special_tokens, split_special_tokens=split_special_tokens)
+        text = checked_text(text, "symbol_table")
+        table = self.__dict__.get("_unit_ids")
+        if table is None:
+            table = self.__dict__["_unit_ids"] = {piece: i for i, piece in reversed(list(enumerate(self._symbols)))}
+        ids = []
+        for unit in self._units(text):
+            token_id = table.get(unit)
+            if token_id is None:
+                raise EncodeError(f"symbol_table: {unit!r} (in {text!r}) is not a unit of this table")
+            ids.append(token_id)
+        return ids
 
     @classmethod
     def from_sentencepiece_model(cls, path: str, options: dict[str, Any] | None = None) -> SymbolTableTokenizer:
