@@ -148,7 +148,9 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
     the stream's prompt and stop rules. The state is left as it was on any error."""
     record = _record(state)
     assert record is not None
-    new = tok.check_ids(new_ids)  # first: a bad id leaves the state as it was
+    # First: a bad id leaves the state as it was. One id in a list is checked by the kind's own
+    # step below, before it changes anything (the usual call of a server's loop).
+    new = new_ids if type(new_ids) is list and len(new_ids) == 1 else tok.check_ids(new_ids)
     if record.closed:
         if new:
             stopped = record.stop
@@ -163,7 +165,10 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
     stop_before = state.pop("stop", _ABSENT)
     del state[_SERVER]
     try:
-        if record.stops or record.prompt_rest:
+        if (record.stops or record.prompt_rest) and len(new) == 1 and not final:
+            result = _filter(record, tok.decode_incremental(new, state), record.tokens, False)
+            record.tokens += 1
+        elif record.stops or record.prompt_rest:
             out: list[str] = []
             # One id at a time: which token completes a stop string is part of the answer.
             for k, token_id in enumerate(new):

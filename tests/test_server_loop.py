@@ -190,3 +190,16 @@ def test_a_shallow_copy_of_a_stream_forks_it():
     a = _feed(tok, state, ids[2:])
     b = _feed(tok, fork, ids[2:])
     assert a == b and state["stop"] == fork["stop"] and state["stop"] is not None
+
+
+@pytest.mark.parametrize("stop", [None, ["zz"]])
+def test_a_bad_id_in_a_stream_of_new_stream_leaves_it_as_it_was(stop):
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:3]
+    state = tok.new_stream(stop=stop)
+    tok.decode_incremental(good[:2], state)
+    before = copy.deepcopy(state)
+    for bad in ([tok.vocab_size], [good[0], -1], ["x"]):
+        with pytest.raises(InvalidIdError):
+            tok.decode_incremental(bad, state)
+        assert state == before
