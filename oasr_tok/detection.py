@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,12 +218,3 @@ def is_tiktoken_ranks(path: str) -> bool:
         if base64_token(fields[0].decode("ascii", "replace")) is None:
             return False
     return True
-
-
-def places(path: str) -> Iterator[tuple[str, str]]:
-    """(folder, name) of each file at `path`: every file of a folder, or the one file."""
-    if os.path.isdir(path):
-        for name in folder_names(path):
-            yield path, name
-    else:
-        yield os.path.dirname(path), os.path.basename(path)

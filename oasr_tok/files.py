@@ -60,10 +60,11 @@ def read_lines(path: str, what: str) -> list[str]:
     return text_lines(read_text(path, what))
 
 
-def parse_json(path: str, text: str, what: str) -> Any:
-    """`text` (the content of `path`) as JSON; MalformedAssetError naming the file and line."""
+def parse_json(path: str, text: str, what: str, object_pairs_hook: Any = None) -> Any:
+    """`text` (the content of `path`) as JSON (`object_pairs_hook` as json.loads takes it);
+    MalformedAssetError naming the file and line."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise MalformedAssetError(
             f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno

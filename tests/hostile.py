@@ -59,3 +59,15 @@ def in_child(code: str, memory_mb: int = 0, timeout: float = 300) -> Any:
             f"stderr: {result.stderr.decode('utf-8', 'replace')[-4000:]}"
         )
     return json.loads(lines[-1])
+
+
+def run_cli(args: list, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """`python -m oasr_tok ARGS` with `stdin`, as a user's shell would run it (ASCII stdout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "oasr_tok", *args],
+        input=stdin,
+        capture_output=True,
+        env=subprocess_env(PYTHONIOENCODING="ascii"),
+        cwd=PACKAGE_PARENT,
+        timeout=120,
+    )

@@ -12,8 +12,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 from fractions import Fraction
 
 import pytest
@@ -29,8 +27,8 @@ from oasr_tok import (
     build_tokenizer,
 )
 
-from hostile import in_child
-from paths import PACKAGE_PARENT, own, shared, subprocess_env
+from hostile import in_child, run_cli
+from paths import own, shared
 
 WHISPER_EN = own("whisper/en/tokenizer.json")
 BYTELEVEL = own("huggingface/bytelevel-bpe/tokenizer.json")
@@ -308,17 +306,6 @@ def test_whisper_helpers_check_their_arguments():
 # -- 13: the CLI on bad stdin, bad ids and bad paths: one line on stderr, never a traceback -------
 
 
-def _cli(args: list, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "oasr_tok", *args],
-        input=stdin,
-        capture_output=True,
-        env=subprocess_env(PYTHONIOENCODING="ascii"),
-        cwd=PACKAGE_PARENT,
-        timeout=120,
-    )
-
-
 def _one_line_error(result, code: int) -> None:
     stderr = result.stderr.decode("utf-8", "replace")
     assert result.returncode == code, stderr
@@ -342,17 +329,17 @@ def _one_line_error(result, code: int) -> None:
     ],
 )
 def test_cli_bad_stdin_is_one_line_and_exit_3(command, stdin):
-    _one_line_error(_cli([command, SHERPA], stdin), 3)
+    _one_line_error(run_cli([command, SHERPA], stdin), 3)
 
 
 def test_cli_huge_id_argument():
-    _one_line_error(_cli(["decode", SHERPA, "9" * 5000]), 3)
+    _one_line_error(run_cli(["decode", SHERPA, "9" * 5000]), 3)
 
 
 def test_cli_path_that_is_not_utf8(tmp_path):
     bad = os.fsencode(str(tmp_path)) + b"/\xff\xfe-not-utf8"
     for args in (["describe", bad], ["decode", bad, "1"], ["--json", "describe", bad]):
-        _one_line_error(_cli(args), 1)
+        _one_line_error(run_cli(args), 1)
 
 
 # -- 14: time order is compared exactly ---------------------------------------------------------

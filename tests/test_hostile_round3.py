@@ -8,8 +8,6 @@ import copy
 import io
 import json
 import math
-import subprocess
-import sys
 import tarfile
 
 import numpy as np
@@ -32,7 +30,8 @@ from oasr_tok import (
     subtitles,
 )
 
-from paths import PACKAGE_PARENT, own, subprocess_env
+from hostile import run_cli
+from paths import own
 
 # Every test here runs on the project's own small files or ones it writes: no ../shared needed.
 
@@ -246,25 +245,14 @@ def test_collapse_ctc_checks_its_arguments():
     assert oasr_tok.collapse_ctc([1, 1, 0, 2], 0, vocab_size=2**63) == ([1, 2], [0, 3], [2, 4])
 
 
-def _cli(args: list, stdin: bytes) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "oasr_tok", *args],
-        input=stdin,
-        capture_output=True,
-        env=subprocess_env(PYTHONIOENCODING="ascii"),
-        cwd=PACKAGE_PARENT,
-        timeout=120,
-    )
-
-
 def test_the_cli_revisions_and_words_on_hostile_input(tmp_path):
     table = str(tmp_path / "tokens.txt")
     _table(tmp_path)
-    out = _cli(["stream", "--revisions", table], b"[3, 4, \xff]\n")
+    out = run_cli(["stream", "--revisions", table], b"[3, 4, \xff]\n")
     assert out.returncode == 3 and out.stderr.decode().count("\n") == 1 and b"Traceback" not in out.stderr
-    out = _cli(["stream", "--revisions", "--agreement", str(10**30), table], b"[3, 4]\n[3, 4, 5]\n")
+    out = run_cli(["stream", "--revisions", "--agreement", str(10**30), table], b"[3, 4]\n[3, 4, 5]\n")
     assert out.returncode == 0, out.stderr
-    out = _cli(["words", "--format", "srt", table], b'{"ids": [3, 4], "starts": [0, 1.7e308]}\n')
+    out = run_cli(["words", "--format", "srt", table], b'{"ids": [3, 4], "starts": [0, 1.7e308]}\n')
     assert out.returncode == 3 and b"Traceback" not in out.stderr and out.stderr.decode().count("\n") == 1
 
 

@@ -41,7 +41,7 @@ from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import check_owner, commit_text, table_tag
 from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files import check_id_span, existing_file, read_json, read_text
+from ..files import check_id_span, existing_file, parse_json, read_json, read_text
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
 from ._common import reject_unknown_options
@@ -73,15 +73,7 @@ def _no_duplicates(path: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any
 
 
 def _load_json(path: str, what: str) -> Any:
-    text = read_text(path, what)
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates(path))
-    except json.JSONDecodeError as exc:
-        raise MalformedAssetError(
-            f"{path}:{exc.lineno}: {what} is not valid JSON: {exc.msg}", path=path, line=exc.lineno
-        ) from None
-    except RecursionError:
-        raise MalformedAssetError(f"{path}: {what} is nested too deeply to be a tokenizer file", path=path) from None
+    return parse_json(path, read_text(path, what), what, object_pairs_hook=_no_duplicates(path))
 
 
 def _check_table(table: Any, path: str, where: str) -> dict[str, int]:
