@@ -10,6 +10,7 @@ cdef class Word:
     cdef readonly object end
     cdef readonly Py_ssize_t first_token
     cdef readonly Py_ssize_t last_token
+    cdef readonly object confidence   # None, or a float in 0 ... 1
 
 
 cdef class Words:
@@ -26,11 +27,14 @@ cdef class Words:
     # when a Word or a column asks for it. None when the list holds them.
     cdef array _typed_starts
     cdef array _typed_ends
+    # One confidence per word ("d"), when the caller gave per-token scores; else None.
+    cdef array _confidences
 
     cdef int reserve(self, Py_ssize_t capacity) except -1
     cdef int push(self, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last) except -1
     cdef object start_of(self, Py_ssize_t i)
     cdef object end_of(self, Py_ssize_t i)
+    cdef object confidence_of(self, Py_ssize_t i)
     cdef Word word(self, Py_ssize_t i)
     cdef Py_ssize_t _index(self, object key) except -1
     cdef object _column(self, Py_ssize_t field)

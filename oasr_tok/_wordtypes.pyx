@@ -19,33 +19,39 @@ from cpython.array cimport array, clone
 from cpython.float cimport PyFloat_FromDouble
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.math cimport exp, isfinite, isnan, NAN
 from libc.stdint cimport INT32_MAX, int32_t
 
 from collections.abc import Sequence
 from operator import index as _as_index
+
+from oasr_tok.errors import TimingError
 
 cdef extern from "Python.h":
     object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
     Py_ssize_t PY_SSIZE_T_MAX
 
 cdef array _INDEX_TEMPLATE = array("q")
+cdef array _DOUBLE_TEMPLATE = array("d")
 cdef Py_ssize_t _ROW = 4  # text start, text end, first token, last token
 
 
 cdef class Word:
     """One word of a transcript: its exact text (a substring of the decode), its time span in
-    the caller's unit, and the indices of the first and last tokens whose pieces overlap it.
-    Immutable; compares by value."""
+    the caller's unit, the indices of the first and last tokens whose pieces overlap it, and
+    its `confidence` (a probability in 0 ... 1, from the tokens' scores) or None when no
+    scores were given. Immutable; compares by value."""
 
-    def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token):
+    def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token, confidence=None):
         self.text = text
         self.start = start
         self.end = end
         self.first_token = first_token
         self.last_token = last_token
+        self.confidence = _checked_confidence(confidence)
 
     def _key(self) -> tuple:
-        return (self.text, self.start, self.end, self.first_token, self.last_token)
+        return (self.text, self.start, self.end, self.first_token, self.last_token, self.confidence)
 
     def __eq__(self, other):
         if not isinstance(other, Word):
@@ -56,25 +62,45 @@ cdef class Word:
         return hash(self._key())
 
     def __repr__(self):
+        confidence = "" if self.confidence is None else f", confidence={self.confidence!r}"
         return (f"Word(text={self.text!r}, start={self.start!r}, end={self.end!r}, "
-                f"first_token={self.first_token}, last_token={self.last_token})")
+                f"first_token={self.first_token}, last_token={self.last_token}{confidence})")
 
     def __reduce__(self):
         return (Word, self._key())
 
     def to_dict(self) -> dict:
-        """The fields as a plain dict (for JSON)."""
-        return {"text": self.text, "start": self.start, "end": self.end,
-                "first_token": self.first_token, "last_token": self.last_token}
+        """The fields as a plain dict (for JSON); "confidence" only when the word has one."""
+        out = {"text": self.text, "start": self.start, "end": self.end,
+               "first_token": self.first_token, "last_token": self.last_token}
+        if self.confidence is not None:
+            out["confidence"] = self.confidence
+        return out
 
 
-cdef inline Word _make_word(str text, object start, object end, Py_ssize_t first, Py_ssize_t last):
+cdef object _checked_confidence(object value):
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TimingError(f"confidence = {value!r} is not a number in 0 ... 1")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TimingError(f"confidence = {value!r} is not a number in 0 ... 1") from None
+    if not 0.0 <= number <= 1.0:  # NaN fails this too
+        raise TimingError(f"confidence = {value!r} is not a number in 0 ... 1")
+    return number
+
+
+cdef inline Word _make_word(str text, object start, object end, Py_ssize_t first, Py_ssize_t last,
+                            object confidence):
     cdef Word w = Word.__new__(Word)
     w.text = text
     w.start = start
     w.end = end
     w.first_token = first
     w.last_token = last
+    w.confidence = confidence
     return w
 
 
@@ -115,7 +141,8 @@ cdef class Words:
     and iterates like one, and exposes its columns without making a Word per entry:
     `starts`, `ends` (lists of the caller's time values), `first_token`, `last_token`
     (`array.array("q")`, so `numpy.asarray` takes them without a copy) and `texts`.
-    `to_list()` makes every Word at once. `Words(iterable_of_Word)` builds one from records."""
+    `to_list()` makes every Word at once. `Words(iterable_of_Word)` builds one from records.
+    `confidences` is each word's confidence (None for a word without one)."""
 
     def __cinit__(self):
         self._transcript = ""
@@ -125,8 +152,10 @@ cdef class Words:
 
     def __init__(self, words=()):
         pieces = []
+        confidences = array("d")
         cdef Py_ssize_t at = 0, length
         cdef Word w
+        cdef bint any_confidence = False
         for item in words:
             if not isinstance(item, Word):
                 raise TypeError(f"Words holds Word records, got {type(item).__name__}")
@@ -135,9 +164,13 @@ cdef class Words:
             self.push(at, at + length, w.first_token, w.last_token)
             self._starts.append(w.start)
             self._ends.append(w.end)
+            # NaN stands for "none" inside the column: a real confidence is never NaN.
+            confidences.append(NAN if w.confidence is None else <double>w.confidence)
+            any_confidence |= w.confidence is not None
             pieces.append(w.text)
             at += length
         self._transcript = "".join(pieces)
+        self._confidences = confidences if any_confidence else None
 
     def __dealloc__(self):
         PyMem_Free(self._rows)
@@ -186,10 +219,19 @@ cdef class Words:
             return typed_time(self._typed_starts, last + 1 if last + 1 < len(self._typed_starts) else last)
         return self._starts[last + 1 if last + 1 < len(self._starts) else last]
 
+    cdef object confidence_of(self, Py_ssize_t i):
+        cdef double value
+        if self._confidences is None:
+            return None
+        if not 0 <= i < len(self._confidences):
+            raise IndexError("word index out of range of the confidences")
+        value = self._confidences.data.as_doubles[i]
+        return None if isnan(value) else value
+
     cdef Word word(self, Py_ssize_t i):
         cdef int32_t *row = self._rows + _ROW * i
         return _make_word(PyUnicode_Substring(self._transcript, row[0], row[1]),
-                          self.start_of(i), self.end_of(i), row[2], row[3])
+                          self.start_of(i), self.end_of(i), row[2], row[3], self.confidence_of(i))
 
     cdef Py_ssize_t _index(self, object key) except -1:
         i = _as_index(key)  # a TypeError for non-integers, as list indexing gives
@@ -213,8 +255,11 @@ cdef class Words:
             out._typed_starts, out._typed_ends = self._typed_starts, self._typed_ends
             out._per_word = self._per_word
             if self._per_word:
-                out._starts, out._ends = self._starts[start:stop:step], self._ends[start:stop:step]
+                # the caller's slice, not indices()'s triple: a reversed slice's stop is -1 there
+                out._starts, out._ends = self._starts[key], self._ends[key]
             out.reserve(count)
+            if self._confidences is not None:
+                out._confidences = self._confidences[key]
             j = start
             for _k in range(count):
                 row = self._rows + _ROW * j
@@ -255,7 +300,8 @@ cdef class Words:
         if isinstance(other, Words):
             return (self._n == (<Words>other)._n and self.texts == other.texts
                     and self.starts == other.starts and self.ends == other.ends
-                    and self.first_token == other.first_token and self.last_token == other.last_token)
+                    and self.first_token == other.first_token and self.last_token == other.last_token
+                    and self.confidences == other.confidences)
         if isinstance(other, list):
             if len(<list>other) != self._n:
                 return False
@@ -310,6 +356,13 @@ cdef class Words:
         return self._column(3)
 
     @property
+    def confidences(self) -> list:
+        """Each word's confidence: a float in 0 ... 1, or None when no scores were given (a
+        new list)."""
+        cdef Py_ssize_t i
+        return [self.confidence_of(i) for i in range(self._n)]
+
+    @property
     def texts(self) -> list:
         """Each word's text (a new list of str)."""
         cdef Py_ssize_t i
@@ -318,3 +371,50 @@ cdef class Words:
 
 
 Sequence.register(Words)
+
+
+#: How a word's confidence is made from its tokens' log-probabilities s (probabilities p = e**s).
+REDUCTIONS = ("mean", "min", "product", "geometric_mean")
+
+
+def attach_confidences(Words words, array scores, str reduction="mean"):
+    """Give every word of `words` a confidence from its tokens' log-probabilities `scores`
+    (array "d", one per token the words were cut from): over the tokens first_token ...
+    last_token, "mean" is the mean probability (openai-whisper's word probability), "min" the
+    least probable token's, "product" the probability of all of them (e**sum), and
+    "geometric_mean" e**(mean log-probability). Raises TimingError naming the token when a
+    score is NaN, infinite or positive."""
+    cdef Py_ssize_t n = len(scores), i, t, first, last
+    cdef double *s = scores.data.as_doubles
+    cdef double total, low, value
+    cdef int mode
+    if reduction not in REDUCTIONS:
+        raise TimingError(f"option confidence must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    mode = REDUCTIONS.index(reduction)
+    for t in range(n):
+        if not isfinite(s[t]) or s[t] > 0.0:
+            raise TimingError(f"scores[{t}] = {s[t]!r}: a score is a log-probability, finite and <= 0")
+    cdef array out = clone(_DOUBLE_TEMPLATE, words._n, False)
+    for i in range(words._n):
+        first, last = words._rows[_ROW * i + 2], words._rows[_ROW * i + 3]
+        if not 0 <= first <= last < n:  # rows come from the grouping over n tokens
+            raise TimingError(f"word {i} spans tokens {first} ... {last}, beyond the {n} scores")
+        total, low = 0.0, 0.0
+        for t in range(first, last + 1):
+            if mode == 0:
+                total += exp(s[t])
+            else:
+                total += s[t]
+            if t == first or s[t] < low:
+                low = s[t]
+        if mode == 0:
+            value = total / (last - first + 1)
+        elif mode == 1:
+            value = exp(low)
+        elif mode == 2:
+            value = exp(total)
+        else:
+            value = exp(total / (last - first + 1))
+        out.data.as_doubles[i] = value
+    words._confidences = out
+    return words

@@ -245,7 +245,7 @@ def _stream_revisions(args: argparse.Namespace, out: IO[str]) -> int:
     return EXIT_OK
 
 
-_WORD_KEYS = {"ids", "starts", "ends"}
+_WORD_KEYS = {"ids", "starts", "ends", "scores"}
 
 
 def _word_requests(text: str) -> list[tuple[str, Any]]:
@@ -278,7 +278,7 @@ def _words(args: argparse.Namespace, out: IO[str]) -> int:
             if request[key] is not None and not isinstance(request[key], list):
                 raise _bad_input(where, f"{key!r} must be a JSON list")
         try:
-            words = tok.word_timings(request["ids"], request["starts"], request.get("ends"))
+            words = tok.word_timings(request["ids"], request["starts"], request.get("ends"), request.get("scores"))
             text = tok.decode(request["ids"])
         except (TokenizerError, ValueError, TypeError) as exc:
             raise _bad_input(where, exc) from None
@@ -289,10 +289,7 @@ def _words(args: argparse.Namespace, out: IO[str]) -> int:
                 raise _bad_input(where, exc) from None
             out.flush()
             continue
-        rows = [
-            {"text": w.text, "start": w.start, "end": w.end, "first_token": w.first_token, "last_token": w.last_token}
-            for w in words
-        ]
+        rows = [w.to_dict() for w in words]
         _emit(out, {"text": text, "words": rows}, True)
     return EXIT_OK
 

@@ -23,13 +23,16 @@ TIME_PRECISION = 2 * 160 / 16000
 @dataclass(frozen=True)
 class Segment:
     """A timed stretch of transcript: `start`/`end` in seconds, its `text`, and the indices of
-    its first and last ids (or words, for `segment_words`) in what it was cut from."""
+    its first and last ids (or words, for `segment_words`) in what it was cut from, and, when
+    the caller gave per-token scores to a Whisper window, the window's `avg_logprob` as
+    openai-whisper reports it on each of its segments."""
 
     start: float
     end: float
     text: str
     first_token: int
     last_token: int
+    avg_logprob: float | None = None
 
 
 def _window(ids: list[int], eot: int, sot: int, timestamp_begin: int) -> tuple[int, int]:
@@ -58,6 +61,7 @@ def whisper_segments(
     decode: Callable[[list[int]], str],
     offset: float = 0.0,
     duration: float = 30.0,
+    scores: Sequence[float] | None = None,
 ) -> list[Segment]:
     """One window's segments, as openai-whisper's transcribe splits its tokens:
 
@@ -69,8 +73,16 @@ def whisper_segments(
       long, or up to its last timestamp when it has one other than <|0.00|>.
 
     Times are offset + position * 0.02 (openai-whisper's arithmetic); `text` is the decode of the
-    segment's ids below eot."""
+    segment's ids below eot. With `scores` (one log-probability per id, already checked), every
+    segment carries the window's avg_logprob as openai-whisper's decoder computes it: the sum
+    of the sampled tokens' log-probabilities, eot's included, over their count plus one."""
     lo, hi = _window(ids, eot, sot, timestamp_begin)
+    avg_logprob = None
+    if scores is not None:
+        # whisper sums every sampled token's log-probability up to and including eot, and
+        # divides by len(tokens before eot) + 1 (decoding.py, DecodingTask.run)
+        sampled = hi + 1 if hi < len(ids) else hi
+        avg_logprob = math.fsum(scores[lo:sampled]) / (hi - lo + 1)
     tokens = ids[lo:hi]
     is_timestamp = [t >= timestamp_begin for t in tokens]
     single_timestamp_ending = is_timestamp[-2:] == [False, True]
@@ -79,7 +91,7 @@ def whisper_segments(
 
     def segment(start: float, end: float, a: int, b: int) -> Segment:
         text = decode([t for t in tokens[a:b] if t < eot])
-        return Segment(start, end, text, lo + a, lo + b - 1)
+        return Segment(start, end, text, lo + a, lo + b - 1, avg_logprob)
 
     if consecutive:
         slices = list(consecutive)

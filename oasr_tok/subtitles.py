@@ -530,8 +530,9 @@ def _separator_before(words: Sequence[Any], k: int) -> str:
 
 def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[str, Any]:
     """Cues in openai-whisper's result shape (its verbose_json): ``{"text", "segments": [{"id",
-    "start", "end", "text", "words": [{"word", "start", "end"}]}], "language"}``; a word keeps
-    the space before it, as whisper's words do."""
+    "start", "end", "text", "words": [{"word", "start", "end", "probability"}]}], "language"}``;
+    a word keeps the space before it, as whisper's words do, and its confidence as whisper's
+    "probability" when it has one."""
     segments: list[dict[str, Any]] = []
     for i, cue in enumerate(cues):
         if not isinstance(cue, Cue):
@@ -541,10 +542,13 @@ def as_whisper_result(cues: Sequence[Cue], language: str | None = None) -> dict[
     checked = _timed_items(cues, "cue")
     for i, cue in enumerate(cues):
         rows = _timed_items(cue.words, "word") if cue.words else []
-        words = [
-            {"word": _separator_before(rows, k) + text, "start": start, "end": end}
-            for k, (start, end, text) in enumerate(rows)
-        ]
+        words = []
+        for k, (start, end, text) in enumerate(rows):
+            word: dict[str, Any] = {"word": _separator_before(rows, k) + text, "start": start, "end": end}
+            confidence = word_confidence(cue.words[k])
+            if confidence is not None:  # openai-whisper's name for a word's confidence
+                word["probability"] = confidence
+            words.append(word)
         lines = cue.text.split("\n")
         text = lines[0]
         for line in lines[1:]:
@@ -578,15 +582,38 @@ def _json_number(value: Any) -> Any:
     raise TimingError(f"a {type(value).__name__} is not a JSON value (an openai-whisper result holds numbers and text)")
 
 
+def word_confidence(item: Any) -> float | None:
+    """A word's confidence as the caller's form holds it: `Word.confidence`, or a dict's
+    "confidence" or (openai-whisper's word) "probability"; None when it has none."""
+    if isinstance(item, Mapping):
+        value = item.get("confidence", item.get("probability"))
+    else:
+        value = getattr(item, "confidence", None)
+    return None if value is None else _unit_number(value, "confidence")
+
+
+def _unit_number(value: Any, where: str) -> float:
+    number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    if not 0.0 <= number <= 1.0:  # NaN and non-numbers fail here
+        raise TimingError(f"{where} = {value!r} is not a number in 0 ... 1")
+    return number
+
+
 def to_ctm(words: Iterable[Any], utterance: str, channel: str = "1", confidences: Sequence[float] | None = None) -> str:
     """Kaldi CTM for sclite: one ``utterance channel start duration word [confidence]`` line per
     word, times in seconds with three decimals. Whitespace inside a word (French spacing keeps
-    "Bonjour !" one word) becomes "_", since CTM fields are separated by whitespace."""
+    "Bonjour !" one word) becomes "_", since CTM fields are separated by whitespace. The
+    confidence column is written from `confidences` or, when not given, from the words' own
+    (word_timings(..., scores=...)) when every word has one."""
     if not isinstance(utterance, str) or not utterance or any(ch.isspace() for ch in utterance):
         raise TimingError(f"option utterance must be a non-empty str without whitespace, got {utterance!r}")
     if not isinstance(channel, str) or not channel or any(ch.isspace() for ch in channel):
         raise TimingError(f"option channel must be a non-empty str without whitespace, got {channel!r}")
+    words = list(words) if isinstance(words, Iterable) and not isinstance(words, (str, bytes)) else words
     rows = _timed_items(words, "word")
+    if confidences is None:
+        own = [word_confidence(item) for item in words]
+        confidences = None if None in own else own  # type: ignore[assignment]
     if confidences is not None and len(confidences) != len(rows):
         raise TimingError(f"option confidences has {len(confidences)} values for {len(rows)} words")
     lines = []
@@ -596,9 +623,6 @@ def to_ctm(words: Iterable[Any], utterance: str, channel: str = "1", confidences
             raise TimingError(f"word {k} is empty or whitespace: CTM needs a word")
         line = f"{utterance} {channel} {start:.3f} {end - start:.3f} {token}"
         if confidences is not None:
-            confidence = confidences[k]
-            if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-                raise TimingError(f"option confidences[{k}] = {confidence!r} is not a number in 0 ... 1")
-            line += f" {confidence:.3f}"
+            line += f" {_unit_number(confidences[k], f'option confidences[{k}]'):.3f}"
         lines.append(line + "\n")
     return "".join(lines)

@@ -8,35 +8,103 @@ plain Python, kept as the oracle."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from array import array
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Union
 
 from ._words import group_words as _group_words
-from ._wordtypes import Word, Words
+from ._wordtypes import REDUCTIONS, Word, Words, attach_confidences
 from .contract import TokenizerContract
+from .errors import TimingError, short_repr
 
 if TYPE_CHECKING:
     import numpy
 
-__all__ = ["TimedOutput", "Word", "Words", "group_words"]
+__all__ = ["REDUCTIONS", "TimedOutput", "Word", "Words", "checked_scores", "group_words", "scored", "token_scores"]
 
 Times = Union[Sequence[float], Sequence[int], "numpy.ndarray"]
 
 
-def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> Words:
+Scores = Union[Sequence[float], "numpy.ndarray"]
+
+
+def token_scores(scores: Scores, count: int) -> array:
+    """The caller's per-token log-probabilities as array("d"), one per token: a list, tuple,
+    NumPy array or other numeric sequence. TimingError when it is not numbers or its length
+    is not `count` (the values themselves are checked where they are reduced)."""
+    if isinstance(scores, (str, bytes)):
+        raise TimingError(f"scores must be numbers, one per token, got {type(scores).__name__}")
+    try:
+        out = array("d", scores)
+    except (TypeError, ValueError, OverflowError):
+        raise TimingError(f"scores must be numbers, one per token, got {short_repr(scores)}") from None
+    if len(out) != count:
+        raise TimingError(f"scores has {len(out)} values for {count} tokens: give one log-probability per token")
+    return out
+
+
+def checked_scores(scores: Scores, count: int) -> array:
+    """token_scores with every value checked too: finite and <= 0 (TimingError naming it)."""
+    out = token_scores(scores, count)
+    for k, value in enumerate(out):
+        if not math.isfinite(value) or value > 0.0:
+            raise TimingError(f"scores[{k}] = {value!r}: a score is a log-probability, finite and <= 0")
+    return out
+
+
+def group_words(
+    pieces: Sequence[str],
+    starts: Times,
+    ends: Times | None = None,
+    scores: Scores | None = None,
+    *,
+    reduction: str = "mean",
+) -> Words:
     """Cut words out of ``"".join(pieces)``, timed by the tokens that rendered them.
 
     `pieces` holds one string per token (``tok.token_pieces(ids)``); `starts` one start time
     per token and `ends`, if given, one end time per token, in whatever unit the caller uses
     (seconds as floats, frames as ints; lists, tuples, NumPy arrays or other numeric buffers). Word.start/end are the
     caller's own values. Returns a `Words` sequence (equal to the list of its `Word`s). Raises TimingError (a ValueError) naming the position when a time is
-    missing, not a finite number, out of order, or an end precedes its start."""
-    return _group_words(pieces, starts, ends)
+    missing, not a finite number, out of order, or an end precedes its start.
+
+    `scores`, if given, holds one log-probability per token (as a decoder reports the token it
+    chose: finite, <= 0); each word then carries a confidence, the tokens' probabilities
+    reduced by `reduction` (one of REDUCTIONS; "mean" is openai-whisper's word probability).
+    A NaN, infinite or positive score or a wrong length is a TimingError naming it."""
+    return scored(_group_words, pieces, starts, ends, scores, reduction)
+
+
+def scored(
+    grouping: Callable[[Sequence[str], Times, Times | None], Words],
+    pieces: Sequence[str],
+    starts: Times,
+    ends: Times | None,
+    scores: Scores | None,
+    reduction: str,
+) -> Words:
+    """`grouping(pieces, starts, ends)`, its words given confidences when there are scores:
+    every word timing rule (the general one, a CTC kind's delimiters) scores words the same way."""
+    if reduction not in REDUCTIONS:
+        raise TimingError(f"option reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    checked = None if scores is None else token_scores(scores, len(pieces))
+    words = grouping(pieces, starts, ends)
+    return words if checked is None else attach_confidences(words, checked, reduction)
 
 
 class TimedOutput(TokenizerContract):
     """Timed words: the part of `oasr_tok.Tokenizer` that cuts the transcript into words."""
 
-    def word_timings(self, ids: Sequence[int], starts: Times, ends: Times | None = None) -> Words:
-        """Timed words cut out of the transcript; see docs/decoding.md § Word timings."""
-        return group_words(self.token_pieces(ids), starts, ends)
+    def word_timings(
+        self,
+        ids: Sequence[int],
+        starts: Times,
+        ends: Times | None = None,
+        scores: Scores | None = None,
+        *,
+        reduction: str = "mean",
+    ) -> Words:
+        """Timed words cut out of the transcript, with a confidence each when `scores` (one
+        log-probability per id) are given; see docs/decoding.md § Word timings."""
+        return group_words(self.token_pieces(ids), starts, ends, scores, reduction=reduction)

@@ -213,6 +213,8 @@ def test_words_json_in_json_out():
         ('{"ids": [5, 6000], "starts": [0.0, 1.0]}', ["6000"]),
         ('{"ids": [5, 6], "starts": [1.0, 0.5]}', ["non-decreasing"]),
         ('{"ids": [5, 6], "starts": "0 1"}', ["starts", "list"]),
+        ('{"ids": [5, 6], "starts": [0.0, 1.0], "scores": [-1.0, 0.5]}', ["scores[1]", "log-probability"]),
+        ('{"ids": [5, 6], "starts": [0.0, 1.0], "scores": [-1.0]}', ["scores", "1 values for 2 tokens"]),
         ("[5, 6]", ["object"]),
         ('{"ids": [5, 6], "starts": [0.0, 1.0]', ["malformed JSON"]),
         ("", ["expected"]),
@@ -282,6 +284,20 @@ def test_words_format_srt_vtt_tsv_json_ctm():
     ctm = run("words", ICEFALL, "--format", "ctm", "--utterance", "spk1-001", stdin=json.dumps(request))
     assert out(ctm) == subtitles.to_ctm(words, "spk1-001")
     assert [line.split()[4] for line in out(ctm).splitlines()] == words.texts
+
+
+def test_words_scores_give_confidences_in_json_and_ctm():
+    from oasr_tok import subtitles
+
+    tok = load(ICEFALL)
+    request, _ = _words_request(tok, "HELLO WORLD AGAIN")
+    request["scores"] = [-0.05 * (k + 1) for k in range(len(request["ids"]))]
+    expected = tok.word_timings(request["ids"], request["starts"], None, request["scores"])
+    data = json.loads(out(run("words", ICEFALL, stdin=json.dumps(request))))
+    assert [w["confidence"] for w in data["words"]] == pytest.approx(expected.confidences)
+    ctm = out(run("words", ICEFALL, "--format", "ctm", stdin=json.dumps(request)))
+    assert ctm == subtitles.to_ctm(expected, "utt")
+    assert [float(line.split()[5]) for line in ctm.splitlines()] == pytest.approx(expected.confidences, abs=5e-4)
 
 
 def test_words_format_bad_option_is_a_user_error():

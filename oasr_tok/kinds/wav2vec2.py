@@ -44,11 +44,12 @@ from ..errors import MalformedAssetError, SpecError, StreamStateError, short_rep
 from ..files import check_id_span, existing_file, parse_json, read_json, read_text
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
+from ..words import scored
 from ._common import reject_unknown_options
 
 if TYPE_CHECKING:
     from .._wordtypes import Words
-    from ..words import Times
+    from ..words import Scores, Times
 
 __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 
@@ -293,15 +294,24 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
             raw = raw.lower()
         return clean_up_tokenization(raw) if self._cleanup else raw
 
-    def word_timings(self, ids: Sequence[int], starts: Times, ends: Times | None = None) -> Words:
+    def word_timings(
+        self,
+        ids: Sequence[int],
+        starts: Times,
+        ends: Times | None = None,
+        scores: Scores | None = None,
+        *,
+        reduction: str = "mean",
+    ) -> Words:
         """Words as Wav2Vec2CTCTokenizer's `output_word_offsets` cuts them: the runs between
         word delimiters, each timed by the tokens that printed its first and last characters
         (the delimiter lends no time). With ids, starts and ends from oasr_tok.collapse_ctc,
         the words and frame spans are transformers' word offsets (the text is lower-cased
         when do_lower_case is set, as the transcript is; transformers' offsets keep the
         vocabulary's case). A CTC character model marks its own word boundaries, so this kind
-        uses that rule rather than the general one of docs/decoding.md."""
-        return delimited_words(self.token_pieces(ids), starts, ends)
+        uses that rule rather than the general one of docs/decoding.md. `scores` give each
+        word a confidence as every kind's word_timings does."""
+        return scored(delimited_words, self.token_pieces(ids), starts, ends, scores, reduction)
 
     #: The same words under transformers' name for them.
     word_offsets = word_timings

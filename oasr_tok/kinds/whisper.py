@@ -72,6 +72,7 @@ from ._tokenizer_json import TokenizerJson, glance, is_whisper
 
 if TYPE_CHECKING:
     from ..segments import Segment
+    from ..words import Scores
 
 __all__ = [
     "WhisperTokenizer",
@@ -571,11 +572,15 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         times.extend([marks[-1][1]] * (len(ids) - len(times)))
         return [t + offset for t in times]
 
-    def segments(self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0) -> list[Segment]:
+    def segments(
+        self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0, scores: Scores | None = None
+    ) -> list[Segment]:
         """One window's segments from its timestamp tokens, exactly as openai-whisper's
         transcribe splits them (oasr_tok.segments.whisper_segments states the rules): `offset`
-        is the window's start in seconds, `duration` its length (30 s but for the last window)."""
+        is the window's start in seconds, `duration` its length (30 s but for the last window).
+        `scores`, one log-probability per id, give each segment whisper's `avg_logprob`."""
         from ..segments import whisper_segments
+        from ..words import checked_scores
 
         ids = self.check_ids(ids)
         for name, value in (("offset", offset), ("duration", duration)):
@@ -589,6 +594,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             decode=self.decode,
             offset=offset,
             duration=duration,
+            scores=None if scores is None else checked_scores(scores, len(ids)),
         )
 
     def decode_with_timestamps(self, ids: Sequence[int]) -> str:
