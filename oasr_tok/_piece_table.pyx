@@ -11,7 +11,8 @@ precomputed once, and streams it at constant cost per token:
   byte, as SentencePiece does), ``"whole_run"`` (a run with any invalid byte renders entirely
   as U+FFFD, one per byte, as the `tokenizers` ByteFallback decoder does).
 * ``mode="bytes"``: every id renders raw bytes, and the whole stream is one lossy UTF-8 byte
-  string (byte-level BPE: GPT-2, Qwen, Whisper).
+  string (byte-level BPE: GPT-2, Qwen, Whisper): with ``"replace"``, or with ``"ignore"``
+  (invalid bytes render nothing, as icefall's byte-level BPE recovers them).
 
 A "first" table lets a piece render differently while no piece has ended the leading rule yet
 (SentencePiece's dropped leading space, Metaspace's first token, WordPiece's first token); a
@@ -82,6 +83,7 @@ cdef enum:
     RULE_REPLACE = 0
     RULE_PER_BYTE = 1
     RULE_WHOLE_RUN = 2
+    RULE_IGNORE = 3
 
 cdef enum:
     LEAD_NONE = 0
@@ -89,7 +91,8 @@ cdef enum:
     LEAD_WHITESPACE = 2
 
 cdef dict _MODES = {"text": MODE_TEXT, "bytes": MODE_BYTES}
-cdef dict _RULES = {"replace": RULE_REPLACE, "per_byte": RULE_PER_BYTE, "whole_run": RULE_WHOLE_RUN}
+cdef dict _RULES = {"replace": RULE_REPLACE, "per_byte": RULE_PER_BYTE, "whole_run": RULE_WHOLE_RUN,
+                    "ignore": RULE_IGNORE}
 cdef dict _LEADS = {"none": LEAD_NONE, "one_space": LEAD_ONE_SPACE, "whitespace": LEAD_WHITESPACE}
 
 cdef class PieceTable:
@@ -118,7 +121,10 @@ cdef class PieceTable:
         self.mode = _MODES[mode]
         self.rule = _RULES[byte_rule]
         self.lead_rule = _LEADS[lead]
-        self.errors = "oasr_tok.per_byte" if self.rule == RULE_PER_BYTE else "replace"
+        if self.rule == RULE_IGNORE and self.mode != MODE_BYTES:
+            raise ValueError("PieceTable: byte_rule 'ignore' is for mode 'bytes'")
+        self.errors = ("oasr_tok.per_byte" if self.rule == RULE_PER_BYTE
+                       else "ignore" if self.rule == RULE_IGNORE else "replace")
         if flags is None:
             flags = bytes(n)
         if byte_values is None:
@@ -238,7 +244,7 @@ cdef class PieceTable:
         cdef bytes pending = <bytes>pending_box[0]
         if self.mode == MODE_BYTES:
             if PyBytes_GET_SIZE(pending):
-                out = _emit(self, v, out, _utf8_decode(pending, "replace", True)[0])
+                out = _emit(self, v, out, _utf8_decode(pending, self.errors, True)[0])
         elif PyBytes_GET_SIZE(pending) or v.run_invalid:
             out = self._close_run(v, pending, out)
         pending_box[0] = b""
@@ -260,12 +266,14 @@ cdef class PieceTable:
         try:
             memcpy(joined, PyBytes_AS_STRING(pending), np)
             memcpy(joined + np, PyBytes_AS_STRING(piece), total - np)
-            out = _emit(self, v, out, _decode_prefix(joined, total, &consumed))
+            out = _emit(self, v, out, _decode_prefix(joined, total, &consumed, self.rule == RULE_IGNORE))
             rest = total - consumed
             if rest == 0:
                 pending_box[0] = b""
             elif _dead_end_at(joined + consumed, rest):
-                out = _emit(self, v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
+                # both bytes are invalid: "replace" gives one U+FFFD each, "ignore" nothing
+                if self.rule != RULE_IGNORE:
+                    out = _emit(self, v, out, PyUnicode_DecodeUTF8(<char*>joined + consumed, rest, "replace"))
                 pending_box[0] = b""
             else:
                 pending_box[0] = PyBytes_FromStringAndSize(<char*>joined + consumed, rest)
@@ -282,8 +290,8 @@ cdef class PieceTable:
         if self.mode == MODE_BYTES:
             # Held bytes are always a proper prefix of one valid character (_valid_state, and
             # _step_bytes keeps nothing else), which "replace" renders as one U+FFFD, never
-            # whitespace for a lead rule to strip.
-            return "\ufffd"
+            # whitespace for a lead rule to strip, and "ignore" as nothing.
+            return "" if self.rule == RULE_IGNORE else "\ufffd"
         if self.rule == RULE_WHOLE_RUN:
             text = _whole_run_text(pending)
         elif self.rule == RULE_PER_BYTE:
@@ -489,7 +497,7 @@ cdef class PieceTable:
         if self.mode == MODE_TEXT:
             out = self._close_run(v, pending, out)
         elif PyBytes_GET_SIZE(pending):
-            out = _emit(self, v, out, _utf8_decode(pending, "replace", True)[0])
+            out = _emit(self, v, out, _utf8_decode(pending, self.errors, True)[0])
         pending_box[0] = b""
         v.closed = True
         return out
@@ -660,7 +668,7 @@ cdef class PieceTable:
                 fast = _plain_state(&v, <bytes>pending_box[0])
         if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
             if bytes_mode:
-                out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], "replace", True)[0])
+                out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], self.errors, True)[0])
             else:
                 out = self._close_run(&v, <bytes>pending_box[0], None)
             if out is not None:
@@ -825,8 +833,9 @@ cdef bytes _with_byte(bytes held, unsigned char byte):
     return out
 
 
-# What short byte strings decode to, as codecs.utf_8_decode(data, "replace", False) gives it:
-# the text and how many bytes it consumed. Direct-mapped; a collision replaces the entry.
+# What short byte strings decode to, as codecs.utf_8_decode(data, "replace" or "ignore", False)
+# gives it: the text and how many bytes it consumed. Direct-mapped; a collision replaces the
+# entry. The key's top bit says which error rule made it.
 cdef enum:
     MAX_HELD_BYTES = 3  # mode "bytes" holds back at most an unfinished character
     JOIN_BYTES = 64     # longer joins are made on the heap
@@ -838,19 +847,20 @@ cdef PyObject* _cache_text[CACHE_SLOTS]
 cdef Py_ssize_t _cache_consumed[CACHE_SLOTS]
 
 
-cdef str _decode_prefix(const unsigned char* data, Py_ssize_t n, Py_ssize_t* consumed):
-    cdef unsigned long long key = <unsigned long long>n << 56
+cdef str _decode_prefix(const unsigned char* data, Py_ssize_t n, Py_ssize_t* consumed, bint ignore):
+    cdef unsigned long long key = (<unsigned long long>n << 56) | (<unsigned long long>ignore << 63)
     cdef Py_ssize_t i, slot
     cdef str text
+    cdef const char* errors = "ignore" if ignore else "replace"
     if n > CACHED_BYTES:
-        return PyUnicode_DecodeUTF8Stateful(<char*>data, n, "replace", consumed)
+        return PyUnicode_DecodeUTF8Stateful(<char*>data, n, errors, consumed)
     for i in range(n):
         key |= (<unsigned long long>data[i]) << (8 * i)
     slot = <Py_ssize_t>((key * 0x9E3779B97F4A7C15ULL) >> 52) & (CACHE_SLOTS - 1)
     if _cache_text[slot] != NULL and _cache_key[slot] == key:
         consumed[0] = _cache_consumed[slot]
         return <str>_cache_text[slot]
-    text = PyUnicode_DecodeUTF8Stateful(<char*>data, n, "replace", consumed)
+    text = PyUnicode_DecodeUTF8Stateful(<char*>data, n, errors, consumed)
     Py_XDECREF(_cache_text[slot])
     Py_INCREF(text)
     _cache_text[slot] = <PyObject*>text

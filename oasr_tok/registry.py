@@ -52,7 +52,8 @@ class BuiltIn:
 # Among the kinds, a file that one format names exactly outranks a looser match: tekken.json is
 # the file mistral-common loads even where a tokenizer.json lies beside it; a tokenizer.json
 # (huggingface, or whisper when its added tokens are Whisper's) before openai-whisper's
-# .tiktoken; a CTC vocab.json, GGUF files (by magic), SentencePiece models, then the text
+# .tiktoken; a CTC vocab.json, GGUF files (by magic), icefall's byte-level BPE models, then other
+# SentencePiece models, then the text
 # tables, FunASR's token list before a `piece id` unit table, and a BERT vocab.txt last.
 _BUILTINS: dict[str, BuiltIn] = {
     "tekken": BuiltIn("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None, 10),
@@ -62,6 +63,8 @@ _BUILTINS: dict[str, BuiltIn] = {
     "wav2vec2": BuiltIn("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None, 30),
     # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
     "gguf": BuiltIn("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None, 40),
+    # before sentencepiece: a model in icefall's byte alphabet is SentencePiece's file too
+    "bbpe": BuiltIn("oasr_tok.kinds.bbpe", "BbpeTokenizer", "sentencepiece", "sentencepiece", 45),
     "sentencepiece": BuiltIn(
         "oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece", 50
     ),

@@ -37,6 +37,7 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
             "wav2vec2",
             "wordpiece",
             "aggregate",
+            "bbpe",
         }
     )
     for kind, record in by_kind.items():

@@ -439,6 +439,7 @@ def test_the_demo_data_resolves_as_the_demo_declares_it():
         "wav2vec2",
         "wordpiece",
         "aggregate",
+        "bbpe",
     }
     for entry in entries:
         declared = build_tokenizer(

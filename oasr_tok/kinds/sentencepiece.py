@@ -148,6 +148,42 @@ def _has_denormalizer(serialized: bytes) -> bool:
     return False
 
 
+def refuse_denormalizer(processor: Any, path: str) -> None:
+    """MalformedAssetError for a model with a denormalizer (_has_denormalizer)."""
+    if _has_denormalizer(processor.serialized_model_proto()):
+        raise MalformedAssetError(
+            f"{path}: this SentencePiece model has a denormalizer, which rewrites decoded text as a whole; "
+            "oasr_tok cannot stream it token by token and refuses it rather than render it wrongly",
+            path=path,
+        )
+
+
+def model_special_tokens(processor: Any, vocabulary: Mapping[str, int], special: frozenset[int]) -> SpecialTokens:
+    """The special tokens a SentencePiece model states (its bos/eos/unk/pad ids)."""
+    builder = SpecialTokensBuilder(processor.get_piece_size())
+    for role, token_id in (
+        ("bos", processor.bos_id()),
+        ("eos", processor.eos_id()),
+        ("unk", processor.unk_id()),
+        ("pad", processor.pad_id()),
+    ):
+        # -1: the model has no such piece; the conventional spellings may still name one
+        # (icefall's <sos/eos> is a user-defined piece with bos_id -1).
+        if token_id >= 0:
+            builder.set(role, token_id, f"the SentencePiece model's {role}_id ({processor.id_to_piece(token_id)!r})")
+    builder.add_bos = processor.bos_id() >= 0
+    return builder.build(vocabulary, special)
+
+
+def model_vocabulary(processor: Any) -> dict[str, int]:
+    """piece -> id (the lowest id of a piece spelled twice)."""
+    to_piece = processor.id_to_piece
+    table: dict[str, int] = {}
+    for token_id in range(processor.get_piece_size() - 1, -1, -1):
+        table[to_piece(token_id)] = token_id
+    return table
+
+
 # -- the table, asked of SentencePiece -----------------------------------------------------------
 
 
@@ -263,12 +299,7 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
 
     def __init__(self, path: str, special_ids: Sequence[int] | None = None) -> None:
         self._sp = load_processor(path)
-        if _has_denormalizer(self._sp.serialized_model_proto()):
-            raise MalformedAssetError(
-                f"{path}: this SentencePiece model has a denormalizer, which rewrites decoded text as a whole; "
-                "oasr_tok cannot stream it token by token and refuses it rather than render it wrongly",
-                path=path,
-            )
+        refuse_denormalizer(self._sp, path)
         options = {} if special_ids is None else {"special_ids": special_ids}
         self._special = special_ids_option(options, DEFAULT_SPECIAL_IDS, self._sp.get_piece_size(), "sentencepiece")
         # decode_incremental is TableMethods' (the compiled engine); token_pieces is below.
@@ -344,22 +375,10 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
     # -- the prompt side (docs/prompts.md) ---------------------------------------------------
 
     def _special_tokens(self) -> SpecialTokens:
-        sp = self._sp
-        builder = SpecialTokensBuilder(self.vocab_size)
-        for role, token_id in (("bos", sp.bos_id()), ("eos", sp.eos_id()), ("unk", sp.unk_id()), ("pad", sp.pad_id())):
-            # -1: the model has no such piece; the conventional spellings may still name one
-            # (icefall's <sos/eos> is a user-defined piece with bos_id -1).
-            if token_id >= 0:
-                builder.set(role, token_id, f"the SentencePiece model's {role}_id ({sp.id_to_piece(token_id)!r})")
-        builder.add_bos = sp.bos_id() >= 0
-        return builder.build(self.vocabulary, self._special)
+        return model_special_tokens(self._sp, self.vocabulary, self._special)
 
     def _vocabulary(self) -> dict[str, int]:
-        to_piece = self._sp.id_to_piece
-        table: dict[str, int] = {}
-        for token_id in range(self.vocab_size - 1, -1, -1):
-            table[to_piece(token_id)] = token_id
-        return table
+        return model_vocabulary(self._sp)
 
     def _keep_specials(self) -> Tokenizer:
         return SentencePieceWithSpecials(self)
