@@ -6,6 +6,7 @@ from ._ctc import collapse_ctc
 from .build import build_tokenizer
 from .description import Description, describe
 from .detokenizer import Detokenizer
+from .envelopes import Transcript
 from .errors import (
     AssetError,
     AssetNotFoundError,
@@ -25,6 +26,7 @@ from .errors import (
     StreamStateError,
     TimingError,
     TokenizerError,
+    UnknownEnvelopeError,
     UnknownKindError,
     UnknownPieceError,
     UnknownSpecialTokenError,
@@ -56,6 +58,8 @@ __all__ = [
     "TokenizerError",
     "SpecError",
     "UnknownKindError",
+    "UnknownEnvelopeError",
+    "Transcript",
     "RegistryError",
     "BackendNotInstalledError",
     "AssetError",

@@ -27,6 +27,7 @@ __all__ = [
     "KeepSpecialsNotSupportedError",
     "ChatTemplateError",
     "ChatMessageError",
+    "UnknownEnvelopeError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -160,3 +161,7 @@ class ChatTemplateError(TokenizerError, ValueError):
 
 class ChatMessageError(ChatTemplateError, TypeError):
     """The messages given to apply_chat_template are not a list of message dicts."""
+
+
+class UnknownEnvelopeError(TokenizerError, LookupError):
+    """No envelope format is registered under the requested name (oasr_tok.envelopes)."""

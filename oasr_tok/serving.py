@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from .envelopes import EnvelopeParser, feed
 from .errors import StreamStateError, short_repr
 
 __all__ = ["PREFILL_TAIL", "StopMatch", "check_stops", "is_closed", "new_server_record", "prefilled", "server_step"]
@@ -50,9 +51,23 @@ class _Server:
     """What state["_srv"] holds for a stream new_stream made (a record only this module reads
     and writes; a state whose record is not one is refused)."""
 
-    __slots__ = ("stops", "include", "pending", "emitted", "tokens", "prompt_rest", "closed", "ends", "firsts", "stop")
+    __slots__ = (
+        "stops",
+        "include",
+        "pending",
+        "emitted",
+        "tokens",
+        "prompt_rest",
+        "closed",
+        "ends",
+        "firsts",
+        "stop",
+        "envelope",
+    )
 
-    def __init__(self, stops: tuple[str, ...], include: bool, prompt_rest: str) -> None:
+    def __init__(
+        self, stops: tuple[str, ...], include: bool, prompt_rest: str, envelope: EnvelopeParser | None = None
+    ) -> None:
         self.stops = stops
         self.include = include
         self.pending = ""  # output held back: it could be the start of a stop string
@@ -64,6 +79,7 @@ class _Server:
         # What a held-back suffix can end with, for the quick test of the usual token.
         self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
         self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
+        self.envelope = envelope  # the envelope parser (envelopes.py), or None
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in _Server.__slots__)
@@ -80,6 +96,8 @@ class _Server:
         other = _Server.__new__(_Server)
         for name in _Server.__slots__:
             setattr(other, name, getattr(self, name))
+        if self.envelope is not None:
+            other.envelope = self.envelope.copy()
         return other
 
 
@@ -149,8 +167,12 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
     record = _record(state)
     assert record is not None
     # First: a bad id leaves the state as it was. One id in a list is checked by the kind's own
-    # step below, before it changes anything (the usual call of a server's loop).
-    new = new_ids if type(new_ids) is list and len(new_ids) == 1 else tok.check_ids(new_ids)
+    # step below, before it changes anything (the usual call of a server's loop); an envelope
+    # stream checks every id first, as its parser moves with each.
+    if type(new_ids) is list and len(new_ids) == 1 and record.envelope is None:
+        new = new_ids
+    else:
+        new = tok.check_ids(new_ids)
     if record.closed:
         if new:
             stopped = record.stop
@@ -164,25 +186,36 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
     # The kind's own step sees the state it made: the record and the stop report step aside.
     stop_before = state.pop("stop", _ABSENT)
     del state[_SERVER]
+    envelope = record.envelope
     try:
         if (record.stops or record.prompt_rest) and len(new) == 1 and not final:
-            result = _filter(record, tok.decode_incremental(new, state), record.tokens, False)
+            delta = tok.decode_incremental(new, state) if envelope is None else feed(tok, envelope, new, state, False)
+            result = _filter(record, delta, record.tokens, False)
             record.tokens += 1
         elif record.stops or record.prompt_rest:
             out: list[str] = []
             # One id at a time: which token completes a stop string is part of the answer.
             for k, token_id in enumerate(new):
-                delta = tok.decode_incremental([token_id], state)
+                if envelope is None:
+                    delta = tok.decode_incremental([token_id], state)
+                else:
+                    delta = feed(tok, envelope, [token_id], state, False)
                 out.append(_filter(record, delta, record.tokens + k, False))
                 if record.closed:
                     break
             record.tokens += len(new)
             if final and not record.closed:
-                rest = tok.decode_incremental([], state, final=True)
+                if envelope is None:
+                    rest = tok.decode_incremental([], state, final=True)
+                else:
+                    rest = feed(tok, envelope, [], state, True)
                 out.append(_filter(record, rest, record.tokens - 1, True))
                 out.append(record.pending)
                 record.pending = ""
             result = "".join(out)
+        elif envelope is not None:
+            result = feed(tok, envelope, new, state, final)
+            record.tokens += len(new)
         else:
             result = tok.decode_incremental(new, state, final)
             record.tokens += len(new)
@@ -196,6 +229,8 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
         raise
     state[_SERVER] = record
     state["stop"] = record.stop
+    if envelope is not None:
+        state["envelope"] = envelope.known()
     return result
 
 
@@ -217,8 +252,10 @@ def prefilled(tok: Any, prefill: Any) -> tuple[dict[str, Any], str]:
     return state, text[len(settled) :] if isinstance(text, str) else ""
 
 
-def new_server_record(stops: tuple[str, ...], include: bool, prompt_rest: str) -> _Server:
-    return _Server(stops, include, prompt_rest)
+def new_server_record(
+    stops: tuple[str, ...], include: bool, prompt_rest: str, envelope: EnvelopeParser | None = None
+) -> _Server:
+    return _Server(stops, include, prompt_rest, envelope)
 
 
 def is_closed(state: dict[str, Any]) -> bool:

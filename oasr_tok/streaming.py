@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, cast, overload
 from ._ids import batch_rows
 from ._piece_table import PieceTable, TableMethods, feed_batch
 from .contract import TokenizerContract
+from .envelopes import Transcript, decode_envelope, new_parser, prime
 from .errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
 from .revisions import decode_hypothesis as _decode_hypothesis  # here, not per call: that import cost ~2 us a call
-from .serving import StopMatch, check_stops, is_closed, new_server_record, prefilled
+from .serving import PREFILL_TAIL, StopMatch, check_stops, is_closed, new_server_record, prefilled
 
 if TYPE_CHECKING:
     from .words import Word
@@ -102,8 +103,7 @@ class Streaming(TokenizerContract):
         `stop`: stop strings. No delta holds text a later token could complete into one; once
         one completes, state["stop"] is a StopMatch, the output ends before it (after it with
         `include_stop`) and more ids are refused. docs/decoding.md § The server loop."""
-        if envelope is not None:
-            raise StreamStateError(f"envelope {short_repr(envelope)}: no envelope formats are built yet (issue 37)")
+        parser = None if envelope is None else new_parser(envelope)
         stops = check_stops(stop)
         if type(include_stop) is not bool:
             raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
@@ -111,9 +111,23 @@ class Streaming(TokenizerContract):
             state, held = prefilled(self, prefill)
         else:
             state, held = {}, ""
+        if parser is not None:
+            if prefill is not None:
+                tail = prefill[-PREFILL_TAIL:] if hasattr(prefill, "__getitem__") else prefill
+                prime(self, parser, self.check_ids(tail)[-PREFILL_TAIL:])
+            parser.after_prompt()
+            state["envelope"] = parser.known()
         state["stop"] = None
-        state["_srv"] = new_server_record(stops, include_stop, held)
+        state["_srv"] = new_server_record(stops, include_stop, held, parser)
         return state
+
+    def decode_envelope(self, ids: Sequence[int], envelope: str) -> Transcript:
+        """The ids' text with the envelope a speech model writes around it taken apart
+        (`envelope`: "qwen3_asr", "sensevoice", "whisper", "canary", "voxtral", or one
+        registered with oasr_tok.envelopes.register_envelope): a Transcript whose `text` is
+        the words alone and whose fields say what the envelope said. A stream made with
+        new_stream(envelope=...) gives the same words delta by delta. docs/envelopes.md."""
+        return decode_envelope(self, ids, envelope)
 
     def decode_incremental_batch(
         self,

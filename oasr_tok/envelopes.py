@@ -1,0 +1,551 @@
+"""What a speech model writes around its words, parsed: the envelope (rules: docs/envelopes.md).
+
+Qwen3-ASR answers ``language English<asr_text>hello``; SenseVoice writes
+``<|en|><|NEUTRAL|><|Speech|><|woitn|>hello``; Whisper and Canary put language, task and
+timestamp tokens around the text; Voxtral's prompt ends ``lang:en[TRANSCRIBE]`` and its realtime
+mode pads the output with marker tokens. An envelope parser takes a stream's ids as they come:
+the special ids as tags (their spellings), the text of the others as the kind's own stream
+renders it, and gives out the words only, filling its fields as soon as each is known.
+
+One parser serves both faces: ``tok.decode_envelope(ids, name)`` runs a fresh parser over all
+the ids at once; ``tok.new_stream(envelope=name)`` keeps one in the stream's record
+(serving.py), so the deltas of a stream always concatenate to ``decode_envelope(ids).text``.
+A parser never raises on what a model wrote: an envelope that does not parse gives its text
+unchanged, with ``parsed=False`` and the reason in ``problem``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import UnknownEnvelopeError
+
+__all__ = [
+    "EnvelopeParser",
+    "Transcript",
+    "envelope_formats",
+    "new_parser",
+    "register_envelope",
+    "sensevoice_rich_text",
+]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """A model's output with its envelope taken apart: `text` is the words alone; the fields
+    are what the envelope said (None where it said nothing): `language` (the source language:
+    a code, or Qwen3-ASR's language name), `target_language` (Canary), `task` ("transcribe" or
+    "translate"), `emotion` and `event` (SenseVoice, Canary 2's emotion), `itn` (whether the
+    text is inverse-normalised), `timestamps` (Whisper: seconds; Canary: its frame numbers),
+    `no_speech` (the model said there is no speech), `tags` (the envelope's own tags, in order),
+    `rich` (SenseVoice: funasr's rich transcription, emoji for emotion and events), `parsed`
+    (False when the envelope did not parse; then `problem` says why and `text` is the output
+    unchanged)."""
+
+    text: str
+    language: str | None = None
+    target_language: str | None = None
+    task: str | None = None
+    emotion: str | None = None
+    event: str | None = None
+    itn: bool | None = None
+    timestamps: tuple[float, ...] = ()
+    no_speech: bool = False
+    tags: tuple[str, ...] = ()
+    rich: str | None = None
+    parsed: bool = True
+    problem: str | None = None
+
+
+_FIELDS = ("language", "target_language", "task", "emotion", "event", "itn", "no_speech")
+
+
+class EnvelopeParser:
+    """One stream's parse. The caller feeds, in order: `text(delta, final)` for what the kind's
+    stream settled (the last call with final=True) and `special(piece)` for a special id's
+    spelling; both return the words to give out. `known()` is the fields so far (what
+    state["envelope"] shows); `transcript(text)` the result once the stream is final."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, Any] = {}
+        self.tags: list[str] = []
+        self.timestamps: list[float] = []
+        self.problem: str | None = None
+        # the whitespace rule of formats that strip their text (Qwen3-ASR, SenseVoice)
+        self._started = False
+        self._spaces = ""
+
+    def special(self, piece: str) -> str:
+        return ""
+
+    def text(self, delta: str, final: bool) -> str:
+        return delta
+
+    def after_prompt(self) -> None:
+        """The prompt's special ids were fed (new_stream's prefill); generated ids follow."""
+
+    def copy(self) -> EnvelopeParser:
+        return copy.deepcopy(self)
+
+    def set_first(self, name: str, value: Any) -> None:
+        """A field as the first tag that states it says (later ones are kept in `tags`)."""
+        if name not in self.fields:
+            self.fields[name] = value
+
+    def known(self) -> dict[str, Any]:
+        out = dict(self.fields)
+        if self.timestamps:
+            out["timestamps"] = list(self.timestamps)
+        if self.problem is not None:
+            out["problem"] = self.problem
+        return out
+
+    def transcript(self, text: str) -> Transcript:
+        values = {name: self.fields[name] for name in _FIELDS if name in self.fields}
+        return Transcript(
+            text,
+            timestamps=tuple(self.timestamps),
+            tags=tuple(self.tags),
+            parsed=self.problem is None,
+            problem=self.problem,
+            **values,
+        )
+
+    def stripped(self, delta: str, final: bool) -> str:
+        """`delta` as part of a text that is .strip()ped as a whole: leading whitespace dropped,
+        trailing whitespace held until more text follows it (dropped at the end)."""
+        if not self._started:
+            delta = delta.lstrip()
+            if not delta:
+                return ""
+            self._started = True
+        text = self._spaces + delta
+        body = text.rstrip()
+        self._spaces = "" if final else text[len(body) :]
+        return body
+
+
+# -- Qwen3-ASR ----------------------------------------------------------------------------------
+
+_ASR_TEXT = "<asr_text>"
+_LANGUAGE = "language "
+
+
+class Qwen3ASRParser(EnvelopeParser):
+    """Qwen3-ASR's answer, as the qwen-asr package's parse_asr_output reads it (without its
+    repetition repair): ``language <Name><asr_text><text>``; the text stripped; the language
+    name capitalised; ``language None`` is no speech. Before the tag arrives the output is
+    held only while it can still be that header (it starts with "language" or the tag);
+    output that cannot is the text itself, at once (parse_asr_output would wait for a tag
+    anywhere: the one documented deviation)."""
+
+    name = "qwen3_asr"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._mode = "head"
+        self._head = ""
+
+    def text(self, delta: str, final: bool) -> str:
+        if self._mode != "head":
+            return self.stripped(delta, final)
+        self._head += delta
+        # Whether the output can still be the header depends on its first characters only, so
+        # the decision is the same however the output was cut into deltas.
+        start = self._head.lstrip()[: len(_ASR_TEXT)]
+        header = (
+            _LANGUAGE.startswith(start.lower()) or start.lower().startswith("language") or _ASR_TEXT.startswith(start)
+        )
+        if header and _ASR_TEXT in self._head:
+            meta, rest = self._head.split(_ASR_TEXT, 1)
+            self._head = ""
+            self._mode = "body"
+            self._read_meta(meta)
+            return self.stripped(rest, final)
+        if header and not final:
+            return ""  # still possibly the header
+        self._mode = "plain"
+        self.problem = "no <asr_text> tag: the whole output is the text, its language unknown"
+        held, self._head = self._head, ""
+        return self.stripped(held, final)
+
+    def _read_meta(self, meta: str) -> None:
+        self.tags.append(meta.strip())
+        self.tags.append(_ASR_TEXT)
+        if "language none" in meta.lower():
+            self.fields["no_speech"] = True
+            return
+        for line in meta.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            if line.lower().startswith(_LANGUAGE):
+                value = line[len(_LANGUAGE) :].strip()
+                if value:
+                    self.fields["language"] = value[:1].upper() + value[1:].lower()
+            break
+
+
+# -- SenseVoice -------------------------------------------------------------------------------
+
+# SenseVoice's tags (funasr's emoji_dict keys) by what they say, in funasr's table order.
+_SV_LANGUAGES = ("zh", "en", "yue", "ja", "ko", "nospeech")
+_SV_EMOTIONS = ("HAPPY", "SAD", "ANGRY", "NEUTRAL", "FEARFUL", "DISGUSTED", "SURPRISED", "EMO_UNKNOWN")
+_SV_EVENTS = ("BGM", "Speech", "Applause", "Laughter", "Cry", "Sneeze", "Breath", "Cough", "Sing", "Speech_Noise",
+              "GBG", "Event_UNK")  # fmt: skip
+_SV_ITN = {"withitn": True, "woitn": False}
+_SV_TAGS = {f"<|{name}|>" for name in (*_SV_LANGUAGES, *_SV_EMOTIONS, *_SV_EVENTS, *_SV_ITN)}
+_SV_PREFIXES = frozenset(tag[:k] for tag in _SV_TAGS for k in range(1, len(tag)))
+_SV_LONGEST = max(map(len, _SV_TAGS))
+_SV_TAG = re.compile("|".join(re.escape(tag) for tag in sorted(_SV_TAGS, key=len, reverse=True)))
+
+
+class SenseVoiceParser(EnvelopeParser):
+    """SenseVoice's output: ``<|lang|><|EMOTION|><|Event|><|withitn|>`` before each segment's
+    text. The tags of SenseVoice's tables are taken out wherever they are (a tag split over
+    several tokens is held until it is whole); any other text is the words, stripped as a
+    whole. The first of each kind of tag sets its field; `rich` (decode_envelope) is funasr's
+    rich_transcription_postprocess of the whole output."""
+
+    name = "sensevoice"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._hold = ""
+        #: decode_envelope keeps the whole output for `rich`; a stream does not (unbounded).
+        self.raw: list[str] | None = None
+
+    def special(self, piece: str) -> str:
+        # a tokenizer that has SenseVoice's tags as special ids: the same tags, by id
+        return self.text(piece, False) if piece in _SV_TAGS else ""
+
+    def text(self, delta: str, final: bool) -> str:
+        if self.raw is not None:
+            self.raw.append(delta)
+        text = self._hold + delta
+        self._hold = ""
+        out = []
+        at = 0
+        for match in _SV_TAG.finditer(text):
+            out.append(text[at : match.start()])
+            self._tag(match.group())
+            at = match.end()
+        rest = text[at:]
+        if final and rest[-_SV_LONGEST:] in _SV_PREFIXES:
+            self.problem = f"the output ends inside a tag ({rest[-_SV_LONGEST:]!r}): given as text"
+        if not final:
+            # the longest end of the text that could still become a tag waits for the next delta
+            for size in range(min(len(rest), _SV_LONGEST - 1), 0, -1):
+                if rest[-size:] in _SV_PREFIXES:
+                    self._hold = rest[-size:]
+                    rest = rest[:-size]
+                    break
+        out.append(rest)
+        if final and not self.tags and self.problem is None:
+            self.problem = "no SenseVoice tags: the whole output is the text"
+        return self.stripped("".join(out), final)
+
+    def _tag(self, tag: str) -> None:
+        self.tags.append(tag)
+        name = tag[2:-2]
+        if name in _SV_LANGUAGES:
+            if name == "nospeech":
+                self.fields["no_speech"] = True
+            else:
+                self.set_first("language", name)
+        elif name in _SV_EMOTIONS:
+            self.set_first("emotion", name)
+        elif name in _SV_EVENTS:
+            self.set_first("event", name)
+        else:
+            self.set_first("itn", _SV_ITN[name])
+
+    def transcript(self, text: str) -> Transcript:
+        base = super().transcript(text)
+        if self.raw is None:
+            return base
+        return Transcript(**{**base.__dict__, "rich": sensevoice_rich_text("".join(self.raw))})
+
+
+# funasr's tables (funasr/utils/postprocess_utils.py), in its order: the emoji each tag becomes.
+_RICH_EMOJI = {
+    "<|nospeech|><|Event_UNK|>": "❓", "<|zh|>": "", "<|en|>": "", "<|yue|>": "", "<|ja|>": "", "<|ko|>": "",
+    "<|nospeech|>": "", "<|HAPPY|>": "😊", "<|SAD|>": "😔", "<|ANGRY|>": "😡", "<|NEUTRAL|>": "", "<|BGM|>": "🎼",
+    "<|Speech|>": "", "<|Applause|>": "👏", "<|Laughter|>": "😀", "<|FEARFUL|>": "😰", "<|DISGUSTED|>": "🤢",
+    "<|SURPRISED|>": "😮", "<|Cry|>": "😭", "<|EMO_UNKNOWN|>": "", "<|Sneeze|>": "🤧", "<|Breath|>": "",
+    "<|Cough|>": "😷", "<|Sing|>": "", "<|Speech_Noise|>": "", "<|withitn|>": "", "<|woitn|>": "", "<|GBG|>": "",
+    "<|Event_UNK|>": "",
+}  # fmt: skip
+_RICH_EMOTION = {"<|HAPPY|>": "😊", "<|SAD|>": "😔", "<|ANGRY|>": "😡", "<|NEUTRAL|>": "", "<|FEARFUL|>": "😰",
+                 "<|DISGUSTED|>": "🤢", "<|SURPRISED|>": "😮"}  # fmt: skip
+# (funasr's event table gives Cough the sneezing face; its emoji table the masked one)
+_RICH_EVENT = {"<|BGM|>": "🎼", "<|Speech|>": "", "<|Applause|>": "👏", "<|Laughter|>": "😀", "<|Cry|>": "😭",
+               "<|Sneeze|>": "🤧", "<|Breath|>": "", "<|Cough|>": "🤧"}  # fmt: skip
+_RICH_EMOTION_MARKS = frozenset("😊😔😡😰🤢😮")
+_RICH_EVENT_MARKS = frozenset("🎼👏😀😭🤧😷")
+
+
+def _rich_segment(s: str) -> str:
+    counts = {}
+    for tag in _RICH_EMOJI:
+        counts[tag] = s.count(tag)
+        s = s.replace(tag, "")
+    emotion = "<|NEUTRAL|>"
+    for tag in _RICH_EMOTION:
+        if counts[tag] > counts[emotion]:
+            emotion = tag
+    for tag, mark in _RICH_EVENT.items():
+        if counts[tag] > 0:
+            s = mark + s
+    s = s + _RICH_EMOTION[emotion]
+    for mark in _RICH_EMOTION_MARKS | _RICH_EVENT_MARKS:
+        s = s.replace(" " + mark, mark).replace(mark + " ", mark)
+    return s.strip()
+
+
+def sensevoice_rich_text(raw: str) -> str:
+    """funasr's rich_transcription_postprocess: SenseVoice's tags as emoji (emotion after a
+    segment, events before it), segments joined; tests/test_envelopes.py checks it against
+    funasr's own function on every case of fixtures/envelopes/expected.json."""
+    s = raw.replace("<|nospeech|><|Event_UNK|>", "❓")
+    for name in _SV_LANGUAGES:
+        s = s.replace(f"<|{name}|>", "<|lang|>")
+    parts = [_rich_segment(part).strip(" ") for part in s.split("<|lang|>")]
+
+    def event_of(text: str) -> str | None:
+        return text[0] if text and text[0] in _RICH_EVENT_MARKS else None
+
+    def emotion_of(text: str) -> str | None:
+        return text[-1] if text and text[-1] in _RICH_EMOTION_MARKS else None
+
+    out = " " + parts[0]
+    current = event_of(out)
+    for part in parts[1:]:
+        if not part:
+            continue
+        if event_of(part) == current and event_of(part) is not None:
+            part = part[1:]
+        if not part:
+            continue
+        current = event_of(part)
+        if emotion_of(part) is not None and emotion_of(part) == emotion_of(out):
+            out = out[:-1]
+        out += part.strip()
+    return out.replace("The.", " ").strip()
+
+
+# -- Whisper and Canary: tags are special ids ---------------------------------------------------
+
+_TAG = re.compile(r"<\|(.+)\|>")
+_WHISPER_TIME = re.compile(r"\d+\.\d\d")
+_FRAME = re.compile(r"\d+")
+
+
+def _language_code(name: str) -> bool:
+    # Whisper's codes (openai-whisper's LANGUAGES) and Canary's are two or three lower-case letters
+    return 2 <= len(name) <= 3 and name.isascii() and name.isalpha() and name.islower()
+
+
+class WhisperParser(EnvelopeParser):
+    """openai-whisper's control tokens: <|startoftranscript|>, the language (<|en|>), the task
+    (<|transcribe|> / <|translate|>), <|notimestamps|>, timestamps (<|1.08|>: seconds),
+    <|nospeech|>; the text is the kind's own decode (the control block renders nothing)."""
+
+    name = "whisper"
+
+    def special(self, piece: str) -> str:
+        match = _TAG.fullmatch(piece)
+        if match is None:
+            return ""
+        name = match.group(1)
+        if _WHISPER_TIME.fullmatch(name):
+            self.timestamps.append(float(name))
+            return ""
+        self.tags.append(piece)
+        if name in ("transcribe", "translate"):
+            self.set_first("task", name)
+        elif name in ("nospeech", "nocaptions"):
+            self.fields["no_speech"] = True
+        elif _language_code(name):
+            self.set_first("language", name)
+        return ""
+
+
+class CanaryParser(EnvelopeParser):
+    """NeMo Canary's prompt and output tokens (the canary and canary2 prompt formats): the
+    source then the target language (<|en|><|de|>), the task (<|transcribe|> / <|translate|>;
+    Canary 2 states none: translate when the two languages differ), <|pnc|> / <|nopnc|>,
+    <|itn|> / <|noitn|>, <|timestamp|> / <|notimestamp|>, <|diarize|> / <|nodiarize|>,
+    <|emo:...|>, and the frame timestamps (<|12|>) of the timestamped models."""
+
+    name = "canary"
+
+    def special(self, piece: str) -> str:
+        match = _TAG.fullmatch(piece)
+        if match is None:
+            return ""
+        name = match.group(1)
+        if _FRAME.fullmatch(name):
+            self.timestamps.append(int(name))
+            return ""
+        self.tags.append(piece)
+        if name in ("transcribe", "translate"):
+            self.set_first("task", name)
+        elif name.startswith("emo:"):
+            self.set_first("emotion", name[4:])
+        elif name in ("itn", "noitn"):
+            self.set_first("itn", name == "itn")
+        elif name in ("pnc", "nopnc", "timestamp", "notimestamp", "diarize", "nodiarize"):
+            self.set_first(name.removeprefix("no"), not name.startswith("no"))
+        elif _language_code(name):
+            if "language" not in self.fields:
+                self.fields["language"] = name
+            else:
+                self.set_first("target_language", name)
+                if "task" not in self.fields or self.fields.get("_task_implied"):
+                    self.fields["task"] = "transcribe" if name == self.fields["language"] else "translate"
+                    self.fields["_task_implied"] = True
+        return ""
+
+    def known(self) -> dict[str, Any]:
+        out = super().known()
+        out.pop("_task_implied", None)
+        return out
+
+
+# -- Voxtral (mistral-common transcription) -------------------------------------------------------
+
+_LANG_PREFIX = re.compile(r"lang:(\S+)")
+
+
+class VoxtralParser(EnvelopeParser):
+    """mistral-common's transcription request and Voxtral's answer: a prompt ([INST] ...
+    [/INST]) whose end may say the language (``lang:en``) before [TRANSCRIBE]; then the text.
+    Ids after the prompt (what a server streams) are the text from the first one. Realtime
+    output's [STREAMING_PAD] / [STREAMING_WORD] markers print nothing."""
+
+    name = "voxtral"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._in_prompt = False
+        self._held = ""
+
+    def special(self, piece: str) -> str:
+        if piece in ("[INST]", "[BEGIN_AUDIO]", "[AUDIO]", "[/INST]"):
+            if not self._in_prompt:
+                self.tags.append("[INST]" if piece != "[/INST]" else piece)
+            self._in_prompt = True
+            if piece == "[/INST]":
+                self._held = ""  # what follows [/INST] may say the language
+            return ""
+        if piece == "[TRANSCRIBE]":
+            self.tags.append(piece)
+            match = _LANG_PREFIX.fullmatch(self._held.strip())
+            if match is not None:
+                self.set_first("language", match.group(1))
+            elif self._held.strip():
+                self.tags.append(self._held)
+            self.set_first("task", "transcribe")
+            self._in_prompt = False
+            self._held = ""
+        return ""
+
+    def after_prompt(self) -> None:
+        self._in_prompt = False
+        self._held = ""
+
+    def text(self, delta: str, final: bool) -> str:
+        if not self._in_prompt:
+            return delta
+        self._held += delta
+        if not final:
+            return ""
+        self.problem = "the prompt has no [TRANSCRIBE] marker: the text after [/INST] is given as the text"
+        held, self._held = self._held, ""
+        self._in_prompt = False
+        return held
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+_FORMATS: dict[str, Callable[[], EnvelopeParser]] = {
+    "qwen3_asr": Qwen3ASRParser,
+    "sensevoice": SenseVoiceParser,
+    "whisper": WhisperParser,
+    "canary": CanaryParser,
+    "voxtral": VoxtralParser,
+}
+
+
+def register_envelope(name: str, factory: Callable[[], EnvelopeParser], *, replace: bool = False) -> None:
+    """Make `factory()` (a fresh EnvelopeParser per stream) the envelope format `name`."""
+    if not isinstance(name, str) or not name:
+        raise UnknownEnvelopeError(f"an envelope format needs a non-empty name, got {name!r}")
+    if not callable(factory):
+        raise UnknownEnvelopeError(f"the factory of envelope format {name!r} must be callable")
+    if name in _FORMATS and not replace:
+        raise UnknownEnvelopeError(f"envelope format {name!r} exists; pass replace=True to replace it")
+    _FORMATS[name] = factory
+
+
+def envelope_formats() -> list[str]:
+    return sorted(_FORMATS)
+
+
+def new_parser(name: Any) -> EnvelopeParser:
+    factory = _FORMATS.get(name) if isinstance(name, str) else None
+    if factory is None:
+        raise UnknownEnvelopeError(
+            f"unknown envelope format {name!r}; known: {', '.join(envelope_formats())} "
+            "(oasr_tok.envelopes.register_envelope adds one)"
+        )
+    parser = factory()
+    if not isinstance(parser, EnvelopeParser):
+        raise UnknownEnvelopeError(f"the factory of envelope format {name!r} made a {type(parser).__name__}")
+    return parser
+
+
+def feed(tok: Any, parser: EnvelopeParser, ids: Iterable[int], state: dict[str, Any], final: bool) -> str:
+    """The words of `ids` through `parser`, the kind's stream state `state` rendering their text."""
+    special = tok.special_ids
+    out: list[str] = []
+    run: list[int] = []
+    for token_id in ids:
+        if token_id in special:
+            if run:
+                out.append(parser.text(tok.decode_incremental(run, state), False))
+                run = []
+            # the special id still goes through the kind's stream: it may end a byte run
+            out.append(parser.text(tok.decode_incremental([token_id], state), False))
+            out.append(parser.special(tok.id_to_piece(token_id)))
+        else:
+            run.append(token_id)
+    if run:
+        out.append(parser.text(tok.decode_incremental(run, state), False))
+    if final:
+        out.append(parser.text(tok.decode_incremental([], state, final=True), True))
+    return "".join(out)
+
+
+def prime(tok: Any, parser: EnvelopeParser, prompt_tail: Iterable[int]) -> None:
+    """The prompt's special ids (Whisper's <|en|><|transcribe|>, Voxtral's [TRANSCRIBE]) say
+    what the envelope knows before the first generated id; the prompt's text is not read."""
+    special = tok.special_ids
+    for token_id in prompt_tail:
+        if token_id in special:
+            parser.special(tok.id_to_piece(token_id))
+
+
+def decode_envelope(tok: Any, ids: Any, name: str) -> Transcript:
+    parser = new_parser(name)
+    if isinstance(parser, SenseVoiceParser):
+        parser.raw = []
+    text = feed(tok, parser, tok.check_ids(ids), {}, True)
+    return parser.transcript(text)
