@@ -360,3 +360,18 @@ def test_an_envelope_stream_with_stop_strings_and_a_bad_id(qwen):
     assert {k: v for k, v in fresh.items() if k != "_srv"} == before
     with pytest.raises(StreamStateError):
         qwen.decode_incremental([1], {**qwen.new_stream(envelope="qwen3_asr"), "_srv": 5})
+
+
+def test_envelope_streams_in_a_batch(qwen):
+    outputs = ["language English<asr_text>one two", "language Chinese<asr_text>今天 🎉", "plain text"]
+    rows = [qwen.encode(text) for text in outputs]
+    states = [qwen.new_stream(envelope="qwen3_asr") for _ in rows]
+    out = ["" for _ in rows]
+    for step in range(max(map(len, rows))):
+        ids = [row[step : step + 1] for row in rows]
+        for k, delta in enumerate(qwen.decode_incremental_batch(ids, states)):
+            out[k] += delta
+    for k, delta in enumerate(qwen.decode_incremental_batch([[] for _ in rows], states, final=True)):
+        out[k] += delta
+    assert out == [qwen.decode_envelope(row, "qwen3_asr").text for row in rows] == ["one two", "今天 🎉", "plain text"]
+    assert [s["envelope"].get("language") for s in states] == ["English", "Chinese", None]
