@@ -80,6 +80,7 @@ class EnvelopeParser:
         # the whitespace rule of formats that strip their text (Qwen3-ASR, SenseVoice)
         self._started = False
         self._spaces = ""
+        self._known: tuple[Any, dict[str, Any]] | None = None
 
     def special(self, piece: str) -> str:
         return ""
@@ -99,6 +100,15 @@ class EnvelopeParser:
             self.fields[name] = value
 
     def known(self) -> dict[str, Any]:
+        # the same dict while nothing was added (a stream asks after every step)
+        signature = (len(self.fields), len(self.tags), len(self.timestamps), self.problem)
+        if self._known is not None and self._known[0] == signature:
+            return self._known[1]
+        out = self._fields_known()
+        self._known = (signature, out)
+        return out
+
+    def _fields_known(self) -> dict[str, Any]:
         out = dict(self.fields)
         if self.timestamps:
             out["timestamps"] = list(self.timestamps)
@@ -413,8 +423,8 @@ class CanaryParser(EnvelopeParser):
                     self.fields["_task_implied"] = True
         return ""
 
-    def known(self) -> dict[str, Any]:
-        out = super().known()
+    def _fields_known(self) -> dict[str, Any]:
+        out = super()._fields_known()
         out.pop("_task_implied", None)
         return out
 
@@ -512,9 +522,11 @@ def new_parser(name: Any) -> EnvelopeParser:
     return parser
 
 
-def feed(tok: Any, parser: EnvelopeParser, ids: Iterable[int], state: dict[str, Any], final: bool) -> str:
+def feed(tok: Any, parser: EnvelopeParser, ids: list[int], state: dict[str, Any], final: bool) -> str:
     """The words of `ids` through `parser`, the kind's stream state `state` rendering their text."""
     special = tok.special_ids
+    if not final and len(ids) == 1 and ids[0] not in special:
+        return parser.text(tok.decode_incremental(ids, state), False)  # a server loop's usual step
     out: list[str] = []
     run: list[int] = []
     for token_id in ids:

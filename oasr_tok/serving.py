@@ -167,12 +167,9 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> s
     record = _record(state)
     assert record is not None
     # First: a bad id leaves the state as it was. One id in a list is checked by the kind's own
-    # step below, before it changes anything (the usual call of a server's loop); an envelope
-    # stream checks every id first, as its parser moves with each.
-    if type(new_ids) is list and len(new_ids) == 1 and record.envelope is None:
-        new = new_ids
-    else:
-        new = tok.check_ids(new_ids)
+    # step below, before it changes anything (the usual call of a server's loop; an envelope's
+    # parser moves only after that step).
+    new = new_ids if type(new_ids) is list and len(new_ids) == 1 else tok.check_ids(new_ids)
     if record.closed:
         if new:
             stopped = record.stop
