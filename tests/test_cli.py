@@ -350,6 +350,7 @@ def test_describe_and_keep_specials_on_a_gguf():
 
 def test_describe_and_keep_specials_on_a_tekken_file():
     from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
     from tekken_files import path_of, reference
 
     path = path_of("derived")

@@ -20,13 +20,13 @@ import sentencepiece as spm
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nemo_reference import CanaryTokenizer, SentencePieceTokenizer, canary2_user_turn
 from tokenizers import BertWordPieceTokenizer
 
 import oasr_tok
 from oasr_tok import AssetNotFoundError, MalformedAssetError, ResolveError, TokenizerSpec, build_tokenizer
 from oasr_tok.archive import read_member
 
+from nemo_reference import CanaryTokenizer, SentencePieceTokenizer, canary2_user_turn
 from paths import own, subprocess_env
 
 ARCHIVES = ("bpe", "wpe", "canary", "char")

@@ -12,13 +12,13 @@ import pickle
 import random
 
 import pytest
-from tekken_files import derived as derived_tekken
 
 from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
 from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
 from oasr_tok.resolution import load
 
 from paths import shared
+from tekken_files import derived as derived_tekken
 
 PATHS = {
     "symbol_table": shared("symbol_table/wenet-aishell2.units.txt"),

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
@@ -33,6 +32,7 @@ from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
 
 from cases import MULTISCRIPT
 from paths import subprocess_env
+from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
 
 NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
 _built: dict[str, TekkenTokenizer] = {}

@@ -6,11 +6,10 @@ incomplete characters at the end, a genuine U+FFFD and invalid bytes."""
 
 from __future__ import annotations
 
-from tekken_files import path_of
-
 from oasr_tok import TokenizerSpec, build_tokenizer
 
 from cases import MULTISCRIPT, KindCase
+from tekken_files import path_of
 
 NAMES = ("tekken_240718.json", "tekken_240911.json", "derived")
 # 中 (E4 B8 AD), 😀 (F0 9F 98 80), é (C3 A9), U+FFFD (EF BF BD), an invalid byte (FF), a space.
