@@ -617,3 +617,26 @@ def test_a_broken_tekken_json_in_a_folder_raises_naming_it(tmp_path):
     (tmp_path / "tekken.json").write_text('{"config": {}, "vocab": 3}', encoding="utf-8")
     with pytest.raises(MalformedAssetError, match="tekken.json"):
         resolve(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_is_special_is_byte_and_is_control_answer_any_integer_as_mistral_common(name: str) -> None:
+    """mistral-common's Tekkenizer answers is_special / is_byte by membership: an id outside the
+    vocabulary is simply not special (tests/test_tekken.py upstream asks is_special(1001)); ours
+    answers the same, and is_control is False wherever is_special is."""
+    tok = build_tokenizer(TokenizerSpec("tekken", {"tekken": path_of(name)}))
+    ref = reference(name)
+    n = tok.num_special_tokens
+    probes = [-5, -1, 0, 1, n - 1, n, n + 255, n + 256, tok.vocab_size - 1, tok.vocab_size, 1001, 10**9]
+    for token_id in probes + [np.int64(3), np.int32(n)]:
+        assert tok.is_special(token_id) == ref.is_special(token_id), token_id
+        assert tok.is_byte(int(token_id)) == ref.is_byte(int(token_id)), token_id
+        if not tok.is_special(token_id):
+            assert tok.is_control(token_id) is False
+    for piece in ("[INST]", "<s>", "hello", ""):
+        assert tok.is_special(piece) == ref.is_special(piece)
+    for bad in (1.5, None, b"x"):
+        with pytest.raises(TypeError):
+            tok.is_special(bad)
+        with pytest.raises(TypeError):
+            ref.is_special(bad)

@@ -29,6 +29,7 @@ Decoding needs nothing but this module; encode() needs `tiktoken` (extra `[tekke
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import threading
@@ -369,10 +370,22 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         return self._named("<unk>")
 
     def is_control(self, token_id: int) -> bool:
-        """Whether a special id is a control token (the file's `is_control`); False for
-        ordinary ids."""
-        token_id = self.check_ids([token_id])[0]
-        return token_id < self._num_special and self._file.control[token_id]
+        """Whether `token_id` is a special id the file marks `is_control`: False for any other
+        integer, ordinary ids and ids outside the vocabulary alike (mistral-common answers its
+        is_special by membership, never by raising)."""
+        token_id = _integer(token_id)
+        return 0 <= token_id < self._num_special and bool(self._file.control[token_id])
+
+    def is_special(self, token: int | str) -> bool:
+        """mistral-common's Tekkenizer.is_special: an id among the special ids, or a special
+        token's name; False for anything else of those types, TypeError for other types."""
+        if isinstance(token, str):
+            return token in self._special_by_name
+        return 0 <= _integer(token) < self._num_special
+
+    def is_byte(self, token_id: int) -> bool:
+        """mistral-common's Tekkenizer.is_byte: one of the 256 single-byte ranks."""
+        return 0 <= _integer(token_id) - self._num_special < 256
 
     def id_to_piece(self, token_id: int) -> str:
         """mistral-common's `id_to_piece`: a special token's name, an ordinary token's bytes
@@ -588,3 +601,10 @@ def detect(path: str) -> list[Detected]:
     if isinstance(data, dict) and isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list):
         return [_tekken_found(path, data)]
     return []
+
+
+def _integer(value: object) -> int:
+    """An id asked about (an int or NumPy integer), as mistral-common takes it."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"Expected int or str, got {type(value).__name__}")
+    return operator.index(value)  # type: ignore[arg-type]
