@@ -607,4 +607,4 @@ def _integer(value: object) -> int:
     """An id asked about (an int or NumPy integer), as mistral-common takes it."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"Expected int or str, got {type(value).__name__}")
-    return operator.index(value)  # type: ignore[arg-type]
+    return operator.index(value)
