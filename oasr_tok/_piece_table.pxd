@@ -60,7 +60,7 @@ cdef class PieceTable:
     cdef int load_snapshot(self, object snapshot, Vars* v, list pending_box, bint* in_prompt) except -1
     cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before)
     cdef bint plain_through(self, Vars* v, bytes pending, bint in_prompt, const Py_ssize_t* ids, Py_ssize_t n) noexcept
-    cdef list _pieces(self, IdBuffer* ids)
+    cdef list _pieces(self, IdBuffer* ids, unsigned char* held=*)
 
 
 cdef inline str _joined(object out):

@@ -123,8 +123,10 @@ cdef class PieceTable:
         self.lead_rule = _LEADS[lead]
         if self.rule == RULE_IGNORE and self.mode != MODE_BYTES:
             raise ValueError("PieceTable: byte_rule 'ignore' is for mode 'bytes'")
-        self.errors = ("oasr_tok.per_byte" if self.rule == RULE_PER_BYTE
-                       else "ignore" if self.rule == RULE_IGNORE else "replace")
+        if self.mode == MODE_BYTES:  # one lossy UTF-8 stream: "replace", or "ignore"
+            self.errors = "ignore" if self.rule == RULE_IGNORE else "replace"
+        else:
+            self.errors = "oasr_tok.per_byte" if self.rule == RULE_PER_BYTE else "replace"
         if flags is None:
             flags = bytes(n)
         if byte_values is None:
@@ -580,7 +582,9 @@ cdef class PieceTable:
             return False
         return _unfinished_character(<const unsigned char*>PyBytes_AS_STRING(pending), n)
 
-    cdef list _pieces(self, IdBuffer* ids):
+    cdef list _pieces(self, IdBuffer* ids, unsigned char* held=NULL):
+        """One str per id (token_pieces); with `held` (n bytes, zeroed), held[i] = 1 where bytes
+        of a character not yet complete wait after id i (it carries bytes of a later piece)."""
         cdef Py_ssize_t i, tid, n = ids.n, last_visible = -1
         cdef list result = PyList_New(n)
         cdef Vars v
@@ -644,6 +648,8 @@ cdef class PieceTable:
                 if f == F_SKIP:  # a special id renders nothing and changes nothing
                     Py_INCREF(<object>_EMPTY)
                     PyList_SET_ITEM(result, i, <object>_EMPTY)
+                    if held != NULL and PyBytes_GET_SIZE(<bytes>pending_box[0]):
+                        held[i] = 1
                     continue
                 if f & F_BREAK:  # (with F_SKIP) the held bytes go on the token that printed them
                     out = self._break_run(&v, pending_box, None)
@@ -666,6 +672,8 @@ cdef class PieceTable:
                 if not (f & F_SKIP):
                     last_visible = i
                 fast = _plain_state(&v, <bytes>pending_box[0])
+                if held != NULL and PyBytes_GET_SIZE(<bytes>pending_box[0]):
+                    held[i] = 1
         if PyBytes_GET_SIZE(<bytes>pending_box[0]) and last_visible >= 0:
             if bytes_mode:
                 out = _emit(self, &v, None, _utf8_decode(<bytes>pending_box[0], self.errors, True)[0])
@@ -674,6 +682,20 @@ cdef class PieceTable:
             if out is not None:
                 result[last_visible] = result[last_visible] + ("".join(out) if type(out) is list else out)
         return result
+
+    def pieces_and_carriers(self, ids):
+        """(token_pieces(ids), carriers): carriers is bytes, 1 for each id after which bytes of
+        an unfinished character wait: its bytes belong to the first character of a later piece
+        (word timings give such an id to that character's word, as openai-whisper does)."""
+        cdef IdBuffer checked
+        cdef bytearray held
+        read_ids(&checked, ids, self.vocab_size)
+        try:
+            held = bytearray(checked.n)
+            pieces = self._pieces(&checked, <unsigned char*>held if checked.n else NULL)
+        finally:
+            release_ids(&checked)
+        return pieces, bytes(held)
 
     def render(self, ids):
         """The whole rendering of `ids` (what the token pieces concatenate to)."""

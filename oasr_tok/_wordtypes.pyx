@@ -418,3 +418,34 @@ def attach_confidences(Words words, array scores, str reduction="mean"):
         out.data.as_doubles[i] = value
     words._confidences = out
     return words
+
+
+def carry_first_tokens(Words words, list pieces, bytes carriers):
+    """Give each word the ids that carried bytes of its first character: where a word starts
+    with the first character of its first token's piece and the ids before that token left
+    bytes of that character waiting (carriers[k] = 1: see PieceTable.pieces_and_carriers), the
+    word's first token is the earliest of them, and so its start is that id's time. A
+    character's bytes then belong to its word whichever tokens brought them, as openai-whisper
+    groups tokens into words. Returns `words`, changed in place."""
+    cdef Py_ssize_t i, t, k, a, token = 0, at = 0
+    cdef Py_ssize_t n = len(pieces)
+    cdef int32_t *row
+    if words._per_word:
+        return words
+    if len(carriers) != n:
+        raise ValueError("carriers must have one entry per token")
+    cdef const unsigned char *carried = carriers
+    for i in range(words._n):
+        row = words._rows + _ROW * i
+        a, t = row[0], row[2]
+        if not 0 <= t < n:
+            raise IndexError("a word's first token is outside the pieces")
+        while token < t:  # words come in order, so the piece starts are walked once
+            at += len(<str>pieces[token])
+            token += 1
+        if at == a and t > 0 and carried[t - 1]:
+            k = t - 1
+            while k > 0 and carried[k - 1]:
+                k -= 1
+            row[2] = <int32_t>k
+    return words

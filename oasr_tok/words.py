@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
+from ._piece_table import PieceTable, TableMethods
 from ._words import group_words as _group_words
-from ._wordtypes import REDUCTIONS, Word, Words, attach_confidences
+from ._wordtypes import REDUCTIONS, Word, Words, attach_confidences, carry_first_tokens
 from .contract import TokenizerContract
 from .errors import TimingError, short_repr
 
@@ -107,4 +108,18 @@ class TimedOutput(TokenizerContract):
     ) -> Words:
         """Timed words cut out of the transcript, with a confidence each when `scores` (one
         log-probability per id) are given; see docs/decoding.md § Word timings."""
-        return group_words(self.token_pieces(ids), starts, ends, scores, reduction=reduction)
+        engine = getattr(self, "_table", None)
+        if type(engine) is not PieceTable:
+            return group_words(self.token_pieces(ids), starts, ends, scores, reduction=reduction)
+        # a byte-level engine: the ids that carried bytes of a word's first character are the word's
+        ids = self.check_ids(ids)
+        pieces, carriers = engine.pieces_and_carriers(ids)
+        if cast(Any, type(self)).token_pieces is not TableMethods.token_pieces:
+            pieces = self.token_pieces(ids)  # the kind states its own attribution
+        if carriers.find(1) < 0:
+            return group_words(pieces, starts, ends, scores, reduction=reduction)
+
+        def grouping(pieces: Sequence[str], starts: Times, ends: Times | None) -> Words:
+            return carry_first_tokens(_group_words(pieces, starts, ends), list(pieces), carriers)
+
+        return scored(grouping, pieces, starts, ends, scores, reduction)

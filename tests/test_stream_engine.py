@@ -50,7 +50,8 @@ def tables(draw):
     mode = draw(st.sampled_from(["text", "bytes"]))
     n = draw(st.integers(1, 12))
     lead = draw(st.sampled_from(["none", "one_space", "whitespace"]))
-    rule = draw(st.sampled_from(["replace", "per_byte", "whole_run"]))
+    # "ignore" (bbpe: bytes that never become a character print nothing) is for mode "bytes"
+    rule = draw(st.sampled_from(["replace", "per_byte", "whole_run"] + (["ignore"] if mode == "bytes" else [])))
     flags, values, pieces, firsts = [], [], [], []
     with_first = draw(st.booleans())
     for _ in range(n):
@@ -113,7 +114,7 @@ def reference(t, ids):
                 continue
             joined.append(t["firsts"][i] if first else t["pieces"][i])
             first = first and bool(t["flags"][i] & FLAG_KEEP_FIRST)
-        text = b"".join(joined).decode("utf-8", "replace")
+        text = b"".join(joined).decode("utf-8", "ignore" if t["rule"] == "ignore" else "replace")
     else:
 
         def run_text(run):

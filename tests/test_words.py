@@ -251,14 +251,16 @@ def test_icefall_bare_piece_at_the_very_start_renders_nothing(icefall, icefall_s
     assert [(w.text, w.start, w.first_token) for w in words] == [("ZEUS", 10, 1)]
 
 
-def test_split_character_belongs_to_the_token_that_completes_it(table):
+def test_a_split_character_renders_on_the_completing_token_and_is_timed_from_the_first(table):
+    """Issue 36: every token that carries a byte of a word's characters belongs to that word,
+    as openai-whisper groups tokens into words (tests/peers/test_whisper_word_tokens.py)."""
     byte = lambda b: 9 + b
     ids = [byte(0xE4), byte(0xB8), byte(0xAD), 265, 0]  # 中 in three byte tokens, 文, <blk>
     pieces = table.token_pieces(ids)
     assert pieces == ["", "", "中", "文", ""]  # the contract: the completing token renders it
     words = table.word_timings(ids, [0, 1, 2, 3, 4])
     assert [(w.text, w.start, w.end, w.first_token, w.last_token) for w in words] == [
-        ("中", 2, 3, 2, 2),
+        ("中", 0, 3, 0, 2),
         ("文", 3, 4, 3, 3),
     ]
 

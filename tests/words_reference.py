@@ -150,8 +150,11 @@ def _check(values, name: str, n: int) -> list:
     return values
 
 
-def group_words(pieces: Sequence[str], starts, ends=None) -> list[Word]:
-    """The same contract as oasr_tok.words.group_words."""
+def group_words(pieces: Sequence[str], starts, ends=None, carriers=None) -> list[Word]:
+    """The same contract as oasr_tok.words.group_words; with `carriers` (1 per token after which
+    bytes of an unfinished character wait), Tokenizer.word_timings' rule for byte-level kinds:
+    a word that starts with the first character of a token's piece also takes the tokens that
+    carried that character's bytes."""
     pieces = list(pieces)
     n = len(pieces)
     starts = _check(starts, "starts", n)
@@ -172,8 +175,16 @@ def group_words(pieces: Sequence[str], starts, ends=None) -> list[Word]:
 
     # A word is timed by the tokens that printed its characters: the first one's start, the
     # last one's end. Whitespace-only tokens between words printed neither: their time is the gap.
+    piece_start = []
+    offset = 0
+    for piece in pieces:
+        piece_start.append(offset)
+        offset += len(piece)
     words = []
     for a, b in word_spans(text):
         first, last = owner[a], owner[b - 1]
+        if carriers is not None and piece_start[first] == a:
+            while first > 0 and carriers[first - 1]:
+                first -= 1
         words.append(Word(text[a:b], starts[first], end_of(last), first, last))
     return words
