@@ -522,6 +522,32 @@ def to_txt(cues: Any) -> str:
     return "".join(f"{text.strip()}\n" for _, _, text in _rows(cues))
 
 
+#: The formats openai-whisper's get_writer writes one file of ("all" writes each).
+WHISPER_FORMATS = ("txt", "vtt", "srt", "tsv", "json")
+
+
+def whisper_output(
+    result: Mapping[str, Any],
+    output_format: str,
+    max_line_width: int | None = None,
+    max_line_count: int | None = None,
+    max_words_per_line: int | None = None,
+    highlight_words: bool = False,
+) -> str:
+    """What openai-whisper's writer for `output_format` writes for `result` with these
+    options (its get_writer(...)(result, path, options)): SRT and WebVTT cut the cues with the
+    options (whisper_cues); TXT, TSV and JSON take none of them, as openai-whisper's
+    WriteTXT, WriteTSV and WriteJSON ignore them (an option given there is checked, not used)."""
+    if output_format not in WHISPER_FORMATS:
+        raise TimingError(f"output_format must be one of {', '.join(WHISPER_FORMATS)}, got {output_format!r}")
+    cues = whisper_cues(result, max_line_width, max_line_count, max_words_per_line, highlight_words)
+    if output_format == "srt":
+        return to_srt(cues)
+    if output_format == "vtt":
+        return to_vtt(cues)
+    return {"txt": to_txt, "tsv": to_tsv, "json": to_json}[output_format](result)
+
+
 def _separator_before(words: Sequence[Any], k: int) -> str:
     if k == 0:
         return " "

@@ -107,6 +107,22 @@ def test_whisper_mode_is_openai_whispers_output_byte_for_byte(result, opts):
     assert subtitles.to_json(result) == _reference(WriteJSON, result, {})
 
 
+@given(result=whisper_results() | whisper_results(with_words=False), opts=options)
+def test_whisper_output_takes_options_exactly_where_whispers_writers_do(result, opts):
+    """Issue 36: openai-whisper's WriteTXT / WriteTSV / WriteJSON ignore the word options that
+    WriteSRT / WriteVTT use; whisper_output(result, format, **options) writes what each of its
+    writers writes with those options."""
+    writers = {"srt": WriteSRT, "vtt": WriteVTT, "tsv": WriteTSV, "txt": WriteTXT, "json": WriteJSON}
+    for output_format, writer in writers.items():
+        ours = subtitles.whisper_output(result, output_format, **opts)
+        theirs = _reference(writer, result, opts)
+        if output_format in ("srt", "vtt") and "-->" in ours + theirs:
+            continue  # the arrow escape, the one documented difference (test above)
+        assert ours == theirs, output_format
+    with pytest.raises(TimingError, match="output_format"):
+        subtitles.whisper_output(result, "all")
+
+
 def test_whisper_mode_worked_example():
     result = {
         "segments": [
