@@ -2,6 +2,12 @@
 ``TokenizerSpec`` (text/tokens/ids in every direction), ``vocab_size`` and the special-id
 properties, so pipelines written against NeMo's interface can use the library unchanged.
 
+For a SentencePiece model the text directions are NeMo's SentencePieceTokenizer's exactly
+(its non-legacy mode): ``text_to_ids`` is SentencePiece's encode, which spells a special
+token's text out rather than match it, and ``ids_to_text`` SentencePiece's decode of every id
+(``<unk>`` as `` ⁇ ``, user-defined symbols such as ``<sos/eos>`` as written), where the
+tokenizer's own ``decode`` leaves the special ids out.
+
 What "tokens" are: the vocabulary's own piece strings, as ``Tokenizer.id_to_piece`` spells
 them — the table symbol (symbol_table, ``▁THE``), the SentencePiece piece (``▁the``,
 ``<0xE4>``), the ``tokenizers`` token string (``Ġthe`` byte-level, ``▁the`` Metaspace,
@@ -60,6 +66,10 @@ class NeMoTokenizer:
     # -- the six conversions -------------------------------------------------------------------
 
     def text_to_tokens(self, text: str) -> list[str]:
+        if self._sentencepiece():
+            # NeMo's encode_as_pieces: an unknown stretch keeps its own text, not "<unk>"
+            pieces: list[str] = self.tokenizer.processor.encode_as_pieces(text)  # type: ignore[attr-defined]
+            return pieces
         return self.ids_to_tokens(self.text_to_ids(text))
 
     def tokens_to_text(self, tokens: Sequence[str]) -> str:
@@ -93,10 +103,35 @@ class NeMoTokenizer:
                 f"the {self._kind()} tokenizer is decode-only: text_to_ids/text_to_tokens are not available "
                 "(ids_to_text, ids_to_tokens and tokens_to_ids work)"
             )
+        if self._sentencepiece():
+            # NeMo's SentencePieceTokenizer: encode_as_ids, which never matches a special
+            # token's spelling in the text ("</s>" is spelled out piece by piece)
+            return list(self.tokenizer.encode(text, split_special_tokens=True))
         return list(self.tokenizer.encode(text))
 
     def ids_to_text(self, ids: Sequence[int]) -> str:
+        if self._sentencepiece():
+            # NeMo's SentencePieceTokenizer: decode_ids of every id, so <unk> renders " ⁇ " and
+            # user-defined symbols (<sos/eos>) print; only control pieces print nothing
+            return self._every_id_view().decode(ids)
         return self.tokenizer.decode(ids)
+
+    def _sentencepiece(self) -> bool:
+        spec = self.tokenizer.spec
+        return spec is not None and spec.kind == "sentencepiece" and hasattr(self.tokenizer, "processor")
+
+    def _every_id_view(self) -> Tokenizer:
+        """The wrapped SentencePiece model with no ids stripped (SentencePiece's own decode)."""
+        view = self.__dict__.get("_view")
+        if view is None:
+            from .build import build_tokenizer
+            from .spec import TokenizerSpec
+
+            spec = self.tokenizer.spec
+            assert spec is not None  # _sentencepiece() said so
+            view = build_tokenizer(TokenizerSpec("sentencepiece", dict(spec.files), {"special_ids": []}))
+            self.__dict__["_view"] = view
+        return view
 
     # -- vocabulary ------------------------------------------------------------------------------
 
