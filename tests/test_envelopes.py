@@ -26,6 +26,8 @@ import re
 from functools import cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import StreamStateError, TokenizerSpec, Transcript, UnknownEnvelopeError, build_tokenizer
@@ -375,3 +377,26 @@ def test_envelope_streams_in_a_batch(qwen):
         out[k] += delta
     assert out == [qwen.decode_envelope(row, "qwen3_asr").text for row in rows] == ["one two", "今天 🎉", "plain text"]
     assert [s["envelope"].get("language") for s in states] == ["English", "Chinese", None]
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_any_ids_any_format_any_cut_never_raise_and_concatenate(qwen, data):
+    """Adversarial ids (specials mid-stream, bytes that never complete, U+FFFD, header-like
+    text) through every format: no exception, and the deltas of any cut concatenate to
+    decode_envelope's text."""
+    pool = qwen.encode("language English<asr_text><|en|><|HAPPY|> 你好 🎉 [TRANSCRIBE] lang:en \ufffd")
+    specials = sorted(qwen.special_ids)[:8]
+    ids = data.draw(
+        st.lists(st.sampled_from(pool) | st.sampled_from(specials) | st.integers(0, qwen.vocab_size - 1), max_size=30)
+    )
+    name = data.draw(st.sampled_from(envelope_formats()))
+    whole = qwen.decode_envelope(ids, name).text
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(ids)), max_size=4)))
+    state = qwen.new_stream(envelope=name)
+    out, at = [], 0
+    for cut in cuts + [len(ids)]:
+        out.append(qwen.decode_incremental(ids[at:cut], state))
+        at = cut
+    out.append(qwen.decode_incremental([], state, final=True))
+    assert "".join(out) == whole
