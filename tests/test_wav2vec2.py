@@ -235,3 +235,33 @@ def test_resolution_finds_the_vocabulary_and_its_configs(tmp_path):
         oasr_tok.resolve(tmp_path)
     described = oasr_tok.describe(own("wav2vec2/base-960h"))
     assert described.kind == "wav2vec2" and described.vocab_size == 32 and described.special_ids == [0, 1, 2, 3]
+
+
+def test_added_tokens_are_read_as_transformers_reads_them(tmp_path):
+    """transformers' test_tokenization_wav2vec2.py::test_tokenizer_decode_added_tokens, on
+    the test's vocabulary: add_tokens(["!", "?"]) and a cls_token "$$$" give ids 32-34, which
+    save_pretrained writes only into tokenizer_config.json's added_tokens_decoder. Our decode
+    equals transformers' decode(group_tokens=False, skip_special_tokens=True) of the test's
+    ids (and of random ones), and the with_specials view keeps "$$$" as transformers does."""
+    import random
+
+    vocab = "<pad> <s> </s> <unk> | E T A O N I H S R D L U M W C F G Y P B V K ' X J Q Z".split(" ")
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "vocab.json").write_text(json.dumps(dict(zip(vocab, range(len(vocab))))))
+    theirs = Wav2Vec2CTCTokenizer.from_pretrained(str(source))
+    theirs.add_tokens(["!", "?"])
+    theirs.add_special_tokens({"cls_token": "$$$"})
+    saved = tmp_path / "saved"
+    theirs.save_pretrained(str(saved))
+    from oasr_tok import load
+
+    ours = load(str(saved))
+    assert ours.vocab_size == 35
+    sample = [11, 5, 15, 0, 15, 8, 32, 32, 33, 4, 32, 32, 33, 34, 34]
+    assert ours.decode(sample) == theirs.decode(sample, group_tokens=False, skip_special_tokens=True)
+    rng = random.Random(3)
+    for _ in range(200):
+        ids = [rng.randrange(35) for _ in range(rng.randrange(0, 20))]
+        assert ours.decode(ids) == theirs.decode(ids, group_tokens=False, skip_special_tokens=True), ids
+    assert 34 in ours.special_ids and 32 not in ours.special_ids

@@ -55,6 +55,8 @@ __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 
 _OPTIONS = ["target_lang"]
 _SPECIAL_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
+#: Special tokens a config may name besides those (transformers counts them all special).
+_OTHER_SPECIAL_KEYS = ("cls_token", "sep_token", "mask_token")
 _DEFAULTS = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"}
 # Python's str.lower() maps U+03A3 by its neighbours (final sigma); nothing else in its case
 # tables depends on context.
@@ -146,6 +148,7 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
         target_lang=None,
         clean_up_tokenization_spaces=False,
         additional_special_tokens=[],
+        added_tokens={},
     )
     for path, what in ((config_path, "tokenizer_config.json"), (specials_path, "special_tokens_map.json")):
         if path is None:
@@ -153,7 +156,7 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
         data = _load_json(existing_file(path, what), what)
         if not isinstance(data, dict):
             raise MalformedAssetError(f"{path}: {what} must hold a JSON object", path=path)
-        for key in (*_SPECIAL_KEYS, "word_delimiter_token"):
+        for key in (*_SPECIAL_KEYS, *_OTHER_SPECIAL_KEYS, "word_delimiter_token"):
             if key in data:
                 settings[key] = _token_text(data[key], path, key)
         for key in ("additional_special_tokens", "extra_special_tokens"):
@@ -165,6 +168,9 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
             if not isinstance(extra, list):
                 raise MalformedAssetError(f"{path}: {key} must be a list of tokens", path=path)
             settings["additional_special_tokens"] += [_token_text(t, path, key) for t in extra]
+        decoder = data.get("added_tokens_decoder")
+        if decoder is not None:
+            settings["added_tokens"] = {**settings["added_tokens"], **_added_tokens(decoder, path)}
         for key, kind in (
             ("replace_word_delimiter_char", str),
             ("do_lower_case", bool),
@@ -176,6 +182,25 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
                     raise MalformedAssetError(f"{path}: {key} must be a {kind.__name__}, got {data[key]!r}", path=path)
                 settings[key] = data[key]
     return settings
+
+
+def _added_tokens(decoder: Any, path: str) -> dict[int, tuple[str, bool]]:
+    """tokenizer_config.json's added_tokens_decoder, as transformers loads it: id -> (content,
+    special). Tokens added after the vocabulary (add_tokens, add_special_tokens) live only here."""
+    if not isinstance(decoder, dict):
+        raise MalformedAssetError(f"{path}: added_tokens_decoder must be an object of id -> token", path=path)
+    out: dict[int, tuple[str, bool]] = {}
+    for key, value in decoder.items():
+        try:
+            token_id = int(key)
+        except ValueError:
+            raise MalformedAssetError(f"{path}: added_tokens_decoder key {key!r} is not an id", path=path) from None
+        content = _token_text(value, path, f"added_tokens_decoder[{key!r}]")
+        if token_id < 0 or token_id > 1 << 24 or content is None:
+            raise MalformedAssetError(f"{path}: added_tokens_decoder[{key!r}] is not a token with an id", path=path)
+        special = isinstance(value, dict) and value.get("special") is True
+        out[token_id] = (content, special)
+    return out
 
 
 def clean_up_tokenization(text: str) -> str:
@@ -204,16 +229,26 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
 
     def __init__(self, vocab: Mapping[str, int], settings: Mapping[str, Any], where: str = "vocab.json") -> None:
         self.settings = dict(settings)
-        size = max(vocab.values()) + 1
+        added: Mapping[int, tuple[str, bool]] = settings.get("added_tokens") or {}
+        size = max([*vocab.values(), *added]) + 1
         by_id: list[str | None] = [None] * size
         for piece, token_id in vocab.items():
             by_id[token_id] = piece
+        for token_id, (content, _) in added.items():  # transformers looks an id up there first
+            by_id[token_id] = content
         unk = settings["unk_token"]
         # transformers turns an id the table lacks into the unk token, which is special.
         tokens: list[str] = [unk if t is None else t for t in by_id]
         delimiter = settings["word_delimiter_token"]
         special_text = {
-            t for t in (*(settings[k] for k in _SPECIAL_KEYS), *settings["additional_special_tokens"]) if t is not None
+            t
+            for t in (
+                *(settings[k] for k in _SPECIAL_KEYS),
+                *(settings.get(k) for k in _OTHER_SPECIAL_KEYS),
+                *settings["additional_special_tokens"],
+                *(content for content, special in added.values() if special),
+            )
+            if t is not None
         } - {delimiter}
         pad = settings["pad_token"]
         self._tokens = tokens
