@@ -269,3 +269,16 @@ def test_bad_char_labels_name_the_archive(tmp_path):
 def test_a_folder_with_one_archive_resolves_to_it(tmp_path):
     shutil.copy(archive("canary"), tmp_path / "model.nemo")
     assert oasr_tok.resolve(tmp_path).kind == "aggregate"
+
+
+def test_canary_spl_tokens_text_is_canarytokenizers():
+    """NeMo's CanaryTokenizer.text_to_ids(text, "spl_tokens") is _tokenize_special_prompt: each
+    special token its id, no "▁" before the first (the plain aggregate rule would prepend one)."""
+    ours, ref = loaded("canary"), reference_canary()
+    for prompt in (
+        "<|startoftranscript|><|en|><|transcribe|><|en|><|pnc|>",
+        "<|startoftranscript|><|en|><|translate|><|es|><|nopnc|>",
+    ):
+        assert ours.encode_language(prompt, "spl_tokens") == ref._tokenize_special_prompt(prompt)
+    with pytest.raises(oasr_tok.EncodeError, match="not a Canary special token"):
+        ours.encode_language("<|en|> hello", "spl_tokens")

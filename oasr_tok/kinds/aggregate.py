@@ -163,15 +163,32 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         return self.langs[self._owner[self.check_ids([token_id])[0]]]
 
     def encode_language(self, text: str, lang: str) -> list[int]:
-        """NeMo's text_to_ids(text, lang_id): the language's SentencePiece ids, offset."""
+        """NeMo's text_to_ids(text, lang_id): the language's SentencePiece ids, offset. For
+        Canary's special-token model (``spl_tokens``) it is CanaryTokenizer's: the text is a run
+        of special tokens (``<|startoftranscript|><|en|>...``), each its one id, with no "▁"
+        before it (an EncodeError names a piece that is not one)."""
         if not isinstance(text, str):
             raise EncodeError(f"encode takes a str, got {type(text).__name__}")
         if lang not in self._processors:
             raise EncodeError(f"aggregate: no language {lang!r}; languages are {self.langs}")
+        if lang == CANARY_SPECIAL_LANG and self.canary_tokens:
+            return self._special_prompt_ids(text)
         offset = self.offsets[lang]
         return [offset + i for i in self._processors[lang].encode(text)]
 
     # -- Canary --------------------------------------------------------------------------
+
+    def _special_prompt_ids(self, text: str) -> list[int]:
+        # CanaryTokenizer._tokenize_special_prompt: cut after each ">", every part a special token
+        ids: list[int] = []
+        rest = text
+        while rest:
+            end = rest.find(">")
+            if end < 0:
+                raise EncodeError(f"{rest!r} is not a Canary special token (spl_tokens text is a run of <|...|>)")
+            ids.append(self._canary(rest[: end + 1]))
+            rest = rest[end + 1 :]
+        return ids
 
     def _canary(self, token: str) -> int:
         try:
