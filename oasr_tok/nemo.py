@@ -6,7 +6,8 @@ For a SentencePiece model the text directions are NeMo's SentencePieceTokenizer'
 (its non-legacy mode): ``text_to_ids`` is SentencePiece's encode, which spells a special
 token's text out rather than match it, and ``ids_to_text`` SentencePiece's decode of every id
 (``<unk>`` as `` ⁇ ``, user-defined symbols such as ``<sos/eos>`` as written), where the
-tokenizer's own ``decode`` leaves the special ids out.
+tokenizer's own ``decode`` leaves the special ids out. Over an aggregate (Canary) tokenizer
+``ids_to_text`` is NeMo's AggregateTokenizer's: every id's piece joined, ``▁`` as a space.
 
 What "tokens" are: the vocabulary's own piece strings, as ``Tokenizer.id_to_piece`` spells
 them — the table symbol (symbol_table, ``▁THE``), the SentencePiece piece (``▁the``,
@@ -110,6 +111,12 @@ class NeMoTokenizer:
         return list(self.tokenizer.encode(text))
 
     def ids_to_text(self, ids: Sequence[int]) -> str:
+        spec = self.tokenizer.spec
+        if spec is not None and spec.kind == "aggregate":
+            # NeMo's AggregateTokenizer.ids_to_text: every id's piece (specials and <unk> as
+            # spelled), joined, "▁" as a space
+            to_piece = self.tokenizer.id_to_piece
+            return "".join([to_piece(i) for i in self.tokenizer.check_ids(ids)]).replace("\u2581", " ")
         if self._sentencepiece():
             # NeMo's SentencePieceTokenizer: decode_ids of every id, so <unk> renders " ⁇ " and
             # user-defined symbols (<sos/eos>) print; only control pieces print nothing

@@ -282,3 +282,20 @@ def test_canary_spl_tokens_text_is_canarytokenizers():
         assert ours.encode_language(prompt, "spl_tokens") == ref._tokenize_special_prompt(prompt)
     with pytest.raises(oasr_tok.EncodeError, match="not a Canary special token"):
         ours.encode_language("<|en|> hello", "spl_tokens")
+
+
+def test_the_nemo_face_of_an_aggregate_renders_as_nemos_aggregate_tokenizer():
+    """NeMo's AggregateTokenizer.ids_to_text joins every id's piece (each sub-vocabulary's
+    <unk>, Canary's specials as spelled) with "▁" as a space; the adapter equals it on random
+    ids, while the tokenizer's own decode keeps its rule (specials left out)."""
+    import random
+
+    from oasr_tok import NeMoTokenizer
+
+    ours, ref = loaded("canary"), reference_canary()
+    nemo = NeMoTokenizer(ours)
+    rng = random.Random(9)
+    for _ in range(300):
+        ids = [rng.randrange(ours.vocab_size) for _ in range(rng.randrange(0, 25))]
+        assert nemo.ids_to_text(ids) == ref.ids_to_text(ids), ids
+        assert nemo.ids_to_tokens(ids) == ref.ids_to_tokens(ids)
