@@ -119,3 +119,33 @@ def test_prefill(benchmark, prompt: int) -> None:
         per=1,
         info={"suite": "server", "case": label, "op": "new_stream(prefill)", "impl": "oasr_tok", "n": prompt},
     )
+
+
+@pytest.mark.parametrize("impl", ["oasr_tok", "oasr_tok new_stream()", "oasr_tok envelope qwen3_asr"])
+def test_envelope(benchmark, impl: str) -> None:
+    """What parsing Qwen3-ASR's envelope costs a stream: the same ids, after its header, one id
+    per call, through a plain stream ({}), a new_stream() state, and new_stream(envelope=...)."""
+    label = "huggingface/qwen3"
+    try:
+        tok = tokenizer(label)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    ids = [[i] for i in tok.encode("language English<asr_text>") + hypothesis(label, 2_000)]
+    step = tok.decode_incremental
+    fresh = {
+        "oasr_tok": dict,
+        "oasr_tok new_stream()": tok.new_stream,
+        "oasr_tok envelope qwen3_asr": lambda: tok.new_stream(envelope="qwen3_asr"),
+    }[impl]
+
+    def run(state):
+        for one in ids:
+            step(one, state)
+
+    timed(
+        benchmark,
+        run,
+        fresh,
+        per=len(ids),
+        info={"suite": "server", "case": label, "op": "stream, per token", "impl": impl, "n": len(ids)},
+    )
