@@ -751,7 +751,7 @@ cdef class TableMethods:
         cdef PieceTable table
         cdef IdBuffer ids
         if type(state) is dict and _SERVER in <dict>state:  # a stream new_stream made (serving.py)
-            return server_step(self, new_ids, state, final)
+            return server_step(self, new_ids, state, final, engine if type(engine) is PieceTable else None)
         if not isinstance(engine, PieceTable):
             return engine.decode_incremental(new_ids, state, final)
         table = <PieceTable>engine

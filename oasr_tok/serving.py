@@ -161,11 +161,21 @@ def _filter(record: _Server, delta: str, token: int, final: bool) -> str:
     return out
 
 
-def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool) -> str:
+def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool, table: Any = None) -> str:
     """decode_incremental of a stream new_stream made: the kind's own step, its deltas through
-    the stream's prompt and stop rules. The state is left as it was on any error."""
+    the stream's prompt and stop rules. The state is left as it was on any error. `table`: the
+    kind's compiled PieceTable, when its step is that table's (a stream with nothing to watch
+    for then steps it directly: the table reads only its own keys of the state)."""
     record = _record(state)
     assert record is not None
+    if (
+        table is not None
+        and not final
+        and not (record.stops or record.prompt_rest or record.envelope is not None or record.closed)
+    ):
+        # (the token count only places a StopMatch: with no stop strings it is not kept)
+        result: str = table.decode_incremental(new_ids, state)  # checks every id first
+        return result
     # First: a bad id leaves the state as it was. One id in a list is checked by the kind's own
     # step below, before it changes anything (the usual call of a server's loop; an envelope's
     # parser moves only after that step).
