@@ -32,15 +32,13 @@ from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, Ta
 from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError
 from ..spec import TokenizerSpec
-from ..specials import SpecialTokens
 from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options, special_ids_option
 from .sentencepiece import (
     DEFAULT_SPECIAL_IDS,
+    SentencePieceModel,
     build_renderings,
     load_processor,
-    model_special_tokens,
-    model_vocabulary,
     piece_strings,
     refuse_denormalizer,
 )
@@ -78,7 +76,7 @@ def _as_bytes(text: str) -> bytes:
     return b"".join([get(ch) or ch.encode("utf-8") for ch in text])
 
 
-class BbpeTokenizer(TableMethods, Tokenizer):
+class BbpeTokenizer(TableMethods, SentencePieceModel, Tokenizer):
     """An icefall byte-level BPE model (bbpe.model). Options: `special_ids` (default
     [0, 1, 2]: icefall's <blk>, <sos/eos> and <unk>; [] decodes every id as icefall does)."""
 
@@ -123,24 +121,6 @@ class BbpeTokenizer(TableMethods, Tokenizer):
         tokenizer.spec = spec
         return tokenizer
 
-    @property
-    def vocab_size(self) -> int:
-        return self._table.vocab_size
-
-    @property
-    def special_ids(self) -> frozenset[int]:
-        return self._special
-
-    @property
-    def processor(self) -> Any:
-        """The `sentencepiece.SentencePieceProcessor` underneath."""
-        return self._sp
-
-    def id_to_piece(self, token_id: int) -> str:
-        """The model's own spelling of `token_id`, in the byte alphabet ("▁ƋŠŊ", "<blk>")."""
-        piece: str = self._sp.id_to_piece(self.check_ids([token_id])[0])
-        return piece
-
     def decode(self, ids: Sequence[int]) -> str:
         """icefall's smart_byte_decode(sp.decode(ids)) of the ids left after special_ids."""
         joined: bytes = join_pieces(self._rest, ids, self._first, self._keeps_first)
@@ -159,14 +139,6 @@ class BbpeTokenizer(TableMethods, Tokenizer):
             return ids
 
         return self.encode_with_special_text(text, plain, split_special_tokens)
-
-    # -- the prompt side: as the SentencePiece model underneath states it ---------------------
-
-    def _special_tokens(self) -> SpecialTokens:
-        return model_special_tokens(self._sp, self.vocabulary, self._special)
-
-    def _vocabulary(self) -> dict[str, int]:
-        return model_vocabulary(self._sp)
 
     def _keep_specials(self) -> Tokenizer:
         """The special ids rendered as their pieces' bytes ("<blk>", "<unk>") in the stream."""

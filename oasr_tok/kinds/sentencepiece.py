@@ -291,7 +291,40 @@ def build_renderings(
     return Renderings(rest, first_pieces, bytes(flags), bytes(values))
 
 
-class SentencePieceTokenizer(TableMethods, Tokenizer):
+class SentencePieceModel:
+    """What a kind over a loaded SentencePiece model (`self._sp`, its special ids `self._special`,
+    its PieceTable `self._table`) says of its vocabulary: shared by sentencepiece and bbpe."""
+
+    _sp: Any
+    _special: frozenset[int]
+    _table: PieceTable
+
+    @property
+    def vocab_size(self) -> int:
+        return self._table.vocab_size
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._special
+
+    @property
+    def processor(self) -> Any:
+        """The `sentencepiece.SentencePieceProcessor` underneath."""
+        return self._sp
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The model's own spelling of `token_id` ("▁the", "<0xE4>", "<unk>"; bbpe: "▁ƋŠŊ")."""
+        piece: str = self._sp.id_to_piece(self.check_ids([token_id])[0])  # type: ignore[attr-defined]
+        return piece
+
+    def _special_tokens(self) -> SpecialTokens:
+        return model_special_tokens(self._sp, self.vocabulary, self._special)  # type: ignore[attr-defined]
+
+    def _vocabulary(self) -> dict[str, int]:
+        return model_vocabulary(self._sp)
+
+
+class SentencePieceTokenizer(TableMethods, SentencePieceModel, Tokenizer):
     """A SentencePiece model (.model). Options: `special_ids` (default [0, 1, 2])."""
 
     supports_encode = True
@@ -326,24 +359,6 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         tokenizer.spec = spec
         return tokenizer
 
-    @property
-    def vocab_size(self) -> int:
-        return self._table.vocab_size
-
-    @property
-    def special_ids(self) -> frozenset[int]:
-        return self._special
-
-    @property
-    def processor(self) -> Any:
-        """The `sentencepiece.SentencePieceProcessor` underneath."""
-        return self._sp
-
-    def id_to_piece(self, token_id: int) -> str:
-        """The model's own spelling of `token_id` ("▁the", "<0xE4>", "<unk>")."""
-        piece: str = self._sp.id_to_piece(self.check_ids([token_id])[0])
-        return piece
-
     def decode(self, ids: Sequence[int]) -> str:
         """SentencePiece's decode of the ids left after stripping special_ids, stated over the
         per-id renderings (module docstring): while the leading rule is in force an id renders
@@ -373,12 +388,6 @@ class SentencePieceTokenizer(TableMethods, Tokenizer):
         return self.add_bos_eos(ids) if add_special_tokens else ids
 
     # -- the prompt side (docs/prompts.md) ---------------------------------------------------
-
-    def _special_tokens(self) -> SpecialTokens:
-        return model_special_tokens(self._sp, self.vocabulary, self._special)
-
-    def _vocabulary(self) -> dict[str, int]:
-        return model_vocabulary(self._sp)
 
     def _keep_specials(self) -> Tokenizer:
         return SentencePieceWithSpecials(self)
