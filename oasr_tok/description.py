@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import TokenizerError
+from .files import reading_once
 from .resolution import _resolution, why_lost
 
 if TYPE_CHECKING:
@@ -127,6 +128,11 @@ class Description:
 def describe(path: str | os.PathLike[str]) -> Description:
     """Resolve `path`, build the tokenizer and say what it is and why. A tokenizer that
     resolves but fails to build is described with `error` set (resolution errors raise)."""
+    with reading_once():
+        return _describe(path)
+
+
+def _describe(path: str | os.PathLike[str]) -> Description:
     from .build import build_tokenizer
     from .errors import PiecesNotSupportedError
 

@@ -33,7 +33,7 @@ from .archive import is_archive_ref
 from .build import build_tokenizer
 from .detection import SPEC_FILE, Detected, Found, SetAside, folder_names, normalise
 from .errors import AssetNotFoundError, ResolveError, SpecError, TokenizerError, UnknownKindError
-from .files import read_json
+from .files import read_json, reading_once
 from .registry import DetectorEntry, available_kinds, detectors
 from .spec import TokenizerSpec
 from .tokenizer import Tokenizer
@@ -213,16 +213,18 @@ def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
     """The TokenizerSpec a checkpoint directory (or a single tokenizer file) describes, with
     absolute file paths. ResolveError names the files seen and the kinds known when nothing
     fits; a malformed conventional file raises its own AssetError naming file and line."""
-    return _resolution(path).spec
+    with reading_once():
+        return _resolution(path).spec
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
     """build_tokenizer(resolve(path)). An explicit spec file's bad options are its errors:
     they name it."""
-    chosen = _resolution(path).chosen
-    try:
-        return build_tokenizer(chosen.spec())
-    except (SpecError, UnknownKindError) as exc:
-        if not chosen.origin or str(exc).startswith(chosen.origin):
-            raise
-        raise type(exc)(f"{chosen.origin}: {exc}") from None
+    with reading_once():
+        chosen = _resolution(path).chosen
+        try:
+            return build_tokenizer(chosen.spec())
+        except (SpecError, UnknownKindError) as exc:
+            if not chosen.origin or str(exc).startswith(chosen.origin):
+                raise
+            raise type(exc)(f"{chosen.origin}: {exc}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pickle
 import random
 import warnings
@@ -597,9 +598,9 @@ def test_token_table_is_the_runtimes_id_to_token(name):
     tok = tok_for(name)
     backend = tok.backend
     texts = [backend.id_to_token(i) for i in range(tok.vocab_size)]
-    from oasr_tok.kinds.huggingface import _tokens_by_id
+    from oasr_tok.kinds.huggingface import vocabulary_of_runtime
 
-    assert _tokens_by_id(backend, backend.get_vocab(with_added_tokens=True), tok.vocab_size) == texts
+    assert vocabulary_of_runtime(backend, "tokenizer.json").texts == texts
 
 
 def test_token_bytes_is_the_bytelevel_decoder():
@@ -612,3 +613,136 @@ def test_token_bytes_is_the_bytelevel_decoder():
     for token in vocab[::37] + odd:
         # Each token followed by "!" so that a lone invalid byte is rendered, not dropped.
         assert (token_bytes(token) + b"!").decode("utf-8", "replace") == level.decode([token, "!"]), token
+    # The compiled conversion of a whole vocabulary at load says the same for every token.
+    from oasr_tok.kinds._bytelevel import tokens_bytes
+
+    everything = vocab + odd + ["", "Ġ" * 300, "中" * 300]
+    assert tokens_bytes([*everything, None]) == [*map(token_bytes, everything), b""]
+
+
+# -- the load reads what decoding needs from the JSON; the runtime is built on first use -------
+
+
+def _by_runtime(path, config=None):
+    """The tokenizer as the runtime-built path makes it (the reference for the JSON reader)."""
+    from oasr_tok.kinds import huggingface as hf
+
+    runtime = hf._runtime_of(path, config)
+    return hf.HuggingFaceTokenizer(hf.vocabulary_of_runtime(runtime, path), hf.built_runtime(path, runtime), where=path)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_vocabulary_read_from_the_json_is_the_runtimes(name):
+    from oasr_tok.kinds.huggingface import vocabulary_of_json, vocabulary_of_runtime
+
+    tok = tok_for(name)
+    path = tok.spec.file("tokenizer")
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    runtime = _runtime(path)
+    read = vocabulary_of_json(data, path)
+    expected = vocabulary_of_runtime(runtime, path)
+    assert read is not None, "a plain tokenizer.json is read without the runtime"
+    assert read.texts == expected.texts == [runtime.id_to_token(i) for i in range(len(read.texts))]
+    assert read.special_text == expected.special_text
+    # The decoder as the file writes it renders every id as the decoder the runtime rebuilt.
+    reference = _by_runtime(path)
+    everything = list(range(len(read.texts)))
+    plain = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    assert plain.token_pieces(everything) == reference.token_pieces(everything)
+    assert plain.special_ids == reference.special_ids and plain.vocab_size == reference.vocab_size
+
+
+@pytest.mark.parametrize(
+    "vocab, added",
+    [
+        ({"a": 0, "b": 1}, [(2, "<s>", True), (3, "x", False)]),  # after the model, in order
+        ({"a": 0, "b": 1}, [(1, "b", True), (2, "<s>", True)]),  # one the model has: its id
+        ({"a": 0, "b": 5}, [(6, "<s>", True)]),  # a hole: the runtime puts it at len(vocab) = 2
+        ({"a": 0, "b": 5}, [(2, "<s>", True), (3, "</s>", True)]),  # ... which the file says
+        ({"a": 0, "b": 1}, [(9, "<s>", True)]),  # declared elsewhere than the runtime puts it
+        ({"a": 0, "b": 1}, [(2, "<s>", True), (2, "<s>", True)]),  # given twice
+        ({"a": 0, "b": 0}, []),  # two texts at one id
+        ({"a": 0, "b": 1, "c": 4}, [(3, "<s>", True)]),  # model ids beyond its size
+    ],
+)
+def test_added_tokens_land_where_the_runtime_puts_them(tmp_path, vocab, added):
+    from oasr_tok.kinds.huggingface import vocabulary_of_json, vocabulary_of_runtime
+
+    path = _wordlevel(tmp_path, vocab, added=added)
+    runtime = Runtime.from_file(path)
+    with open(path, encoding="utf-8") as f:
+        read = vocabulary_of_json(json.load(f), path)
+    if read is not None:  # else the file is unusual and the runtime is asked
+        expected = vocabulary_of_runtime(runtime, path)
+        assert read.texts == expected.texts and read.special_text == expected.special_text
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    ids = list(range(tok.vocab_size)) * 2
+    assert tok.decode(ids) == runtime.decode(ids, skip_special_tokens=True)
+    assert tok.vocabulary == runtime.get_vocab(with_added_tokens=True)
+
+
+def test_decoding_never_builds_the_runtime_and_encode_builds_it_once(monkeypatch):
+    from tokenizers import Tokenizer as Backend
+
+    built = []
+    original = Backend.from_str
+
+    def counted(text):
+        built.append(1)
+        return original(text)
+
+    monkeypatch.setattr(Backend, "from_str", staticmethod(counted))
+    path = shared("huggingface/qwen3/tokenizer.json")
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    runtime = _runtime(path)
+    ids = runtime.encode("Bonjour 今天 🎉 tout le monde").ids
+    state: dict = {}
+    streamed = "".join(tok.decode_incremental([i], state) for i in ids) + tok.decode_incremental([], state, True)
+    assert tok.decode(ids) == streamed == runtime.decode(ids)
+    assert tok.decode_batch([ids, ids[:3]]) == [runtime.decode(ids), runtime.decode(ids[:3])]
+    assert tok.id_to_piece(ids[1]) == runtime.id_to_token(ids[1])
+    assert built == []
+    assert tok.encode("Bonjour 今天 🎉 tout le monde") == ids
+    assert tok.encode("encore") == runtime.encode("encore").ids
+    assert built == [1]
+
+
+def test_a_file_whose_encode_side_is_broken_decodes_and_refuses_encode_naming_it(tmp_path):
+    # A pre-tokenizer the runtime does not know: decoding never reads it; encode needs it.
+    path = _wordlevel(tmp_path, {"a": 0, "b": 1}, decoder={"type": "WordPiece", "prefix": "##", "cleanup": True})
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    data["pre_tokenizer"] = {"type": "NoSuchPreTokenizer"}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    with pytest.raises(Exception):
+        Runtime.from_file(path)
+    tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    assert tok.decode([0, 1, 0]) == "a b a"
+    with pytest.raises(MalformedAssetError, match="tokenizer.json"):
+        tok.encode("a b")
+
+
+@pytest.mark.parametrize("target", ["huggingface/qwen3/tokenizer.json", "huggingface/qwen3"])
+def test_a_load_parses_the_tokenizer_json_once(monkeypatch, target):
+    # Every detector that glances at a lone .json (spec, huggingface, whisper, tekken,
+    # funasr_char) and the build share one parse; nothing is kept after the load.
+    import oasr_tok
+    from oasr_tok import files
+
+    parsed = []
+    original = files.parse_json
+
+    def counted(path, text, what, object_pairs_hook=None):
+        parsed.append(os.path.basename(path))
+        return original(path, text, what, object_pairs_hook)
+
+    monkeypatch.setattr(files, "parse_json", counted)
+    from oasr_tok.kinds import _tokenizer_json
+
+    _tokenizer_json._glance.cache_clear()
+    tok = oasr_tok.load(shared(target))
+    assert parsed.count("tokenizer.json") == 1
+    assert getattr(files._scope, "contents", None) is None
+    assert tok.decode(tok.encode("today 今天")) == "today 今天"

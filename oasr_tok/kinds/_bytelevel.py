@@ -5,7 +5,11 @@ outside the alphabet (added tokens such as "中" or "<|音频|>")."""
 
 from __future__ import annotations
 
-__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "token_bytes"]
+from collections.abc import Sequence
+
+from .._piece_table import byte_level_pieces
+
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "token_bytes", "tokens_bytes"]
 
 
 def _byte_alphabet() -> dict[int, str]:
@@ -38,3 +42,15 @@ def token_bytes(token: str) -> bytes:
         return token.translate(_TO_LATIN1).encode("latin-1")
     except UnicodeEncodeError:
         return token.encode("utf-8")
+
+
+# For byte_level_pieces: for each code point up to the alphabet's last, whether it is in the
+# alphabet, and its byte.
+_CODES = range(max(map(ord, CHAR_TO_BYTE)) + 1)
+_IN_ALPHABET = bytes(chr(c) in CHAR_TO_BYTE for c in _CODES)
+_BYTE_OF = bytes(CHAR_TO_BYTE.get(chr(c), 0) for c in _CODES)
+
+
+def tokens_bytes(tokens: Sequence[str | None]) -> list[bytes]:
+    """token_bytes of each token (b"" for None), in compiled code: a whole vocabulary at load."""
+    return byte_level_pieces(tokens if type(tokens) is list else list(tokens), _IN_ALPHABET, _BYTE_OF)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable
 from ..errors import UnsupportedDecoderError
-from ._bytelevel import token_bytes
+from ._bytelevel import tokens_bytes
 
 if TYPE_CHECKING:
     from .._ctc import CTCStream
@@ -330,16 +330,16 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
     flags = bytearray(size)
     values = bytearray(size)
     if plan.mode == "bytes":
-        empty = b""
-        pieces: list[Any] = [empty] * size
+        rendered: list[str | None] = list(tokens)
         for i, token in enumerate(tokens):
             if token is not None and plan.ctc is not None:
                 token = plan.ctc(token, False) or None
             if token is None:
                 flags[i] = FLAG_SKIP
-            else:
-                pieces[i] = token_bytes(plan.render(token, False) if plan.steps else token)
-        return PieceTable(pieces, flags=bytes(flags), mode="bytes", lead=plan.lead)
+                rendered[i] = None
+            elif plan.steps:
+                rendered[i] = plan.render(token, False)
+        return PieceTable(tokens_bytes(rendered), flags=bytes(flags), mode="bytes", lead=plan.lead)
     pieces = [""] * size
     first: list[str] | None = [""] * size if plan.first_dependent else None
     steps = plan.steps

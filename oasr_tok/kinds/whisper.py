@@ -63,11 +63,11 @@ from ..errors import (
     TimingError,
     short_repr,
 )
-from ..files import ID_SLACK, base64_token, check_id_span, json_id, read_json, read_text
+from ..files import ID_SLACK, all_json_ids, base64_token, check_id_span, json_id, read_json, read_text
 from ..spec import TokenizerSpec
 from ..specials import SpecialTokens, SpecialTokensBuilder
 from ..tokenizer import Tokenizer
-from ._bytelevel import BYTE_TO_CHAR, token_bytes
+from ._bytelevel import BYTE_TO_CHAR, token_bytes, tokens_bytes
 from ._common import checked_text, join_bytes, reject_unknown_options
 from ._tokenizer_json import TokenizerJson, glance, is_whisper
 
@@ -214,11 +214,10 @@ def read_whisper_layout(path: str) -> WhisperLayout:
     if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
         kind = decoder.get("type") if isinstance(decoder, dict) else decoder
         raise _malformed(path, f"its decoder is {kind!r}, not ByteLevel")
-    tokens: dict[int, str] = {}
-    for token, token_id in vocab.items():
-        if json_id(token_id) is None:
-            raise _malformed(path, f"vocab entry {short_repr(token)} has id {short_repr(token_id)}")
-        tokens[token_id] = token
+    if not all_json_ids(vocab.values()):
+        token, token_id = next((t, i) for t, i in vocab.items() if json_id(i) is None)
+        raise _malformed(path, f"vocab entry {short_repr(token)} has id {short_repr(token_id)}")
+    tokens: dict[int, str] = {token_id: token for token, token_id in vocab.items()}
     added = data.get("added_tokens") or []
     if not isinstance(added, list):
         raise _malformed(path, "'added_tokens' is not a list")
@@ -390,9 +389,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         skipped = set(layout.special_below_eot)
         self._special = frozenset(skipped) | frozenset(range(eot, vocab_size))
         # The bytes each id renders: ids the file lacks render nothing, as the runtime drops them.
-        self._bytes: list[bytes] = [
-            b"" if (i in skipped or i not in layout.tokens) else token_bytes(layout.tokens[i]) for i in range(eot)
-        ]
+        self._bytes: list[bytes] = tokens_bytes([None if i in skipped else layout.tokens.get(i) for i in range(eot)])
         self._visible = [i not in skipped for i in range(eot)]
         flags = bytearray(vocab_size)
         for token_id in self._special:

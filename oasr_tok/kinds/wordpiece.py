@@ -26,7 +26,7 @@ from ..errors import MalformedAssetError, SpecError
 from ..files import read_json, read_lines, read_text
 from ..spec import TokenizerSpec
 from ._common import reject_unknown_options
-from .huggingface import HuggingFaceTokenizer
+from .huggingface import HuggingFaceTokenizer, built_runtime, vocabulary_of_runtime
 
 __all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
 
@@ -106,7 +106,12 @@ class WordPieceTokenizer(HuggingFaceTokenizer):
         )
         # BertWordPieceTokenizer registers its specials only when the vocabulary has them.
         backend = runtime._tokenizer
-        tokenizer = cls(backend, where=path, add_special_tokens=options["add_special_tokens"])
+        tokenizer = cls(
+            vocabulary_of_runtime(backend, path),
+            built_runtime(path, backend),
+            where=path,
+            add_special_tokens=options["add_special_tokens"],
+        )
         tokenizer.spec = spec
         return tokenizer
 
