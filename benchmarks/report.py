@@ -582,6 +582,41 @@ def load(run: Run) -> list[str]:
     return out + [""]
 
 
+def cold_load(run: Run) -> list[str]:
+    """Cold load in a fresh process (benchmarks/test_cold_load.py): the load call alone, ours
+    against the peer reading the same vocabulary; target (issue 33): time and RSS at most the peer's."""
+    rows: dict[str, dict[str, dict]] = defaultdict(dict)
+    for k, v in run.raw.items():
+        if k[0] == "cold_load":
+            rows[k[1]]["oasr_tok" if k[3] == "oasr_tok" else "peer"] = v
+    if not rows:
+        return []
+    out = [
+        "## Cold load: a fresh process, the load call alone",
+        "",
+        "Minimum over rounds of the load call's time (each round a fresh process, the library imported "
+        "untimed), and the RSS it added (peak after minus RSS before). Target: ours ≤ the peer's, both.",
+        "",
+        "| tokenizer | file | peer | oasr_tok ms | peer ms | × peer | oasr_tok RSS MB | peer RSS MB | × peer | |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case, sides in sorted(rows.items()):
+        ours, peer = sides.get("oasr_tok"), sides.get("peer")
+        if ours is None:
+            continue
+        t = ours["load_ms_min"] / peer["load_ms_min"] if peer else None
+        m = ours["rss_added_mb"] / peer["rss_added_mb"] if peer and peer["rss_added_mb"] > 0 else None
+        verdict = "—" if t is None or m is None else ("PASS" if t <= 1.0 and m <= 1.0 else "FAIL")
+        out.append(
+            f"| {case} | {ours['file']} | {peer['impl'] if peer else '—'} | {ours['load_ms_min']:.0f} | "
+            f"{peer['load_ms_min']:.0f} | {t:.2f}× | {ours['rss_added_mb']:.0f} | {peer['rss_added_mb']:.0f} | "
+            f"{m:.2f}× | {verdict} |"
+            if peer
+            else f"| {case} | {ours['file']} | — | {ours['load_ms_min']:.0f} | — | — | {ours['rss_added_mb']:.0f} | — | — | — |"
+        )
+    return out + [""]
+
+
 def revisions(run: Run) -> list[str]:
     cases = run.cases("revisions")
     if not cases:
@@ -692,6 +727,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         other_suites,
         memory,
         load,
+        cold_load,
         not_run,
     ):
         parts += section(run)

@@ -13,6 +13,9 @@ point names, and is then resolved from files exactly as a built-in kind is.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,9 +136,47 @@ def _entry_points() -> dict[str, Any]:
     """Kinds other packages declare under the `oasr_tok.kinds` entry-point group (name ->
     entry point; loaded only when that kind is built or resolution asks its detector). A
     built-in name is never shadowed."""
+    if not _group_may_be_declared():
+        return {}
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTINS}
+
+
+def _group_may_be_declared() -> bool:
+    """Whether any installed distribution may declare the entry-point group: a look at the
+    entry_points.txt of each *.dist-info / *.egg-info on sys.path for the group's name.
+    importlib.metadata is asked only then: importing it and reading every distribution's
+    metadata cost each load 25-30 ms, more than `tokenizers` takes to load a 32,000-token
+    tokenizer.json. Whatever this look cannot see through (a zip on sys.path, a distribution
+    finder other than the standard path finder) counts as "may"."""
+    from importlib.machinery import PathFinder
+
+    for finder in sys.meta_path:
+        if getattr(finder, "find_distributions", None) is not None and finder is not PathFinder:
+            return True
+    needle = ENTRY_POINT_GROUP.encode()
+    for entry in sys.path:
+        root = entry or "."
+        if not os.path.isdir(root):
+            if os.path.isfile(root):
+                return True  # a zip or an egg file: importlib.metadata reads inside it
+            continue  # nothing there (a missing entry, an import hook's marker)
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        folders = [n for n in names if n.lower().endswith((".dist-info", ".egg-info"))]
+        if root.lower().endswith(".egg"):
+            folders += [n for n in names if n.lower() == "egg-info"]
+        for folder in folders:
+            try:
+                with open(os.path.join(root, folder, "entry_points.txt"), "rb") as handle:
+                    if needle in handle.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def builtin_kinds() -> list[str]:
@@ -149,15 +190,27 @@ def available_kinds() -> list[str]:
 
 
 def _check_backend(kind: str) -> None:
+    """BackendNotInstalledError with the install hint when the kind's package is missing. Found,
+    not imported: a kind imports it when it needs it (the huggingface kind only at its first
+    encode; importing `tokenizers` cost each load 6 ms)."""
     entry = _BUILTINS[kind]
-    if entry.backend is not None:
-        try:
-            importlib.import_module(entry.backend)
-        except ImportError as exc:
-            raise BackendNotInstalledError(
-                f"the {kind!r} tokenizer kind needs the {entry.backend!r} package, which is not installed "
-                f"({exc}); install it with: pip install 'oasr_tok[{entry.extra}]'"
-            ) from exc
+    if entry.backend is None:
+        return
+    module = sys.modules.get(entry.backend, _NOT_IMPORTED)
+    try:
+        found = (
+            module is not None if module is not _NOT_IMPORTED else importlib.util.find_spec(entry.backend) is not None
+        )
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise BackendNotInstalledError(
+            f"the {kind!r} tokenizer kind needs the {entry.backend!r} package, which is not installed; "
+            f"install it with: pip install 'oasr_tok[{entry.extra}]'"
+        )
+
+
+_NOT_IMPORTED = object()
 
 
 def _builtin_factory(kind: str) -> Factory:

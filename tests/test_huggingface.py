@@ -677,6 +677,10 @@ def test_added_tokens_land_where_the_runtime_puts_them(tmp_path, vocab, added):
         expected = vocabulary_of_runtime(runtime, path)
         assert read.texts == expected.texts and read.special_text == expected.special_text
     tok = build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    if read is None:
+        # (which text a runtime keeps for an id two texts claim depends on its hash order: the
+        # oracle is then the runtime instance this tokenizer took its answers from)
+        runtime = tok.backend
     ids = list(range(tok.vocab_size)) * 2
     assert tok.decode(ids) == runtime.decode(ids, skip_special_tokens=True)
     assert tok.vocabulary == runtime.get_vocab(with_added_tokens=True)

@@ -123,3 +123,35 @@ def test_an_entry_point_kind_is_resolved_from_files(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["LettersTokenizer", "letters", "'ab", "c'"]
+
+
+def test_the_quick_look_for_plugins_never_misses_one(tmp_path, monkeypatch):
+    """registry._group_may_be_declared spares a load importlib.metadata when no distribution
+    names the group; wherever importlib.metadata could find a declaration, it says "may"."""
+    from importlib.metadata import entry_points
+
+    from oasr_tok import registry
+
+    def declared() -> bool:
+        return any(True for _ in entry_points(group=registry.ENTRY_POINT_GROUP))
+
+    # A dist-info declaring other groups only, and one declaring ours, and an egg's EGG-INFO.
+    other = tmp_path / "other"
+    (other / "quiet-1.0.dist-info").mkdir(parents=True)
+    (other / "quiet-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: quiet\nVersion: 1.0\n")
+    (other / "quiet-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nq = quiet:main\n")
+    monkeypatch.syspath_prepend(str(other))
+    assert registry._group_may_be_declared() or not declared()
+    egg = tmp_path / "loud-1.0-py3.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: loud\nVersion: 1.0\n")
+    (egg / "EGG-INFO" / "entry_points.txt").write_text("[oasr_tok.kinds]\nloud = loud:factory\n")
+    monkeypatch.syspath_prepend(str(egg))
+    assert declared() and registry._group_may_be_declared()
+    # A zip on sys.path: the quick look cannot read inside, so it says "may".
+    monkeypatch.setattr(sys, "path", [str(other)])
+    assert not registry._group_may_be_declared()
+    archive = tmp_path / "bundle.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    monkeypatch.setattr(sys, "path", [str(other), str(archive)])
+    assert registry._group_may_be_declared()

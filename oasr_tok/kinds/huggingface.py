@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from .._ids import batch_rows
 from .._piece_table import TableMethods
 from ..detection import Detected, Found, SetAside, folder_names
-from ..errors import MalformedAssetError, SpecError, short_repr
+from ..errors import BackendNotInstalledError, MalformedAssetError, SpecError, short_repr
 from ..files import all_json_ids, check_id_span, existing_file, json_id, read_json, read_text
 from ..spec import TokenizerSpec
 from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
@@ -71,7 +71,12 @@ EXTRA_TEMPLATE_ROLE = "chat_template:"
 
 def load_backend(path: str) -> Any:
     """A `tokenizers.Tokenizer` from a tokenizer.json; typed errors naming the file."""
-    from tokenizers import Tokenizer as Backend
+    try:
+        from tokenizers import Tokenizer as Backend
+    except ImportError as exc:
+        raise BackendNotInstalledError(
+            f"the huggingface kind encodes with the 'tokenizers' package ({exc}); pip install 'oasr_tok[huggingface]'"
+        ) from exc
 
     text = read_text(path, "tokenizer.json")
     try:

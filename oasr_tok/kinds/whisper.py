@@ -231,7 +231,7 @@ def read_whisper_layout(path: str) -> WhisperLayout:
             special.add(token_id)
     if tokens:
         check_id_span(max(tokens), len(tokens), path, "its vocabulary")
-    by_content = {token: token_id for token_id, token in tokens.items()}
+    by_content = dict(zip(tokens.values(), tokens.keys()))  # the inverse (a later id wins), built in C
     if "<|nospeech|>" not in by_content and "<|nocaptions|>" in by_content:
         by_content["<|nospeech|>"] = by_content["<|nocaptions|>"]
     missing = [t for t in ("<|endoftext|>", "<|startoftranscript|>", *_TASK_BLOCK) if t not in by_content]
@@ -389,15 +389,21 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         skipped = set(layout.special_below_eot)
         self._special = frozenset(skipped) | frozenset(range(eot, vocab_size))
         # The bytes each id renders: ids the file lacks render nothing, as the runtime drops them.
-        self._bytes: list[bytes] = tokens_bytes([None if i in skipped else layout.tokens.get(i) for i in range(eot)])
-        self._visible = [i not in skipped for i in range(eot)]
+        texts: list[str | None] = list(map(layout.tokens.get, range(eot)))
+        self._visible = [True] * eot
+        for token_id in skipped:
+            texts[token_id] = None
+            self._visible[token_id] = False
+        self._bytes: list[bytes] = tokens_bytes(texts)
         flags = bytearray(vocab_size)
         for token_id in self._special:
             flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
         self._pieces = self._bytes + [b""] * (vocab_size - eot)
-        self._prompt_stop = bytes(1 if i == layout.sot_prev else 0 for i in range(vocab_size))
+        prompt_stop = bytearray(vocab_size)
+        prompt_stop[layout.sot_prev] = 1
+        self._prompt_stop = bytes(prompt_stop)
         self._table = PieceTable(
             self._pieces,
             flags=bytes(flags),

@@ -1,0 +1,52 @@
+"""One cold load in a fresh process, for test_cold_load.py: `python cold_probe.py IMPL PATH`
+imports the library (not timed), then times the load call alone and prints two numbers:
+its milliseconds and the RSS it added (peak RSS after it minus RSS before it, MB).
+
+IMPL: oasr_tok (oasr_tok.load), tokenizers (Tokenizer.from_file), mistral-common
+(Tekkenizer.from_file)."""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def main() -> None:
+    impl, path = sys.argv[1], sys.argv[2]
+    load: Callable[[], Any]
+    if impl == "oasr_tok":
+        import oasr_tok
+
+        def load() -> Any:
+            return oasr_tok.load(path)
+    elif impl == "tokenizers":
+        from tokenizers import Tokenizer
+
+        def load() -> Any:
+            return Tokenizer.from_file(path)
+    elif impl == "mistral-common":
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        def load() -> Any:
+            return Tekkenizer.from_file(path)
+    else:
+        raise SystemExit(f"unknown implementation {impl!r}")
+    before = rss_mb()
+    start = time.perf_counter()
+    loaded = load()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"{seconds * 1e3:.2f} {peak - before:.1f}")
+    del loaded
+
+
+if __name__ == "__main__":
+    main()
