@@ -27,7 +27,7 @@ import codecs
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF
 from libc.stdlib cimport qsort
 from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Malloc, PyMem_Free, PyMem_Realloc
@@ -38,7 +38,8 @@ from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_p
 from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
 from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
-from oasr_tok.serving import server_step
+from oasr_tok._stream_record cimport StreamRecord
+from oasr_tok.serving import filter_delta, server_step
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -750,7 +751,15 @@ cdef class TableMethods:
         cdef object engine = self._engine()
         cdef PieceTable table
         cdef IdBuffer ids
+        cdef object record
+        cdef str delta
         if type(state) is dict and _SERVER in <dict>state:  # a stream new_stream made (serving.py)
+            record = (<dict>state)[_SERVER]
+            if type(engine) is PieceTable and type(record) is StreamRecord and not final:
+                delta = _server_usual_step(self, <PieceTable>engine, new_ids, <dict>state, <StreamRecord>record)
+                if delta is not None:
+                    return delta
+            record = None  # server_step counts the record's references to tell a forked state
             return server_step(self, new_ids, state, final, engine if type(engine) is PieceTable else None)
         if not isinstance(engine, PieceTable):
             return engine.decode_incremental(new_ids, state, final)
@@ -767,6 +776,47 @@ cdef class TableMethods:
         if not isinstance(engine, PieceTable):
             return engine.token_pieces(ids)
         return (<PieceTable>engine)._pieces_of(ids)
+
+
+cdef str _server_usual_step(object tok, PieceTable table, object new_ids, dict state, StreamRecord record):
+    """The usual step of a stream new_stream made, with no Python frame of ours: one id after
+    the prompt's held text is gone, nothing held back, the record not shared with a fork; and
+    nothing to watch for (the table reads only its own keys of the state), or stop strings and
+    a delta none of whose characters begins one, or an envelope and an id that is no special
+    token. None (nothing read, nothing changed) for every other step: serving.server_step's."""
+    cdef IdBuffer ids
+    cdef str delta
+    cdef object parser = record.envelope
+    if record.closed or record.prompt_rest:
+        return None
+    if not record.stops and parser is None:
+        read_ids(&ids, new_ids, table.vocab_size)  # first: a bad id must leave the state as it was
+        try:
+            return table._feed(&ids, state, False, None)
+        finally:
+            release_ids(&ids)
+    # A forked state (dict(state)) shares the record: serving.server_step copies it first. Held
+    # by the state's dict and the caller's local (an argument of a cdef function is borrowed);
+    # tests/test_server_loop.py's fork test fails if this count is wrong.
+    if record.pending or Py_REFCNT(record) > 2 or type(new_ids) is not list or PyList_GET_SIZE(new_ids) != 1:
+        return None
+    read_ids(&ids, new_ids, table.vocab_size)
+    try:
+        if parser is not None and (record.stops or ids.ids[0] in tok.special_ids):
+            return None
+        delta = table._feed(&ids, state, False, None)
+    finally:
+        release_ids(&ids)
+    if parser is not None:
+        delta = parser.text(delta, False)
+        state["envelope"] = parser.known()
+    elif record.starts_no_stop(delta):
+        record.emitted += PyUnicode_GET_LENGTH(delta)
+    else:
+        delta = filter_delta(record, delta, record.tokens, False)
+        state["stop"] = record.stop
+    record.tokens += 1
+    return delta
 
 
 cdef inline bint _dead_end(bytes data):

@@ -13,6 +13,10 @@ one home, below every kind. The public face is streaming.py (docs/decoding.md §
   possible start is held back). The first stop string found, in the order given (vLLM's rule),
   ends the stream: state["stop"] says which, at which generated token and output offset; the
   output ends before it (after it with include_stop); more ids are refused.
+* The usual step of a server's loop (one id; nothing held back; a delta that begins no stop
+  string; an envelope's non-special id) is taken in compiled code without a Python frame
+  (_piece_table.pyx's _server_usual_step, on the record of _stream_record.pyx); it follows
+  these rules exactly and hands every other step to server_step.
 """
 
 from __future__ import annotations
@@ -21,10 +25,20 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ._stream_record import StreamRecord
 from .envelopes import EnvelopeParser, feed
 from .errors import StreamStateError, short_repr
 
-__all__ = ["PREFILL_TAIL", "StopMatch", "check_stops", "is_closed", "new_server_record", "prefilled", "server_step"]
+__all__ = [
+    "PREFILL_TAIL",
+    "StopMatch",
+    "check_stops",
+    "filter_delta",
+    "is_closed",
+    "new_server_record",
+    "prefilled",
+    "server_step",
+]
 
 _ABSENT = object()
 
@@ -40,65 +54,11 @@ class StopMatch:
     char_offset: int
 
 
-_SERVER = "_srv"  # the record of a stream made by new_stream (see _Server)
+_SERVER = "_srv"  # the record of a stream made by new_stream (a StreamRecord, _stream_record.pyx)
 #: How many of a prompt's last ids prime a stream (more when they render nothing): enough for
 #: every kind's look-back (a byte run of a character, SentencePiece's first-piece rule, FunASR's
 #: abbreviation joins), never the whole prompt.
 PREFILL_TAIL = 64
-
-
-class _Server:
-    """What state["_srv"] holds for a stream new_stream made (a record only this module reads
-    and writes; a state whose record is not one is refused)."""
-
-    __slots__ = (
-        "stops",
-        "include",
-        "pending",
-        "emitted",
-        "tokens",
-        "prompt_rest",
-        "closed",
-        "ends",
-        "firsts",
-        "stop",
-        "envelope",
-    )
-
-    def __init__(
-        self, stops: tuple[str, ...], include: bool, prompt_rest: str, envelope: EnvelopeParser | None = None
-    ) -> None:
-        self.stops = stops
-        self.include = include
-        self.pending = ""  # output held back: it could be the start of a stop string
-        self.emitted = 0  # characters of output given out so far
-        self.tokens = 0  # generated ids fed so far
-        self.prompt_rest = prompt_rest  # the prompt's held-back text, not yet seen again or left
-        self.closed = False
-        self.stop: StopMatch | None = None
-        # What a held-back suffix can end with, for the quick test of the usual token.
-        self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
-        self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
-        self.envelope = envelope  # the envelope parser (envelopes.py), or None
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in _Server.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is _Server and self._fields() == other._fields()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
-
-    def __repr__(self) -> str:
-        return f"<stream record: stops={self.stops!r}, tokens={self.tokens}, closed={self.closed}>"
-
-    def copy(self) -> _Server:
-        other = _Server.__new__(_Server)
-        for name in _Server.__slots__:
-            setattr(other, name, getattr(self, name))
-        if self.envelope is not None:
-            other.envelope = self.envelope.copy()
-        return other
 
 
 def check_stops(stop: Any) -> tuple[str, ...]:
@@ -114,18 +74,18 @@ def check_stops(stop: Any) -> tuple[str, ...]:
     return tuple(stop)
 
 
-def _record(state: Any) -> _Server | None:
+def _record(state: Any) -> StreamRecord | None:
     if type(state) is not dict:
         return None
     record = state.get(_SERVER)
     if record is None:
         return None
-    if type(record) is not _Server:
+    if type(record) is not StreamRecord:
         raise StreamStateError(f"state[{_SERVER!r}] was not made by new_stream; start a new stream")
     return record
 
 
-def _filter(record: _Server, delta: str, token: int, final: bool) -> str:
+def filter_delta(record: StreamRecord, delta: str, token: int, final: bool) -> str:
     """The part of one token's delta that leaves the stream: the prompt's held text skipped,
     a possible stop string's start held back, the output cut at a stop string."""
     if record.prompt_rest:
@@ -143,7 +103,7 @@ def _filter(record: _Server, delta: str, token: int, final: bool) -> str:
     for stop in record.stops:  # vLLM's order: the first stop string (as given) found wins
         at = text.find(stop)
         if at >= 0:
-            end = at + len(stop) if record.include else at
+            end = at + len(stop) if record.keeps_stop else at
             record.stop = StopMatch(stop, token, record.emitted + at)
             record.closed = True
             record.pending = ""
@@ -197,7 +157,7 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool, tabl
     try:
         if (record.stops or record.prompt_rest) and len(new) == 1 and not final:
             delta = tok.decode_incremental(new, state) if envelope is None else feed(tok, envelope, new, state, False)
-            result = _filter(record, delta, record.tokens, False)
+            result = filter_delta(record, delta, record.tokens, False)
             record.tokens += 1
         elif record.stops or record.prompt_rest:
             out: list[str] = []
@@ -207,7 +167,7 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool, tabl
                     delta = tok.decode_incremental([token_id], state)
                 else:
                     delta = feed(tok, envelope, [token_id], state, False)
-                out.append(_filter(record, delta, record.tokens + k, False))
+                out.append(filter_delta(record, delta, record.tokens + k, False))
                 if record.closed:
                     break
             record.tokens += len(new)
@@ -216,7 +176,7 @@ def server_step(tok: Any, new_ids: Any, state: dict[str, Any], final: bool, tabl
                     rest = tok.decode_incremental([], state, final=True)
                 else:
                     rest = feed(tok, envelope, [], state, True)
-                out.append(_filter(record, rest, record.tokens - 1, True))
+                out.append(filter_delta(record, rest, record.tokens - 1, True))
                 out.append(record.pending)
                 record.pending = ""
             result = "".join(out)
@@ -261,8 +221,8 @@ def prefilled(tok: Any, prefill: Any) -> tuple[dict[str, Any], str]:
 
 def new_server_record(
     stops: tuple[str, ...], include: bool, prompt_rest: str, envelope: EnvelopeParser | None = None
-) -> _Server:
-    return _Server(stops, include, prompt_rest, envelope)
+) -> StreamRecord:
+    return StreamRecord(stops, include, prompt_rest, envelope)
 
 
 def is_closed(state: dict[str, Any]) -> bool:

@@ -1,0 +1,16 @@
+cdef class StreamRecord:
+    cdef readonly tuple stops
+    cdef public bint keeps_stop
+    cdef public str pending
+    cdef public Py_ssize_t emitted
+    cdef public Py_ssize_t tokens
+    cdef public str prompt_rest
+    cdef public bint closed
+    cdef readonly frozenset ends
+    cdef readonly frozenset firsts
+    cdef public object stop
+    cdef public object envelope
+    cdef Py_UCS4* first_chars
+    cdef Py_ssize_t n_first
+
+    cdef bint starts_no_stop(self, str text) noexcept
