@@ -12,7 +12,7 @@ from paths import ROOT
 PACKAGE = ROOT / "oasr_tok"
 
 LAYERS = {
-    5: {"__init__", "__main__", "cli", "demo", "description", "detokenizer", "nemo", "batch", "hotwords"},
+    5: {"__init__", "__main__", "cli", "demo", "description", "detokenizer", "nemo", "hf_ctc", "batch", "hotwords"},
     4: {"resolution", "build", "nemo_archive"},
     3: {"kinds"},
     2: {"tokenizer", "contract", "streaming", "prompting", "chat", "words", "pickling", "registry", "detection"}
