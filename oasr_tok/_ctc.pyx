@@ -199,6 +199,13 @@ cdef int _read_frames(IdBuffer* frames, object frame_ids, Py_ssize_t limit, bint
         raise _frame_error(exc, limit) from None
 
 
+cdef Py_ssize_t _common_prefix(str a, str b):
+    cdef Py_ssize_t k = 0, n = min(PyUnicode_GET_LENGTH(a), PyUnicode_GET_LENGTH(b))
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
 def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     """CTC frames to tokens: `(ids, starts, ends)`, three lists of ints of equal length.
 
@@ -290,7 +297,8 @@ cdef class CTCStream:
       when it is the last visible token (the `tokenizers` BPEDecoder turns the `</w>` suffix
       into a space except on the last token). The last visible id is then held back, fed to the
       table only once another visible id follows it; until then the text shows its last form.
-      The table must have no byte pieces.
+      What both its forms begin with ("m" of "m " and "m") is emitted at once, as DecodeStream
+      does. The table must have no byte pieces and no lead or first-token rule.
     """
     cdef readonly object table
     cdef readonly Py_ssize_t vocab_size
@@ -298,6 +306,7 @@ cdef class CTCStream:
     cdef bint dedup
     cdef bint strip
     cdef list last_pieces
+    cdef list early  # per id: how many characters its two forms share (emitted at once)
     cdef readonly object tag  # recorded in the states this stream makes (see _textbuf.h)
 
     def __init__(self, table, classes=None, *, bint strip=False, list last_pieces=None):
@@ -309,6 +318,12 @@ cdef class CTCStream:
         if last_pieces is not None and len(last_pieces) != n:
             raise ValueError("CTCStream: last_pieces must have one entry per id")
         self.last_pieces = last_pieces
+        self.early = None
+        if last_pieces is not None:
+            # Each id's piece among others, as the table renders it (no rule: each on its own).
+            pieces = table.token_pieces(list(range(n)))
+            self.early = [0 if last is None else _common_prefix(<str>last, <str>piece)
+                          for last, piece in zip(last_pieces, pieces)]
         PyMem_Free(self.classes)
         self.classes = NULL
         if self.dedup:
@@ -388,13 +403,20 @@ cdef class CTCStream:
         finally:
             release_ids(&ids)
         if self.last_pieces is not None:
-            # prev holds the id waiting for a successor (-1: none); dedup is off here.
+            # prev holds the id waiting for a successor (-1: none); dedup is off here. The start
+            # its two forms share went out when it arrived: cut from its rendering, kept off the
+            # tail.
+            waiting = prev
             kept, prev = self._delay(kept, prev)
             settled = self.table.decode_incremental(kept, inner, False)
+            if waiting >= 0 and kept:  # kept[0] is the id that waited: its start is out already
+                settled = settled[<Py_ssize_t>self.early[waiting]:]
+            if prev >= 0 and (prev != waiting or kept):
+                settled += (<str>self.last_pieces[prev])[:<Py_ssize_t>self.early[prev]]
             if final and prev >= 0:
-                settled += <str>self.last_pieces[prev]
+                settled += (<str>self.last_pieces[prev])[<Py_ssize_t>self.early[prev]:]
                 prev = -1
-            tail = "" if prev < 0 else <str>self.last_pieces[prev]
+            tail = "" if prev < 0 else (<str>self.last_pieces[prev])[<Py_ssize_t>self.early[prev]:]
             if final:
                 self.table.decode_incremental([], inner, True)
         else:
