@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 LLAMA_CPP = "0.3.36"
+NEMO = "3.0.0"
 
 
 def root() -> Path:
@@ -35,3 +36,15 @@ def llama_vocabularies() -> list[str]:
         "bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gemma-4", "gpt-2", "llama-bpe",
         "llama-spm", "mpt", "phi-3", "qwen2", "qwen35", "refact", "starcoder",
     ]  # fmt: skip
+
+
+def nemo_tokenizers() -> Path:
+    """NeMo's unpacked tokenizer modules (nemo/collections/common/tokenizers/), or a skip (a
+    failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    path = root() / f"nemo-{NEMO}" / "nemo" / "collections" / "common" / "tokenizers"
+    if not (path / "sentencepiece_tokenizer.py").exists():
+        message = f"needs NeMo's tokenizer modules in {path}: python fixtures/fetch_nemo.py"
+        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
