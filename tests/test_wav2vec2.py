@@ -265,3 +265,25 @@ def test_added_tokens_are_read_as_transformers_reads_them(tmp_path):
         ids = [rng.randrange(35) for _ in range(rng.randrange(0, 20))]
         assert ours.decode(ids) == theirs.decode(ids, group_tokens=False, skip_special_tokens=True), ids
     assert 34 in ours.special_ids and 32 not in ours.special_ids
+
+
+def test_added_tokens_json_is_read_as_transformers_reads_it(tmp_path):
+    """An older checkpoint's added_tokens.json (no added_tokens_decoder in its config): the
+    tokens at their ids, special when the config names them (here the cls token)."""
+    import shutil
+
+    shutil.copy(own("wav2vec2/base-960h/vocab.json"), tmp_path / "vocab.json")
+    (tmp_path / "added_tokens.json").write_text(json.dumps({"!": 32, "?": 33, "$$$": 34}))
+    config = {"unk_token": "<unk>", "pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>", "cls_token": "$$$"}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    theirs = Wav2Vec2CTCTokenizer.from_pretrained(str(tmp_path))
+    import oasr_tok
+
+    ours = oasr_tok.load(str(tmp_path))
+    assert "added_tokens" in ours.spec.files and ours.vocab_size == len(theirs) == 35
+    ids = [11, 5, 32, 33, 34, 4, 15, 34, 32]
+    assert ours.decode(ids) == theirs.decode(ids, group_tokens=False, skip_special_tokens=True)
+    assert ours.special_ids == {theirs.convert_tokens_to_ids(t) for t in theirs.all_special_tokens} - {4}
+    (tmp_path / "added_tokens.json").write_text('{"!": -3}')
+    with pytest.raises(MalformedAssetError, match="added_tokens.json"):
+        oasr_tok.load(str(tmp_path))

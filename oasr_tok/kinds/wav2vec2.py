@@ -3,8 +3,8 @@
 
 Files: `vocab` (vocab.json: piece -> id; MMS nests one such table per language, picked with
 the `target_lang` option or the config's own `target_lang`), optional `tokenizer_config`
-(tokenizer_config.json) and `special_tokens_map` (special_tokens_map.json, whose entries win
-over the config's, as transformers loads them).
+(tokenizer_config.json), `special_tokens_map` (special_tokens_map.json, whose entries win
+over the config's, as transformers loads them) and `added_tokens` (added_tokens.json).
 
 `decode(ids)` equals `Wav2Vec2CTCTokenizer.decode(ids, group_tokens=False,
 skip_special_tokens=True)`: ids are *tokens* (collapse frames first with
@@ -41,7 +41,7 @@ from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from .._textbuf import check_owner, commit_text, table_tag
 from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files import check_id_span, existing_file, parse_json, read_json, read_text
+from ..files import check_id_span, existing_file, json_id, parse_json, read_json, read_text
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
 from ..words import scored
@@ -184,6 +184,28 @@ def read_settings(config_path: str | None, specials_path: str | None) -> dict[st
     return settings
 
 
+def merge_added_tokens_json(settings: dict[str, Any], path: str) -> None:
+    """added_tokens.json (content -> id: what save_pretrained writes beside vocab.json for
+    added tokens, and all that older checkpoints have of them), as transformers loads it: each
+    token at its id unless added_tokens_decoder placed one there already, special when it is
+    one of the special tokens the settings name."""
+    data = _load_json(existing_file(path, "added_tokens.json"), "added_tokens.json")
+    if not isinstance(data, dict):
+        raise MalformedAssetError(f"{path}: added_tokens.json must map tokens to ids", path=path)
+    special = {
+        *(settings.get(k) for k in (*_SPECIAL_KEYS, *_OTHER_SPECIAL_KEYS)),
+        *settings["additional_special_tokens"],
+    }
+    added = dict(settings["added_tokens"])
+    for content, token_id in data.items():
+        if json_id(token_id) is None or not content:
+            raise MalformedAssetError(
+                f"{path}: added token {short_repr(content)} has id {short_repr(token_id)}", path=path
+            )
+        added.setdefault(token_id, (content, content in special))
+    settings["added_tokens"] = added
+
+
 def _added_tokens(decoder: Any, path: str) -> dict[int, tuple[str, bool]]:
     """tokenizer_config.json's added_tokens_decoder, as transformers loads it: id -> (content,
     special). Tokens added after the vocabulary (add_tokens, add_special_tokens) live only here."""
@@ -287,6 +309,8 @@ class Wav2Vec2Tokenizer(TableMethods, Tokenizer):
         config = spec.files.get("tokenizer_config")
         specials = spec.files.get("special_tokens_map")
         settings = read_settings(config, specials)
+        if "added_tokens" in spec.files:
+            merge_added_tokens_json(settings, spec.file("added_tokens"))
         option = spec.options.get("target_lang")
         if option is not None and not isinstance(option, str):
             raise SpecError(f"wav2vec2: option target_lang must be a language code string, got {option!r}")
@@ -440,7 +464,7 @@ def _found(folder: str, names: tuple[str, ...]) -> Detected:
             ),
         )
     files = {"vocab": at("vocab.json")}
-    for role in ("tokenizer_config", "special_tokens_map"):
+    for role in ("tokenizer_config", "special_tokens_map", "added_tokens"):
         if f"{role}.json" in names:
             files[role] = at(f"{role}.json")
     found = Found("wav2vec2", files, source=" + ".join(os.path.basename(p) for p in files.values()))
