@@ -26,7 +26,8 @@ def _module(name: str, **attrs: Any) -> types.ModuleType:
 
 @cache
 def nemo_classes() -> dict[str, Any]:
-    """{"SentencePieceTokenizer", "AggregateTokenizer", "CanaryTokenizer", "TokenizerSpec"}."""
+    """{"SentencePieceTokenizer", "AggregateTokenizer", "CanaryTokenizer", "TokenizerSpec",
+    "create_spt_model"}."""
     folder = nemo_tokenizers()
     torch = _module("torch", Tensor=type("Tensor", (), {}))
     stand_ins = {
@@ -70,4 +71,5 @@ def nemo_classes() -> dict[str, Any]:
         "AggregateTokenizer": loaded["aggregate_tokenizer"].AggregateTokenizer,
         "CanaryTokenizer": loaded["canary_tokenizer"].CanaryTokenizer,
         "TokenizerSpec": loaded["tokenizer_spec"].TokenizerSpec,
+        "create_spt_model": loaded["sentencepiece_tokenizer"].create_spt_model,
     }

@@ -8,8 +8,9 @@ special tokens and the spl_tokens prompt. NeMo computes every expected value in 
 tests/nemo_reference.py (a plain port, kept for the tests that run without the peers' files)
 is checked against the same classes here.
 
-NeMo's own tests of these classes need checkpoints from its test-data archive, which is not
-reachable; these differential tests stand in for them."""
+NeMo's test_canary_prompt_formatter.py is translated at the end (its tokenizers built by NeMo's
+own functions at test time, as its conftest builds them); its answer ids are a strict xfail
+(the trainer here gives 'TEST' other ids, to NeMo's side as to ours)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,109 @@ def test_spl_tokens_prompt_is_canarys(canary, prompt):
     assert ours.canary_prompt(
         "en", prompt.split("<|")[4][:2], version=1, pnc="nopnc" not in prompt
     ) == theirs._tokenize_special_prompt(prompt)
+
+
+# -- NeMo's tests/collections/common/prompt_formatters/test_canary_prompt_formatter.py
+# (NVIDIA/NeMo at 2350356dfb4a2a0c4255b280eddf4db37d6e6ceb) with its conftest.py's tokenizers,
+# built here as the conftest builds them (NeMo 3.0's own create_spt_model and
+# CanaryTokenizer.build_special_tokenizer, the sentencepiece trainer underneath). NeMo's
+# CanaryPromptFormatter is prompt plumbing, not a tokenizer (it imports torch): its encode_dialog
+# is the spl_tokens prompt (the context) and the answer's text_to_ids + <|endoftext|>, which
+# is what the translation asks of both sides.
+
+TOKENIZER_TRAIN_TEXT = """
+Example system message.
+Example user message.
+Example assistant message.
+TEST
+[INST]
+[/INST]
+<s>
+</s>
+<<SYS>>
+<</SYS>>
+User: Assistant:
+user model
+Instruct Output 
+\\n\\n
+<start_of_turn> <end_of_turn>
+<|
+|>
+<|en|> <|de|> <|fr|> <|es|> <|transcribe|> <|translate|> <|pnc|> <|nopnc|> <|startoftranscript|> <|endoftext|>
+Feel free to add new tokens for your own tests!?
+But know that if you do so, you may need to update the token IDs in the existing tests! 
+So, it might be a good idea to create a new tokenizer instead when adding new prompt formats.
+"""  # noqa: W291 (the upstream text, trailing spaces included)
+
+
+@pytest.fixture(scope="module")
+def formatter_tokenizers(tmp_path_factory):
+    classes = nemo_classes()
+    bpe_dir = tmp_path_factory.mktemp("bpe_tokenizer")
+    (bpe_dir / "text.txt").write_text(TOKENIZER_TRAIN_TEXT)
+    classes["create_spt_model"](
+        str(bpe_dir / "text.txt"),
+        vocab_size=512,
+        sample_size=-1,
+        do_lower_case=False,
+        output_dir=str(bpe_dir),
+        remove_extra_whitespaces=True,
+        bos=True,
+        eos=True,
+        user_defined_symbols=["\n", "<|im_start|>", "<|im_end|>"],
+    )
+    spl_dir = tmp_path_factory.mktemp("spl_tokens")
+    spl_tokens = classes["CanaryTokenizer"].build_special_tokenizer(["transcribe", "en"], spl_dir)
+    en = classes["SentencePieceTokenizer"](str(bpe_dir / "tokenizer.model"))
+    theirs = classes["CanaryTokenizer"](tokenizers={"spl_tokens": spl_tokens, "en": en})
+    ours = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec(
+            "aggregate",
+            {"spl_tokens": str(spl_dir / "tokenizer.model"), "en": str(bpe_dir / "tokenizer.model")},
+            {"langs": ["spl_tokens", "en"]},
+        )
+    )
+    return ours, theirs
+
+
+def _encode_dialog(tok, answer=None):
+    """What CanaryPromptFormatter.encode_dialog gives for the user turn of these tests."""
+    context = tok.canary_prompt("en", "en", version=1) if hasattr(tok, "canary_prompt") else None
+    if context is None:  # NeMo's: the user turn's template, slots filled, as spl_tokens
+        context = tok.text_to_ids("<|startoftranscript|><|en|><|transcribe|><|en|><|pnc|>", "spl_tokens")
+    if answer is None:
+        return {"input_ids": context, "context_ids": context}
+    if hasattr(tok, "encode_language"):
+        answer_ids = tok.encode_language(answer, "en") + [tok.canary_tokens["<|endoftext|>"]]
+    else:
+        answer_ids = tok.text_to_ids(answer, "en") + [tok.eos_id]
+    return {"input_ids": context + answer_ids, "context_ids": context, "answer_ids": answer_ids}
+
+
+@pytest.mark.parametrize("side", ["oasr_tok", "nemo"])
+@pytest.mark.xfail(
+    strict=True,
+    reason="the answer's ids are those of a model trained at test time: the sentencepiece trainer "
+    "installed here gives other ids to 'TEST' than the one the literal was written with, on "
+    "NeMo's side as on ours (both equal each other: the next test)",
+)
+def test_canary_prompt_formatter_training(formatter_tokenizers, side):
+    ans = _encode_dialog(formatter_tokenizers[side == "nemo"], "TEST")
+    assert ans["input_ids"] == [4, 8, 7, 8, 5, 11, 91, 30, 40, 3]
+    assert ans["context_ids"] == [4, 8, 7, 8, 5]
+    assert ans["answer_ids"] == [11, 91, 30, 40, 3]
+
+
+@pytest.mark.parametrize("side", ["oasr_tok", "nemo"])
+def test_canary_prompt_formatter_inference(formatter_tokenizers, side):
+    ans = _encode_dialog(formatter_tokenizers[side == "nemo"])
+    assert ans["input_ids"] == ans["context_ids"] == [4, 8, 7, 8, 5]
+
+
+def test_canary_prompt_formatter_training_as_nemo_gives_it_here(formatter_tokenizers):
+    ours, theirs = formatter_tokenizers
+    for answer in ("TEST", "Example user message.", "Feel free to add new tokens!?"):
+        expected = _encode_dialog(theirs, answer)
+        assert _encode_dialog(ours, answer) == expected
+        assert expected["context_ids"] == [4, 8, 7, 8, 5] and expected["answer_ids"][-1] == 3
+        assert ours.decode(expected["answer_ids"]) == theirs.ids_to_text(expected["answer_ids"][:-1])
