@@ -210,3 +210,68 @@ def test_canary_prompt_formatter_training_as_nemo_gives_it_here(formatter_tokeni
         assert _encode_dialog(ours, answer) == expected
         assert expected["context_ids"] == [4, 8, 7, 8, 5] and expected["answer_ids"][-1] == 3
         assert ours.decode(expected["answer_ids"]) == theirs.ids_to_text(expected["answer_ids"][:-1])
+
+
+# -- NeMo's tests/collections/asr/test_custom_tokenizer.py (NVIDIA/NeMo at
+# 221a81463dff0cf93d13118326aaaaeca54c0d7d), translated. It was written for an older
+# CanaryTokenizer.build_special_tokenizer(dir) with module constants SPECIAL_TOKENS and
+# UNUSED_SPECIAL_TOKENS (a 32-piece special model), which NeMo 3.0 no longer has; its
+# ASRBPEMixin config plumbing (torch) stands here as the aggregate spec of the same two folders.
+
+
+@pytest.fixture(scope="module")
+def custom_tokenizers(tmp_path_factory):
+    classes = nemo_classes()
+    spl_dir = tmp_path_factory.mktemp("spl_tokens")
+    spl = classes["CanaryTokenizer"].build_special_tokenizer([], spl_dir)
+    lang_dir = tmp_path_factory.mktemp("klingon_tokens")
+    (lang_dir / "text.txt").write_text("a\nb\nc\nd\n")
+    classes["create_spt_model"](
+        str(lang_dir / "text.txt"), vocab_size=8, sample_size=-1, do_lower_case=False, output_dir=str(lang_dir)
+    )
+    en = classes["SentencePieceTokenizer"](str(lang_dir / "tokenizer.model"))
+    theirs = classes["CanaryTokenizer"](tokenizers={"spl_tokens": spl, "en": en})
+    ours = oasr_tok.build_tokenizer(
+        oasr_tok.TokenizerSpec(
+            "aggregate",
+            {"spl_tokens": str(spl_dir / "tokenizer.model"), "en": str(lang_dir / "tokenizer.model")},
+            {"langs": ["spl_tokens", "en"]},
+        )
+    )
+    return ours, theirs
+
+
+def test_canary_tokenizer_build_special_tokenizer(custom_tokenizers):
+    # NeMo 3.0's layout of the special model: <unk>, its DEFAULT_TOKENS, "▁"; the aggregate's
+    # special sub-vocabulary is exactly it
+    ours, theirs = custom_tokenizers
+    spl = theirs.tokenizers_dict["spl_tokens"]
+    pieces = [spl.tokenizer.IdToPiece(i) for i in range(spl.tokenizer.vocab_size())]
+    assert pieces[0] == "<unk>" and pieces[-1] == "▁"
+    assert [ours.id_to_piece(i) for i in range(len(pieces))] == pieces
+    assert ours.special_ids == frozenset(range(len(pieces)))
+
+
+def test_canary_tokenizer_init_from_cfg(custom_tokenizers):
+    ours, theirs = custom_tokenizers
+    assert set(theirs.tokenizers_dict) == {"spl_tokens", "en"}
+    sizes = {lang: t.vocab_size for lang, t in theirs.tokenizers_dict.items()}
+    assert ours.offsets == theirs.token_id_offset == {"spl_tokens": 0, "en": sizes["spl_tokens"]}
+    assert ours.vocab_size == sum(sizes.values())
+    assert ours.encode_language("<|startoftranscript|>", "spl_tokens") == theirs.text_to_ids(
+        "<|startoftranscript|>", lang_id="spl_tokens"
+    )
+    assert ours.encode_language("a", "en") == theirs.text_to_ids("a", lang_id="en")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the literals are the older NeMo's: a 32-piece special model (SPECIAL_TOKENS + "
+    "UNUSED_SPECIAL_TOKENS) and spl_tokens text encoded piece by piece ('_' first); NeMo 3.0's "
+    "build_special_tokenizer makes a smaller model and encodes a special prompt token by token",
+)
+def test_canary_tokenizer_init_from_cfg_literals(custom_tokenizers):
+    ours, _ = custom_tokenizers
+    assert ours.offsets["en"] == 32
+    assert ours.encode_language("<|startoftranscript|>", "spl_tokens") == [31, 3]
+    assert ours.encode_language("a", "en") == [32 + 1, 32 + 2]
