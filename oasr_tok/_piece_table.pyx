@@ -1078,7 +1078,9 @@ def byte_level_pieces(list tokens, bytes in_alphabet, bytes byte_of):
             if token is None:
                 piece = b""
             else:
-                text = <str>token  # a str or None: anything else raises TypeError here
+                if type(token) is not str:
+                    raise TypeError(f"byte_level_pieces: token {i} is a {type(token).__name__}, not a str or None")
+                text = <str>token
                 size = PyUnicode_GET_LENGTH(text)
                 if size > capacity:
                     grown = <unsigned char*>PyMem_Realloc(buffer, size)

@@ -750,3 +750,16 @@ def test_a_load_parses_the_tokenizer_json_once(monkeypatch, target):
     assert parsed.count("tokenizer.json") == 1
     assert getattr(files._scope, "contents", None) is None
     assert tok.decode(tok.encode("today 今天")) == "today 今天"
+
+
+def test_the_compiled_byte_alphabet_refuses_what_is_not_a_token():
+    from oasr_tok._piece_table import byte_level_pieces
+    from oasr_tok.kinds._bytelevel import tokens_bytes
+
+    for bad in ([5], [b"x"], ["a", 3.0], [["a"]]):
+        with pytest.raises(TypeError, match="not a str or None"):
+            tokens_bytes(bad)
+    with pytest.raises(ValueError, match="one entry per code point"):
+        byte_level_pieces(["a"], b"\x01", b"")
+    # an alphabet that maps nothing: every token is its own UTF-8
+    assert byte_level_pieces(["\x00\u0100", "", None], b"", b"") == ["\x00\u0100".encode(), b"", b""]

@@ -203,3 +203,26 @@ def test_a_bad_id_in_a_stream_of_new_stream_leaves_it_as_it_was(stop):
         with pytest.raises(InvalidIdError):
             tok.decode_incremental(bad, state)
         assert state == before
+
+
+def test_a_forged_stream_record_is_refused_or_harmless():
+    """The compiled record (_stream_record.pyx) types its fields: what a caller writes into a
+    state's record is checked where it is written, and a record of another kind is refused."""
+    from oasr_tok._stream_record import StreamRecord
+
+    with pytest.raises(TypeError):
+        StreamRecord(["x"], False, "")  # stops: a tuple
+    with pytest.raises(TypeError):
+        StreamRecord(("",), False, "")  # an empty stop string
+    with pytest.raises(TypeError):
+        StreamRecord((5,), False, "")
+    record = StreamRecord(("x",), False, "")
+    with pytest.raises(TypeError):
+        record.pending = 5  # type: ignore[assignment]
+    with pytest.raises(AttributeError):
+        record.stops = ("y",)  # type: ignore[misc]
+    tok = CASES[0].tokenizer()
+    state = tok.new_stream(stop=["zz"])
+    state["_srv"] = object()
+    with pytest.raises(StreamStateError, match="new_stream"):
+        tok.decode_incremental([1], state)
