@@ -763,3 +763,39 @@ def test_the_compiled_byte_alphabet_refuses_what_is_not_a_token():
         byte_level_pieces(["a"], b"\x01", b"")
     # an alphabet that maps nothing: every token is its own UTF-8
     assert byte_level_pieces(["\x00\u0100", "", None], b"", b"") == ["\x00\u0100".encode(), b"", b""]
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": 4_000_000_000}, "unk_token": "a"}},
+        {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": True}, "unk_token": "a"}},
+        {"model": {"type": "WordLevel", "vocab": {"a": 0, "b": -1}, "unk_token": "a"}},
+        {"added_tokens": [{"id": "x", "content": "q"}]},
+        {"added_tokens": [{"id": 10**12, "content": "q", "special": True}]},
+        {"model": {"type": "Unigram", "vocab": [["a"], ["b", 0.0]], "unk_id": 0}},
+        {"decoder": [1, 2]},
+        {"model": [1]},
+    ],
+    ids=[
+        "huge id",
+        "bool id",
+        "negative id",
+        "added id a string",
+        "added id huge",
+        "unigram entry",
+        "decoder",
+        "model",
+    ],
+)
+def test_a_malformed_vocabulary_is_refused_at_load_naming_the_file(tmp_path, patch):
+    """What the JSON reader does not take as plain goes to the runtime, whose refusal is typed
+    and names the file; an id far past the entries is refused before any table is sized."""
+    path = _wordlevel(tmp_path, {"a": 0, "b": 1})
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    data.update(patch)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    with pytest.raises(MalformedAssetError, match="tokenizer.json"):
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
