@@ -156,13 +156,19 @@ def formatter_tokenizers(tmp_path_factory):
         user_defined_symbols=["\n", "<|im_start|>", "<|im_end|>"],
     )
     spl_dir = tmp_path_factory.mktemp("spl_tokens")
-    spl_tokens = classes["CanaryTokenizer"].build_special_tokenizer(["transcribe", "en"], spl_dir)
-    en = classes["SentencePieceTokenizer"](str(bpe_dir / "tokenizer.model"))
-    theirs = classes["CanaryTokenizer"](tokenizers={"spl_tokens": spl_tokens, "en": en})
+    classes["CanaryTokenizer"].build_special_tokenizer(["transcribe", "en"], spl_dir)
+    return _canary_pair(spl_dir, bpe_dir)
+
+
+def _canary_pair(spl_dir, en_dir):
+    """Ours (the aggregate kind) and NeMo's CanaryTokenizer over the same two model folders."""
+    classes = nemo_classes()
+    spl, en = (classes["SentencePieceTokenizer"](str(d / "tokenizer.model")) for d in (spl_dir, en_dir))
+    theirs = classes["CanaryTokenizer"](tokenizers={"spl_tokens": spl, "en": en})
     ours = oasr_tok.build_tokenizer(
         oasr_tok.TokenizerSpec(
             "aggregate",
-            {"spl_tokens": str(spl_dir / "tokenizer.model"), "en": str(bpe_dir / "tokenizer.model")},
+            {"spl_tokens": str(spl_dir / "tokenizer.model"), "en": str(en_dir / "tokenizer.model")},
             {"langs": ["spl_tokens", "en"]},
         )
     )
@@ -223,22 +229,13 @@ def test_canary_prompt_formatter_training_as_nemo_gives_it_here(formatter_tokeni
 def custom_tokenizers(tmp_path_factory):
     classes = nemo_classes()
     spl_dir = tmp_path_factory.mktemp("spl_tokens")
-    spl = classes["CanaryTokenizer"].build_special_tokenizer([], spl_dir)
+    classes["CanaryTokenizer"].build_special_tokenizer([], spl_dir)
     lang_dir = tmp_path_factory.mktemp("klingon_tokens")
     (lang_dir / "text.txt").write_text("a\nb\nc\nd\n")
     classes["create_spt_model"](
         str(lang_dir / "text.txt"), vocab_size=8, sample_size=-1, do_lower_case=False, output_dir=str(lang_dir)
     )
-    en = classes["SentencePieceTokenizer"](str(lang_dir / "tokenizer.model"))
-    theirs = classes["CanaryTokenizer"](tokenizers={"spl_tokens": spl, "en": en})
-    ours = oasr_tok.build_tokenizer(
-        oasr_tok.TokenizerSpec(
-            "aggregate",
-            {"spl_tokens": str(spl_dir / "tokenizer.model"), "en": str(lang_dir / "tokenizer.model")},
-            {"langs": ["spl_tokens", "en"]},
-        )
-    )
-    return ours, theirs
+    return _canary_pair(spl_dir, lang_dir)
 
 
 def test_canary_tokenizer_build_special_tokenizer(custom_tokenizers):
