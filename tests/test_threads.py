@@ -74,3 +74,53 @@ def test_threads_sharing_one_tokenizer_get_what_one_thread_gets(case: KindCase) 
         thread.join()
     assert not errors, errors[0]
     assert got == expected
+
+
+def test_threads_that_first_encode_build_one_runtime_and_load_in_parallel(monkeypatch) -> None:
+    """The huggingface kind builds its `tokenizers` runtime at the first encode, under a lock:
+    threads that encode at once on a fresh tokenizer build it once and all get its ids; loads in
+    parallel threads each parse their files in their own reading_once scope."""
+    from tokenizers import Tokenizer as Backend
+
+    import oasr_tok
+
+    from paths import shared
+
+    path = shared("huggingface/qwen3/tokenizer.json")
+    built: list[int] = []
+    original = Backend.from_str
+
+    def counted(text: str) -> Backend:
+        built.append(1)
+        return original(text)
+
+    monkeypatch.setattr(Backend, "from_str", staticmethod(counted))
+    loaded: list[object] = [None] * THREADS
+    barrier = threading.Barrier(THREADS)
+
+    def load(k: int) -> None:
+        barrier.wait()
+        loaded[k] = oasr_tok.load(path)
+
+    threads = [threading.Thread(target=load, args=(k,)) for k in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert built == [] and all(t is not None for t in loaded)
+    tok = loaded[0]
+    texts = [f"thread {k}: 今天 🎉 naïve" for k in range(THREADS)]
+    got: list[object] = [None] * THREADS
+
+    def encode(k: int) -> None:
+        barrier.wait()
+        got[k] = tok.encode(texts[k])  # type: ignore[attr-defined]
+
+    threads = [threading.Thread(target=encode, args=(k,)) for k in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert built == [1]
+    runtime = original(open(path, encoding="utf-8").read())
+    assert got == [runtime.encode(t, add_special_tokens=False).ids for t in texts]
