@@ -1,6 +1,6 @@
 """wav2vec2 cases: the published facebook/wav2vec2-base-960h vocabulary, the lower-case and
-MMS-shaped variants (fixtures/wav2vec2/), and one vocabulary with clean-up on (the
-re-decoding path). Realistic streams are sentences spelled in the vocabulary's characters
+MMS-shaped variants (fixtures/wav2vec2/), one vocabulary with clean-up on (the
+re-decoding path), and an older checkpoint's added_tokens.json. Realistic streams are sentences spelled in the vocabulary's characters
 with `|` between words (and a leading / trailing delimiter, as CTC output has)."""
 
 from __future__ import annotations
@@ -51,6 +51,20 @@ def _cleanup_build():
     )
 
 
+def _added_tokens_json_build():
+    """An older checkpoint's layout: tokens added past vocab.json in added_tokens.json only, one
+    of them special (the config names it the cls token)."""
+    folder = tempfile.mkdtemp(prefix="oasr-w2v-added-")
+    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as handle:
+        json.dump(json.load(open(own("wav2vec2/base-960h/vocab.json"), encoding="utf-8")), handle)
+    with open(os.path.join(folder, "added_tokens.json"), "w", encoding="utf-8") as handle:
+        json.dump({"!": 32, "?": 33, "$$$": 34, "é": 35}, handle)
+    with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as handle:
+        json.dump({"cls_token": "$$$"}, handle)
+    files = {name[: -len(".json")]: os.path.join(folder, name) for name in os.listdir(folder)}
+    return build_tokenizer(TokenizerSpec("wav2vec2", files))
+
+
 def _index(tok) -> dict[str, int]:
     return {tok.id_to_piece(i): i for i in range(tok.vocab_size)}
 
@@ -85,4 +99,5 @@ CASES = [
         realistic=_realistic,
     ),
     KindCase("wav2vec2/cleanup-lower", _cleanup_build, interesting=_interesting, realistic=_realistic),
+    KindCase("wav2vec2/added-tokens-json", _added_tokens_json_build, interesting=_interesting, realistic=_realistic),
 ]
