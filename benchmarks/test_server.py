@@ -90,6 +90,11 @@ def test_stop_strings(benchmark, impl: str) -> None:
         pytest.skip(str(exc))
     ids = [[i] for i in hypothesis(label, 2_000)]
     stops = STOPS if impl != "oasr_tok" else None
+    _time_one_id_a_call(benchmark, tok, ids, (lambda: tok.new_stream(stop=stops)) if stops else dict, label, impl)
+
+
+def _time_one_id_a_call(benchmark, tok, ids: list[list[int]], fresh, label: str, impl: str) -> None:
+    """One stream fed `ids` one id per call, from a state `fresh()` makes before each round."""
     step = tok.decode_incremental
 
     def run(state):
@@ -99,7 +104,7 @@ def test_stop_strings(benchmark, impl: str) -> None:
     timed(
         benchmark,
         run,
-        (lambda: tok.new_stream(stop=stops)) if stops else dict,
+        fresh,
         per=len(ids),
         info={"suite": "server", "case": label, "op": "stream, per token", "impl": impl, "n": len(ids)},
     )
@@ -134,21 +139,9 @@ def test_envelope(benchmark, impl: str) -> None:
     except Unavailable as exc:
         pytest.skip(str(exc))
     ids = [[i] for i in tok.encode("language English<asr_text>") + hypothesis(label, 2_000)]
-    step = tok.decode_incremental
     fresh = {
         "oasr_tok": dict,
         "oasr_tok new_stream()": tok.new_stream,
         "oasr_tok envelope qwen3_asr": lambda: tok.new_stream(envelope="qwen3_asr"),
     }[impl]
-
-    def run(state):
-        for one in ids:
-            step(one, state)
-
-    timed(
-        benchmark,
-        run,
-        fresh,
-        per=len(ids),
-        info={"suite": "server", "case": label, "op": "stream, per token", "impl": impl, "n": len(ids)},
-    )
+    _time_one_id_a_call(benchmark, tok, ids, fresh, label, impl)

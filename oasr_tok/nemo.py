@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._ids import check_ids
 from .errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
 from .specials import ROLE_NAMES
 from .tokenizer import Tokenizer
@@ -179,8 +180,6 @@ class NeMoTokenizer:
 
     def _checked(self, ids: Sequence[int]) -> list[int]:
         """The ids as check_ids reads them, the legacy special ids past the model included."""
-        from ._ids import check_ids
-
         return check_ids(ids, self._size)
 
     def text_to_ids(self, text: str) -> list[int]:
