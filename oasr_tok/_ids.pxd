@@ -77,9 +77,11 @@ cdef extern from *:
         *out = PyUnstable_Long_CompactValue((PyLongObject *)op);
         return 1;
     #else
+        /* Py_SIZE is public; a one-digit int's value through the public call, which cannot
+           fail for it (no private struct field is read). */
         switch (Py_SIZE(op)) {
         case 0: *out = 0; return 1;
-        case 1: *out = (Py_ssize_t)((PyLongObject *)op)->ob_digit[0]; return 1;
+        case 1: *out = PyLong_AsSsize_t(op); return 1;
         default: return 0;
         }
     #endif
@@ -101,7 +103,7 @@ cdef extern from *:
     #else
             switch (Py_SIZE(op)) {
             case 0: value = 0; break;
-            case 1: value = (Py_ssize_t)((PyLongObject *)op)->ob_digit[0]; break;
+            case 1: value = PyLong_AsSsize_t(op); break;
             default: return j;
             }
     #endif

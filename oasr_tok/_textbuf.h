@@ -33,18 +33,10 @@
 #include <Python.h>
 #include <assert.h>
 #include <stdint.h>
+#include "_textstate.h"
 
+/* Set once by oasr_textbuf_init, when oasr_tok._textbuf is imported. */
 static PyObject *oasr_key_text = NULL, *oasr_key_tail = NULL, *oasr_key_wide = NULL, *oasr_key_tok = NULL;
-
-static int oasr_textbuf_keys(void)
-{
-    if (oasr_key_tok) return 0;
-    oasr_key_text = PyUnicode_InternFromString("text");
-    oasr_key_tail = PyUnicode_InternFromString("_tail");
-    oasr_key_wide = PyUnicode_InternFromString("_wide");
-    oasr_key_tok = PyUnicode_InternFromString("_tok");
-    return (oasr_key_text && oasr_key_tail && oasr_key_wide && oasr_key_tok) ? 0 : -1;
-}
 
 /* The storage a character needs: 0 ASCII, 1 Latin-1, 2 UCS-2, 4 UCS-4. */
 static inline int oasr_char_level(Py_UCS4 ch)
@@ -78,25 +70,29 @@ static Py_ssize_t oasr_find_level(PyObject *s, Py_ssize_t start, Py_ssize_t end,
     return -1;
 }
 
-/* oasr_tok.errors.StreamStateError, looked up on first use (this header is compiled into
- * several extension modules, each with its own copy of the pointer). */
+/* oasr_tok.errors.StreamStateError, looked up when oasr_tok._textbuf is imported (the one
+ * module this header is compiled into: oasr_textbuf_init), so no thread races to set it. */
 static PyObject *oasr_state_error_type = NULL;
 
 static PyObject *oasr_state_error(void)
 {
+    return oasr_state_error_type ? oasr_state_error_type : PyExc_ValueError;
+}
+
+/* The keys and the error type, once, at the module's import (0, or -1 with an exception). */
+static int oasr_textbuf_init(void)
+{
     PyObject *module;
-    if (oasr_state_error_type == NULL) {
-        module = PyImport_ImportModule("oasr_tok.errors");
-        if (module != NULL) {
-            oasr_state_error_type = PyObject_GetAttrString(module, "StreamStateError");
-            Py_DECREF(module);
-        }
-        if (oasr_state_error_type == NULL) {
-            PyErr_Clear();
-            return PyExc_ValueError;
-        }
-    }
-    return oasr_state_error_type;
+    oasr_key_text = PyUnicode_InternFromString("text");
+    oasr_key_tail = PyUnicode_InternFromString("_tail");
+    oasr_key_wide = PyUnicode_InternFromString("_wide");
+    oasr_key_tok = PyUnicode_InternFromString("_tok");
+    if (!(oasr_key_text && oasr_key_tail && oasr_key_wide && oasr_key_tok)) return -1;
+    module = PyImport_ImportModule("oasr_tok.errors");
+    if (module == NULL) return -1;
+    oasr_state_error_type = PyObject_GetAttrString(module, "StreamStateError");
+    Py_DECREF(module);
+    return oasr_state_error_type ? 0 : -1;
 }
 
 static int oasr_corrupt(const char *why)
@@ -212,7 +208,6 @@ static int oasr_check_owner(PyObject *state, PyObject *tag)
         PyErr_Format(oasr_state_error(), "a stream state is a dict ({} to start), got %.100s", Py_TYPE(state)->tp_name);
         return -1;
     }
-    if (oasr_textbuf_keys() < 0) return -1;
     seen = PyDict_GetItemWithError(state, oasr_key_tok);
     if (seen == NULL) {
         if (PyErr_Occurred()) return -1;
@@ -242,21 +237,11 @@ static int oasr_check_owner(PyObject *state, PyObject *tag)
 
 /* -- the text -------------------------------------------------------------------------------- */
 
-/* The validated text part of a state. */
-typedef struct {
-    PyObject *text;        /* borrowed; NULL when the state has none yet */
-    Py_ssize_t n, old_tail, keep;
-    int level;             /* of text */
-    Py_ssize_t wide;       /* index in text[:keep] of a character needing `level`, or -1 */
-    Py_ssize_t recorded;   /* state["_wide"] as found (-1: absent) */
-} oasr_textstate;
-
 /* Read and check state["text"], ["_tail"], ["_wide"]; -1 with StreamStateError if any is not
  * what a stream state holds. Touches nothing. */
 static int oasr_read_text(PyObject *state, oasr_textstate *ts)
 {
     Py_ssize_t wide;
-    if (oasr_textbuf_keys() < 0) return -1;
     ts->old_tail = oasr_state_count(state, oasr_key_tail, 0);
     if (ts->old_tail < 0) return -1;
     wide = oasr_state_count(state, oasr_key_wide, -1);

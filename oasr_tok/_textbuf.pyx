@@ -1,7 +1,61 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
 """Python access to the stream-text buffer and the stream-state checks (see _textbuf.h), for
 kinds written in Python."""
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail, oasr_commit, oasr_commit_tagged, oasr_tag
+from cpython.object cimport PyObject
+
+cdef extern from "_textbuf.h":
+    int _init "oasr_textbuf_init"() except -1
+    int _read_text "oasr_read_text"(object state, oasr_textstate* ts) except -1
+    int _check_tail_read "oasr_check_tail_read"(object state, object tail, oasr_textstate* ts) except -1
+    int _commit_read "oasr_commit_read"(object state, const oasr_textstate* ts, object settled, object tail,
+                                        PyObject* tag) except -1
+    int _commit "oasr_commit"(object state, object settled, object tail) except -1
+    int _commit_tagged "oasr_commit_tagged"(object state, object settled, object tail, object tag) except -1
+    int _check_owner "oasr_check_owner"(object state, object tag) except -1
+    int _check_tail "oasr_check_tail"(object state, object tail) except -1
+    object _tag "oasr_tag"(object data)
+    int _append "oasr_append"(object state, object key, object delta) except -1
+
+_init()
+
+
+# The one home of _textbuf.h's code: the other compiled modules call these (see _textbuf.pxd).
+
+cdef int oasr_read_text(object state, oasr_textstate* ts) except -1:
+    return _read_text(state, ts)
+
+
+cdef int oasr_check_tail_read(object state, object tail, oasr_textstate* ts) except -1:
+    return _check_tail_read(state, tail, ts)
+
+
+cdef int oasr_commit_read(object state, const oasr_textstate* ts, object settled, object tail,
+                          PyObject* tag) except -1:
+    return _commit_read(state, ts, settled, tail, tag)
+
+
+cdef int oasr_commit(object state, object settled, object tail) except -1:
+    return _commit(state, settled, tail)
+
+
+cdef int oasr_commit_tagged(object state, object settled, object tail, object tag) except -1:
+    return _commit_tagged(state, settled, tail, tag)
+
+
+cdef int oasr_check_owner(object state, object tag) except -1:
+    return _check_owner(state, tag)
+
+
+cdef int oasr_check_tail(object state, object tail) except -1:
+    return _check_tail(state, tail)
+
+
+cdef object oasr_tag(object data):
+    return _tag(data)
+
+
+cdef int oasr_append(object state, object key, object delta) except -1:
+    return _append(state, key, delta)
 
 
 def commit_text(dict state, str settled, str tail, tag=None):

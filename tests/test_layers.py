@@ -104,3 +104,12 @@ def test_no_import_circles():
     for node in sorted(graph):
         if node != "__init__":
             visit(node)
+
+
+def test_the_text_buffer_is_compiled_into_one_module():
+    """_textbuf.h's code (the in-place text write, the state checks) has one compiled home,
+    oasr_tok._textbuf; every other compiled module reaches it through _textbuf.pxd's functions
+    and sees only its state record's type (_textstate.h)."""
+    sources = sorted(PACKAGE.glob("*.pyx")) + sorted(PACKAGE.glob("*.pxd")) + sorted(PACKAGE.glob("*.h"))
+    including = {p.name for p in sources if re.search(r'["<]_textbuf\.h[">]', p.read_text(encoding="utf-8"))}
+    assert including == {"_textbuf.pyx"}
