@@ -1,7 +1,7 @@
 # Types of the compiled id intake (oasr_tok/_ids.pyx); tests/test_typing.py checks these
 # against the built module with mypy's stubtest.
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn, final, overload
+from typing import Any, NoReturn, final
 
 # `ids` may be anything: a list or tuple of ints, an integer buffer (a NumPy array,
 # array.array), any sequence of integers; all else raises NonIntegerIdError.
@@ -22,29 +22,6 @@ class CheckedIds:
 # What id_at raises at an item of a long list or buffer read in place that is not an id in
 # range: the compiled callers then read the ids again with the copying read. Never escapes.
 class ReadAgain(RuntimeError): ...
-
-# [table[i] for i in ids if not skip[i]], the ids read as check_ids reads them.
-def gather(table: list[Any], ids: object, skip: bytes | None = None) -> list[Any]: ...
-
-# b"".join(pieces[i] for i in ids) with the ids read as check_ids reads them; None when an id
-# whose `stops` byte is set occurs. first_pieces / keeps_first: a leading rule (see the module).
-@overload
-def join_pieces(
-    pieces: list[bytes],
-    ids: object,
-    first_pieces: list[bytes] | None = None,
-    keeps_first: bytes | None = None,
-    stops: None = None,
-) -> bytes: ...
-@overload
-def join_pieces(
-    pieces: list[bytes],
-    ids: object,
-    first_pieces: list[bytes] | None = None,
-    keeps_first: bytes | None = None,
-    *,
-    stops: bytes,
-) -> bytes | None: ...
 
 # `batch`: a sequence of id sequences or a 2-D integer array. Each row comes back as it was
 # given (a list, a tuple, a NumPy row) or, read from a buffer or cut by `lengths` / `pad_id`,

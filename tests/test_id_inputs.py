@@ -638,7 +638,8 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
     """_ids.join_pieces against b"".join and a plain statement of its leading rule, on every
     layout; stops give None; bad ids get check_ids' errors; a piece that is not bytes is a
     TypeError, never a crash."""
-    from oasr_tok._ids import check_ids, join_pieces
+    from oasr_tok._ids import check_ids
+    from oasr_tok._join import join_pieces
 
     pieces = [bytes([65 + i]) * (i % 3) for i in range(40)]
     first = [p.lower() for p in pieces]
@@ -675,7 +676,8 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
 
 
 def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
-    from oasr_tok._ids import check_ids, gather
+    from oasr_tok._ids import check_ids
+    from oasr_tok._join import gather
 
     table = [f"t{i}" for i in range(40)]
     skip = bytes(1 if i % 5 == 0 else 0 for i in range(40))
@@ -845,7 +847,8 @@ BUFFER_CHILD = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     sys.setswitchinterval(1e-5)
     import oasr_tok
-    from oasr_tok._ids import check_ids, gather, join_pieces, runtime_ids
+    from oasr_tok._ids import check_ids, runtime_ids
+    from oasr_tok._join import gather, join_pieces
     from paths import shared
     tok = oasr_tok.build_tokenizer(
         oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})

@@ -18,7 +18,7 @@ LAYERS = {
     2: {"tokenizer", "contract", "streaming", "prompting", "chat", "words", "pickling", "registry", "detection"}
     | {"revisions", "_revisions"},
     1: {"errors", "spec", "specials", "files", "archive", "assets", "segments", "subtitles", "serving", "envelopes"}
-    | {"_ids", "_textbuf", "_piece_table", "_ctc", "_funasr", "_clean_spaces", "_gguf", "_words", "_wordtypes"}
+    | {"_ids", "_join", "_textbuf", "_piece_table", "_ctc", "_funasr", "_clean_spaces", "_gguf", "_words", "_wordtypes"}
     | {"_stream_record"},
 }
 

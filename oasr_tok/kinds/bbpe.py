@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._ids import join_pieces
+from .._join import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError

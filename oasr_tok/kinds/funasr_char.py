@@ -41,7 +41,7 @@ from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
 from .._funasr import Track as _Track
 from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
-from .._ids import gather
+from .._join import gather
 from .._textbuf import check_owner, check_state, commit_text, table_tag
 from ..detection import (
     Detected,

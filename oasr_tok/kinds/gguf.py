@@ -38,7 +38,7 @@ from itertools import accumulate
 from typing import Any
 
 from .._clean_spaces import CleanSpacesStream
-from .._ids import join_pieces
+from .._join import join_pieces
 from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..assets import register_value_reader
 from ..detection import Detected, Found, folder_names

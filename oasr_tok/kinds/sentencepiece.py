@@ -38,7 +38,8 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._ids import check_ids, join_pieces
+from .._ids import check_ids
+from .._join import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
 from ..archive import is_archive_ref, read_member
 from ..detection import SPEC_FILE, Detected, Found, SetAside, folder_names, markup_evidence, summarise

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .._ids import join_pieces
+from .._join import join_pieces
 from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
 from ..detection import (
     TIKTOKEN_SET_ASIDE,

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._ids import join_pieces
+from .._join import join_pieces
 from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
 from ..detection import Detected, Found, folder_names
 from ..errors import BackendNotInstalledError, MalformedAssetError

@@ -49,7 +49,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._ids import join_pieces
+from .._join import join_pieces
 from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
 from ..detection import TIKTOKEN_SET_ASIDE, TIKTOKEN_SUFFIX, Detected, Found, SetAside, folder_names, is_tiktoken_ranks
 from ..errors import (
