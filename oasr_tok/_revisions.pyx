@@ -61,8 +61,7 @@ cdef extern from "Python.h":
 cdef extern from *:
     """
     /* On free-threaded builds a refcount of 1 does not prove that no other thread is about to
-       read an object (_textbuf.h's condition 4), and a flag does not keep two threads from one
-       scratch object: a record is then never updated in place, nor the scratch box shared. */
+       read an object (_textbuf.h's condition 4): a record is then never updated in place. */
     #ifdef Py_GIL_DISABLED
     #define OASR_GIL_BUILD 0
     #else
@@ -541,35 +540,19 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
         raise
 
 
-cdef list _BOX = [b""]
-cdef bint _box_busy = False
-
-
 cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times):
     """One call of decode_hypothesis; the state is written only once it has succeeded."""
-    global _box_busy
     cdef IdBuffer ids
-    cdef list box
     ids.ids = NULL
     ids.n = 0
     ids.heap = NULL
     ids.in_place = NULL
     ids.column = NULL
-    # The box a PieceTable's steps keep their pending bytes in: one for every call (a new list
-    # per call, and another per commit, were a few percent of it), unless a call is already
-    # using it (a kind's own Python code may call decode_hypothesis from inside a call).
-    if _box_busy or not OASR_GIL_BUILD:
-        box = [b""]
-    else:
-        box = _BOX
-        _box_busy = True
     try:
-        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids, box)
+        # box: where a PieceTable's steps keep their pending bytes during the call
+        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids, [b""])
     finally:
         release_ids(&ids)
-        if box is _BOX:
-            box[0] = b""
-            _box_busy = False
 
 
 cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids, list box):
