@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=True, wraparound=False
+# cython: language_level=3, boundscheck=True, wraparound=False, freethreading_compatible=True
 """The one hot loop of the GGUF reader: an array of length-prefixed strings (a vocabulary of
 150k tokens and as many merges). Every length is checked against the bytes left before the
 string is made; a bad one is reported by index, for the reader to name file, key and offset."""

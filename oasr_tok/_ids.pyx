@@ -22,6 +22,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 from libc.string cimport memcpy, memset
 
 import operator
+from collections.abc import Sequence
 
 from oasr_tok.errors import InvalidIdError, NonIntegerIdError
 
@@ -514,20 +515,9 @@ cdef int _read_into(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) exc
         if not PyObject_CheckBuffer(array) or _refused(array):
             raise _not_ids(ids, f" (its __array__ gave {_what(array)}, which has no buffer)")
         return _read_buffer(out, array, lo, hi)
-    if isinstance(ids, range) or (isinstance(ids, _sequence()) and not isinstance(ids, (set, frozenset))):
+    if isinstance(ids, range) or (isinstance(ids, Sequence) and not isinstance(ids, (set, frozenset))):
         return _read_list(out, list(ids), lo, hi)
     raise _not_ids(ids)
-
-
-cdef object _sequence_abc = None
-
-
-cdef object _sequence():
-    global _sequence_abc
-    if _sequence_abc is None:
-        from collections.abc import Sequence
-        _sequence_abc = Sequence
-    return _sequence_abc
 
 
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1:
@@ -578,6 +568,24 @@ cdef extern from *:
 # ids; what it holds is at most one int per id of that vocabulary.
 cdef PyObject** _shared_ints = NULL
 cdef Py_ssize_t _shared_len = 0
+
+
+@cython.final
+cdef class _SharedIntsOwner:
+    """The module's one instance owns _shared_ints: when the module is torn down (interpreter
+    exit), it drops the table's ints and frees the table."""
+
+    def __dealloc__(self):
+        global _shared_ints, _shared_len
+        cdef Py_ssize_t value
+        for value in range(_shared_len):
+            Py_XDECREF(_shared_ints[value])
+        PyMem_Free(_shared_ints)
+        _shared_ints = NULL
+        _shared_len = 0
+
+
+_shared_ints_owner = _SharedIntsOwner()
 
 
 cdef bint _share_ints(Py_ssize_t limit) except -1:
@@ -964,7 +972,7 @@ def batch_rows(batch, lengths=None, pad_id=None):
         rows = _rows_of_buffer(batch, batch)
     elif _as_array(batch) is not None:
         rows = _rows_of_buffer(batch, _as_array(batch))
-    elif isinstance(batch, _sequence()):
+    elif isinstance(batch, Sequence):
         rows = list(batch)
     else:
         raise _not_ids(batch)

@@ -110,21 +110,39 @@ for _cp in range(128):
     _ascii[_cp] = char_class(chr(_cp))
 
 
+cdef extern from *:
+    """
+    /* A class byte of the shared table, read and written whole: on free-threaded builds two
+       threads may fill the same entry (with the same class) at once. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define OASR_LOAD_CLASS(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define OASR_STORE_CLASS(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #else
+    #define OASR_LOAD_CLASS(p) (*(volatile unsigned char *)(p))
+    #define OASR_STORE_CLASS(p, v) (*(volatile unsigned char *)(p) = (v))
+    #endif
+    """
+    unsigned char OASR_LOAD_CLASS(unsigned char* p) noexcept nogil
+    void OASR_STORE_CLASS(unsigned char* p, unsigned char v) noexcept nogil
+
+
+# The class of every code point met so far (0: not yet classified), allocated when the module is
+# imported and filled as characters are met: the pages of code points never met are never touched.
+_table = <unsigned char *>calloc(MAX_CP, 1)
+if _table == NULL:
+    raise MemoryError("oasr_tok._words: no memory for the character-class table")
+
+
 cdef inline int _cls(Py_UCS4 cp) except -1:
-    global _table
     cdef int c
     if cp < 128:
         return _ascii[cp]
     if cp >= MAX_CP:  # cannot happen for a str, but never index past the table
         return C_WORD
-    if _table == NULL:
-        _table = <unsigned char *>calloc(MAX_CP, 1)  # pages are only touched when used
-        if _table == NULL:
-            raise MemoryError()
-    c = _table[cp]
+    c = OASR_LOAD_CLASS(&_table[cp])
     if c == 0:
         c = char_class(chr(cp))
-        _table[cp] = <unsigned char>c
+        OASR_STORE_CLASS(&_table[cp], <unsigned char>c)
     return c
 
 

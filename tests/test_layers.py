@@ -113,3 +113,19 @@ def test_the_text_buffer_is_compiled_into_one_module():
     sources = sorted(PACKAGE.glob("*.pyx")) + sorted(PACKAGE.glob("*.pxd")) + sorted(PACKAGE.glob("*.h"))
     including = {p.name for p in sources if re.search(r'["<]_textbuf\.h[">]', p.read_text(encoding="utf-8"))}
     assert including == {"_textbuf.pyx"}
+
+
+def test_free_threading_declarations_are_the_documented_ones():
+    """A compiled module declares freethreading_compatible exactly when docs/architecture.md
+    § Threads lists it as declared (the page says what the others still need)."""
+    declared = {
+        p.stem
+        for p in PACKAGE.glob("*.pyx")
+        if re.search(
+            r"^# cython:.*\bfreethreading_compatible\s*=\s*True", p.read_text(encoding="utf-8").split("\n", 1)[0]
+        )
+    }
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    said = re.search(r"Declared `freethreading_compatible`: ((?:`\w+`(?:, | and )?)+)", page)
+    assert said, "docs/architecture.md no longer says which modules are declared"
+    assert declared == set(re.findall(r"`(\w+)`", said.group(1)))

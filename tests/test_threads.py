@@ -1,6 +1,6 @@
 """One tokenizer shared by many threads gives every thread what a single thread gets
-(docs/architecture.md § Threads). Each thread owns its stream states; the tokenizer, its
-compiled tables and the module-level caches are shared."""
+(docs/architecture.md § Threads and free-threaded Python). Each thread owns its stream
+states; the tokenizer, its compiled tables and the module-level caches are shared."""
 
 from __future__ import annotations
 
