@@ -129,3 +129,13 @@ def test_free_threading_declarations_are_the_documented_ones():
     said = re.search(r"Declared `freethreading_compatible`: ((?:`\w+`(?:, | and )?)+)", page)
     assert said, "docs/architecture.md no longer says which modules are declared"
     assert declared == set(re.findall(r"`(\w+)`", said.group(1)))
+
+
+def test_only_the_text_buffer_reaches_into_cpython_private_api():
+    """The in-place text write (_textbuf.h, documented there) is the one place that reads
+    CPython's private str fields; no other compiled source calls a private function (_Py...)
+    or reads a private struct field. PyUnstable_* is public (PEP 689)."""
+    private = re.compile(r"\b_Py[A-Z]\w*|->\s*(ob_digit|ob_item|wstr|utf8|hash|ma_\w+)\b|\bob_digit\b")
+    sources = [p for p in PACKAGE.glob("*") if p.suffix in {".pyx", ".pxd", ".h"} and p.name != "_textbuf.h"]
+    found = {(p.name, m.group(0)) for p in sources for m in private.finditer(p.read_text(encoding="utf-8"))}
+    assert not found
