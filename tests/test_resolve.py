@@ -511,3 +511,31 @@ def test_the_projects_trained_fixtures_resolve(relative, kind):
     from paths import own
 
     assert resolve(own(relative)).kind == kind
+
+
+def test_load_asks_no_detector_ranked_below_the_first_find(tmp_path, monkeypatch) -> None:
+    """load and resolve stop asking once no later detector can outrank what was found: a
+    broken file of a kind ranked below is not read (nor its kind's module imported), while
+    describe, which reports every candidate, still asks every detector."""
+    shutil.copy(shared("huggingface/mistral-7b/tokenizer.json"), tmp_path / "tokenizer.json")
+    (tmp_path / "tokens.txt").write_bytes(b"a 0\nb 1\n\xff\xfe 2\n")  # not UTF-8: symbol_table refuses it
+    assert load(tmp_path).spec.kind == "huggingface"
+    assert resolve(tmp_path).kind == "huggingface"
+    with pytest.raises(MalformedAssetError, match=r"tokens.txt:3"):
+        describe(tmp_path)
+    # The detectors load asks: those ranked up to the winner's precedence, in order.
+    from oasr_tok import registry, resolution
+
+    asked: list[str] = []
+    ask = resolution._ask
+
+    def spy(entry, path):
+        asked.append(entry.name)
+        return ask(entry, path)
+
+    monkeypatch.setattr(resolution, "_ask", spy)
+    load(tmp_path)
+    order = [entry.name for entry in registry.detectors()]
+    winner = next(e for e in registry.detectors() if e.name == "huggingface")
+    assert asked == [e.name for e in registry.detectors() if e.precedence <= winner.precedence]
+    assert asked == order[: len(asked)] and "symbol_table" not in asked

@@ -217,7 +217,7 @@ def read_whisper_layout(path: str) -> WhisperLayout:
     if not all_json_ids(vocab.values()):
         token, token_id = next((t, i) for t, i in vocab.items() if json_id(i) is None)
         raise _malformed(path, f"vocab entry {short_repr(token)} has id {short_repr(token_id)}")
-    tokens: dict[int, str] = {token_id: token for token, token_id in vocab.items()}
+    tokens: dict[int, str] = dict(zip(vocab.values(), vocab.keys()))  # (built in C)
     added = data.get("added_tokens") or []
     if not isinstance(added, list):
         raise _malformed(path, "'added_tokens' is not a list")
