@@ -649,6 +649,7 @@ def other_suites(run: Run) -> list[str]:
         "prompt": "The prompt side: µs per call (stream rows: per token)",
         "ctc": "collapse_ctc: ns per frame",
         "server": "The server loop: µs per stream-token (batch, stop rows), per call (prefill)",
+        "threads": "Threads: µs per decode, one thread alone or two at once (0.5x the one-thread row: perfect scaling)",
     }
     out: list[str] = []
     for suite, title in titles.items():

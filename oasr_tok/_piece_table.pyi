@@ -12,8 +12,17 @@ FLAG_BREAK: int
 FLAG_END_FIRST: int
 
 # One rendering per id: str pieces (mode "text") or bytes (mode "bytes"); an id flagged
-# FLAG_SKIP or FLAG_BYTE may hold None. The engine takes a list, no other sequence.
-_Pieces: TypeAlias = list[str] | list[bytes] | list[str | None] | list[bytes | None]
+# FLAG_SKIP or FLAG_BYTE may hold None. A list or a tuple (the table keeps a copy).
+_Pieces: TypeAlias = (
+    list[str]
+    | list[bytes]
+    | list[str | None]
+    | list[bytes | None]
+    | tuple[str, ...]
+    | tuple[bytes, ...]
+    | tuple[str | None, ...]
+    | tuple[bytes | None, ...]
+)
 
 @type_check_only
 class _Engine(Protocol):

@@ -5,6 +5,7 @@ streams in one call, each exactly what its own decode_incremental gives."""
 from __future__ import annotations
 
 import copy
+import random
 
 import numpy as np
 import pytest
@@ -178,6 +179,17 @@ def test_one_state_for_two_streams_of_a_batch_is_refused():
     with pytest.raises(StreamStateError, match="two streams"):
         tok.decode_incremental_batch([good[:1], good[1:]], [shared, shared])
     assert shared == {}
+    # Among many streams, wherever the two places are (the check is a set of addresses).
+    rng = random.Random(5)
+    for _ in range(20):
+        states: list[dict] = [{} for _ in range(rng.randrange(2, 3000))]
+        a, b = rng.sample(range(len(states)), 2)
+        states[b] = states[a]
+        with pytest.raises(StreamStateError, match="two streams"):
+            tok.decode_incremental_batch([good[:1]] * len(states), states)
+        assert all(state == {} for state in states)
+    distinct: list[dict] = [{} for _ in range(3000)]
+    assert tok.decode_incremental_batch([good[:1]] * 3000, distinct) == [tok.decode(good[:1])] * 3000
 
 
 def test_a_shallow_copy_of_a_stream_forks_it():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import threading
 
+import numpy as np
 import pytest
 
 from cases import KindCase, all_cases
@@ -68,6 +69,38 @@ def test_threads_sharing_one_tokenizer_get_what_one_thread_gets(case: KindCase) 
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
+    assert got == expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_threads_decoding_long_transcripts_at_once_get_what_one_thread_gets(case: KindCase) -> None:
+    """A decode of 40,000 ids or more lets go of the GIL while it gathers its pieces (_join.pyx):
+    four threads decoding long transcripts at once (lists and int32 arrays, the array written
+    by no one) get what one thread gets."""
+    tok = case.tokenizer()
+    rng = random.Random(11)
+    pool = list(range(tok.vocab_size))
+    long = [[rng.choice(pool) for _ in range(40_000 + 997 * k)] for k in range(4)]
+    inputs: list[object] = [long[0], np.array(long[1], dtype=np.int32), long[2], np.array(long[3])]
+    expected = [tok.decode(ids) for ids in inputs]
+    got: list[object] = [None] * 4
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def run(k: int) -> None:
+        try:
+            barrier.wait()
+            for _ in range(3):
+                got[k] = tok.decode(inputs[k])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:

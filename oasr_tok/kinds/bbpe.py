@@ -102,11 +102,12 @@ class BbpeTokenizer(TableMethods, SentencePieceModel, Tokenizer):
                 "model spells bytes as characters instead. Load it as kind 'sentencepiece'",
                 path=path,
             )
-        self._rest = [b"" if f & FLAG_SKIP else _as_bytes(t) for t, f in zip(renderings.rest, flags)]
+        # (tuples: a long join of them lets go of the GIL, _join.pyx)
+        self._rest = tuple([b"" if f & FLAG_SKIP else _as_bytes(t) for t, f in zip(renderings.rest, flags)])
         self._first = (
             None
             if renderings.first is None
-            else [b"" if f & FLAG_SKIP else _as_bytes(t) for t, f in zip(renderings.first, flags)]
+            else tuple([b"" if f & FLAG_SKIP else _as_bytes(t) for t, f in zip(renderings.first, flags)])
         )
         self._keeps_first = bytes(1 if f & (FLAG_KEEP_FIRST | FLAG_SKIP) else 0 for f in flags)
         self._table = PieceTable(self._rest, first_pieces=self._first, flags=flags, mode="bytes", byte_rule="ignore")

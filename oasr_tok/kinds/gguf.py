@@ -255,7 +255,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
     def __init__(self, vocab: GGUFVocab, keep_specials: bool = False) -> None:
         self.vocab = vocab
         # keep_specials: the with_specials() view, llama_detokenize with unparse_special on.
-        self._pieces = token_pieces_bytes(vocab, special=keep_specials)
+        self._pieces = tuple(token_pieces_bytes(vocab, special=keep_specials))  # (a tuple: _join.pyx)
         self._special = frozenset() if keep_specials else special_ids_of(vocab)
         self._size = len(self._pieces)
         # Ids that render nothing (the special ids; in the view, unused and undefined ones).
@@ -268,12 +268,12 @@ class GGUFTokenizer(TableMethods, Tokenizer):
         # that renders nothing included (a control id first keeps the next id's space).
         self._first = first = None
         if vocab.add_space_prefix:
-            self._first = first = [piece[1:] if piece[:1] == b" " else piece for piece in self._pieces]
+            self._first = first = tuple([piece[1:] if piece[:1] == b" " else piece for piece in self._pieces])
             self._keeps_none = bytes(self._size)  # decode: no id keeps the first rule past itself
             for i in range(self._size):
                 if skip[i]:
                     skip[i] |= FLAG_END_FIRST
-        raw = PieceTable(list(self._pieces), first_pieces=first, flags=bytes(skip), mode="bytes")
+        raw = PieceTable(self._pieces, first_pieces=first, flags=bytes(skip), mode="bytes")
         # decode_incremental and token_pieces are TableMethods': the table's compiled engine,
         # or, with clean_spaces, the transducer over it.
         self._table = CleanSpacesStream(raw, self._special) if vocab.clean_spaces else raw

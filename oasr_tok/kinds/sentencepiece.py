@@ -413,11 +413,13 @@ class _DecodeTables:
     def __init__(self, renderings: Renderings) -> None:
         flags, values = renderings.flags, renderings.values
 
-        def utf8(texts: list[str]) -> list[bytes]:
-            return [
-                b"" if f & FLAG_SKIP else bytes([values[i]]) if f & FLAG_BYTE else texts[i].encode("utf-8")
-                for i, f in enumerate(flags)
-            ]
+        def utf8(texts: list[str]) -> tuple[bytes, ...]:  # (a tuple: a long join lets go of the GIL)
+            return tuple(
+                [
+                    b"" if f & FLAG_SKIP else bytes([values[i]]) if f & FLAG_BYTE else texts[i].encode("utf-8")
+                    for i, f in enumerate(flags)
+                ]
+            )
 
         self.rest = utf8(renderings.rest)
         self.first = None if renderings.first is None else utf8(renderings.first)

@@ -280,7 +280,7 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         self._special = frozenset(range(num_special))
         self._special_by_name = {name: token_id for token_id, name in enumerate(tekken.special_names)}
         #: the bytes every id renders (b"" for special ids), the table decode() reads
-        self._bytes: list[bytes] = [b""] * num_special + tekken.rank_bytes
+        self._bytes: tuple[bytes, ...] = (b"",) * num_special + tuple(tekken.rank_bytes)  # (a tuple: _join.pyx)
         flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
         #: one byte per id, non-zero for the ids that cut a byte run (decode's join_pieces stops)
         self._run_breaks = bytes([1]) * num_special + bytes(len(tekken.rank_bytes))
@@ -509,7 +509,7 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
     def __init__(self, parent: TekkenTokenizer) -> None:
         self._parent = parent
         names = parent.special_token_names
-        self._bytes = [name.encode("utf-8") for name in names] + parent._bytes[len(names) :]
+        self._bytes = tuple([name.encode("utf-8") for name in names]) + parent._bytes[len(names) :]
         flags = bytes(0 if name else FLAG_SKIP | FLAG_BREAK for name in names) + bytes(len(self._bytes) - len(names))
         self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
         #: decode's join_pieces stops: only an empty name must cut the run by hand

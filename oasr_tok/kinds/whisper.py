@@ -400,7 +400,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
-        self._pieces = self._bytes + [b""] * (vocab_size - eot)
+        self._pieces = tuple(self._bytes) + (b"",) * (vocab_size - eot)  # (a tuple: _join.pyx)
         prompt_stop = bytearray(vocab_size)
         prompt_stop[layout.sot_prev] = 1
         self._prompt_stop = bytes(prompt_stop)
@@ -832,12 +832,14 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
         self._parent = parent
         size = parent.vocab_size
         tokens = parent._layout.tokens
-        self._bytes = [
-            token_bytes(tokens[i])
-            if i in tokens
-            else (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
-            for i in range(size)
-        ]
+        self._bytes = tuple(
+            [
+                token_bytes(tokens[i])
+                if i in tokens
+                else (parent.id_to_piece(i).encode("utf-8") if parent.is_timestamp(i) else b"")
+                for i in range(size)
+            ]
+        )
         self._table = PieceTable(self._bytes, mode="bytes")
 
     @property

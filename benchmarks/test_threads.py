@@ -1,0 +1,44 @@
+"""Two threads (docs/architecture.md § Threads and free-threaded Python): a long decode of a kind
+that joins pieces by id lets go of the GIL while it gathers them. One thread decoding one
+transcript of 200,000 ids, against two threads each decoding one at the same time: per decode,
+so 0.5x the one-thread row would be perfect scaling and 1.0x none. The huggingface kind (whose
+decode holds the GIL throughout) is the control."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from bench_cases import Unavailable, hypothesis, tokenizer
+from conftest import timed
+
+CASES = ["symbol_table/icefall-bpe500", "whisper/faster-whisper-base", "gguf/qwen2", "huggingface/qwen3"]
+N = 200_000
+
+
+@pytest.mark.parametrize("label", CASES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_decode_in_threads(benchmark, label: str, threads: int) -> None:
+    try:
+        tok = tokenizer(label)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    ids = hypothesis(label, N)
+    decode = tok.decode
+
+    def run(_: object) -> None:
+        if threads == 1:
+            decode(ids)
+            return
+        workers = [threading.Thread(target=decode, args=(ids,)) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    timed(
+        benchmark,
+        run,
+        per=threads,
+        info={"suite": "threads", "case": label, "op": f"decode of {N:,} ids", "impl": f"{threads} thread(s)", "n": N},
+    )
