@@ -185,6 +185,20 @@ cdef class PieceTable:
     def __dealloc__(self):
         PyMem_Free(self._plain)
 
+    def joined_form(self):
+        """(pieces, errors) when what this table renders for ids is
+        b"".join(pieces[i] for i in ids).decode("utf-8", errors) -- bytes mode, no leading-space
+        rule, no first pieces, no prompt rule, no flag but FLAG_SKIP (a skipped id's piece is
+        b"") -- so that a decode can be that join (_join.join_pieces, which lets go of the GIL on
+        long ones); else None. The pieces come in a tuple."""
+        cdef Py_ssize_t i
+        if self.mode != MODE_BYTES or self.lead_rule != LEAD_NONE or self.has_first or self.prompt_open >= 0:
+            return None
+        for i in range(self.vocab_size):
+            if self._flags[i] & ~F_SKIP:
+                return None
+        return tuple([b"" if self._flags[i] else self.pieces[i] for i in range(self.vocab_size)]), self.errors
+
     # -- the per-token step ---------------------------------------------------------------
 
     cdef object _close_run(self, Vars* v, bytes pending, object out):

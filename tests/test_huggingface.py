@@ -799,3 +799,26 @@ def test_a_malformed_vocabulary_is_refused_at_load_naming_the_file(tmp_path, pat
         json.dump(data, f)
     with pytest.raises(MalformedAssetError, match="tokenizer.json"):
         build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_byte_level_decode_is_the_join_of_its_table_and_equal_to_its_stream(name):
+    """A table whose rendering is its pieces joined and decoded once (bytes mode, no rule but
+    skipping: PieceTable.joined_form) decodes by that join (_join.join_pieces, which lets go of
+    the GIL on long inputs); it renders exactly what the table's own stream renders, and what
+    the runtime renders, on random ids (specials, split characters, bytes that never complete),
+    for the tokenizer and its with_specials() view."""
+    tok = tok_for(name)
+    byte_level = name in {"qwen3", "qwen2-audio-like", "bytelevel-bpe"}
+    assert (tok._joined is not None) == byte_level
+    rng = random.Random(name)
+    for view in (tok, tok.with_specials()):
+        pool = list(range(view.vocab_size))
+        for _ in range(300):
+            ids = [rng.choice(pool) for _ in range(rng.randrange(0, 60))]
+            assert view.decode(ids) == view._table.decode_incremental(ids, {}, True)
+            if view is tok:
+                assert view.decode(ids) == oracle(tok, ids)
+        long = [rng.choice(pool) for _ in range(40_000)]
+        assert view.decode(long) == view._table.decode_incremental(long, {}, True)
+        assert view.decode_batch([long[:5], long]) == [view.decode(long[:5]), view.decode(long)]
