@@ -4,7 +4,8 @@ each per step, stop strings, streams primed from a prompt.
 * **Batch**: 256 and 1,024 concurrent streams, one token each per step, 200 steps, Qwen3 and
   Whisper ids (each stream its own offset into the passages): `decode_incremental_batch` with
   the step as a 1-D int64 array, against the Python loop over `decode_incremental` and against
-  one `DecodeStream.step` per stream. Per stream-token.
+  one `DecodeStream.step` per stream. Per stream-token. A row of its own: the same batch of
+  streams new_stream made with 4 stop strings (the server's usual stream).
 * **Stop strings**: one stream fed one id per call through 4 stop strings that never match (the
   cost of watching for them), against a plain stream ({}) of the same ids.
 * **Prefill**: `new_stream(prefill=...)` after a 100-token and a 100,000-token prompt ending with
@@ -24,7 +25,8 @@ PEERS = {
     "whisper/faster-whisper-base": "whisper/faster-whisper-base/tokenizer.json",
 }
 STEPS = 200
-IMPLS = ["oasr_tok batch", "oasr_tok loop", "DecodeStream"]
+STOPS = ["<|im_end|>", "\n\nUser:", "###", "STOP HERE"]  # none occurs in the passages
+IMPLS = ["oasr_tok batch", "oasr_tok batch, new_stream(stop=4)", "oasr_tok loop", "DecodeStream"]
 
 
 def _steps(label: str, n: int) -> list[np.ndarray]:
@@ -43,14 +45,18 @@ def test_batch(benchmark, label: str, n: int, impl: str) -> None:
         pytest.skip(str(exc))
     steps = _steps(label, n)
     singles = [[[int(i)] for i in step] for step in steps]
-    if impl == "oasr_tok batch":
+    if impl.startswith("oasr_tok batch"):
         batch = tok.decode_incremental_batch
 
         def run(states):
             for step in steps:
                 batch(step, states)
 
-        make = lambda: [{} for _ in range(n)]
+        make = (
+            (lambda: [tok.new_stream(stop=STOPS) for _ in range(n)])
+            if impl.endswith("new_stream(stop=4)")
+            else (lambda: [{} for _ in range(n)])
+        )
     elif impl == "oasr_tok loop":
         step_one = tok.decode_incremental
 
@@ -76,9 +82,6 @@ def test_batch(benchmark, label: str, n: int, impl: str) -> None:
         per=n * STEPS,
         info={"suite": "server", "case": label, "op": f"batch of {n}", "impl": impl, "n": n},
     )
-
-
-STOPS = ["<|im_end|>", "\n\nUser:", "###", "STOP HERE"]  # none occurs in the passages
 
 
 @pytest.mark.parametrize("impl", ["oasr_tok", "oasr_tok with 4 stop strings"])

@@ -41,6 +41,7 @@ from oasr_tok._stream_record cimport StreamRecord
 from oasr_tok.serving import filter_delta, server_step
 
 cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object, object) except? NULL
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_ssize_t PyBytes_GET_SIZE(object)
     char* PyBytes_AS_STRING(object)
@@ -1012,8 +1013,9 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     """decode_incremental of each state with its row of ids, every row and every state read and
     checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
     list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
-    stream. The deltas, in order; None (nothing read, nothing changed) when a state is a stream
-    new_stream made, which takes the general path (serving.py)."""
+    stream. The deltas, in order. A stream new_stream made is stepped here when its step is the
+    usual one (_server_usual_step's); for any other, None (nothing changed): the whole batch
+    then takes the general path (streaming.py, serving.py)."""
     cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
     cdef IdBuffer all_ids
     cdef IdBuffer one
@@ -1022,6 +1024,10 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     cdef Py_ssize_t ready = 0
     cdef list out = PyList_New(n)
     cdef object state
+    cdef list records = None  # per stream: the StreamRecord of a stream new_stream made, or None
+    cdef StreamRecord record
+    cdef PyObject* raw_record
+    cdef Py_ssize_t count
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
     prepared = <Prepared*>PyMem_Malloc(max(n, 1) * sizeof(Prepared))
@@ -1053,10 +1059,24 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
             if type(state) is not dict:
                 raise StreamStateError(
                     f"stream {k}: a stream state is a dict ({{}} to start), got {type(state).__name__}")
-            if _SERVER in <dict>state:
-                return None
+            count = 1 if one_per_stream else bufs[k].n
+            raw_record = PyDict_GetItemWithError(state, _SERVER)
+            if raw_record != NULL:
+                # A stream new_stream made: its usual step here too (_server_usual_step's
+                # conditions), any other (closed, the prompt's text still held back, an
+                # envelope, stop text held back, a forked record, final) takes the general path.
+                if (final or type(<object>raw_record) is not StreamRecord
+                        or Py_REFCNT(<object>raw_record) > 1):  # (only this state's dict holds it)
+                    return None
+                if records is None:
+                    records = [None] * n
+                record = <StreamRecord>raw_record
+                if (record.closed or record.prompt_rest or record.envelope is not None
+                        or (record.stops and (record.pending or count != 1))):
+                    return None
+                records[k] = record
             try:
-                table._prepare(state, &prepared[k], 1 if one_per_stream else bufs[k].n)
+                table._prepare(state, &prepared[k], count)
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         for k in range(n):
@@ -1067,6 +1087,15 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
                 delta = table._advance(&one, state, final, None, &prepared[k])
             else:
                 delta = table._advance(&bufs[k], state, final, None, &prepared[k])
+            if records is not None and records[k] is not None:
+                record = <StreamRecord>records[k]
+                if record.stops:  # (a record without stop strings has nothing to count: see _server_usual_step)
+                    if record.starts_no_stop(delta):
+                        record.emitted += PyUnicode_GET_LENGTH(delta)
+                    else:
+                        delta = filter_delta(record, delta, record.tokens, False)
+                        (<dict>state)["stop"] = record.stop
+                    record.tokens += 1
             Py_INCREF(delta)
             PyList_SET_ITEM(out, k, delta)
     finally:

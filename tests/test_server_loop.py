@@ -105,17 +105,28 @@ def test_a_batch_is_each_streams_own_decode_incremental(case, data):
     n = data.draw(st.integers(1, 5))
     streams = [data.draw(id_streams(tok, interesting, realistic, max_size=12)) for _ in range(n)]
     stops = [data.draw(st.sampled_from([None, ["a"], ["the", "。"]])) for _ in range(n)]
-    batch_states = [tok.new_stream(stop=s) if s else {} for s in stops]
-    loop_states = [tok.new_stream(stop=s) if s else {} for s in stops]
-    for step in range(max(map(len, streams)) + 1):
-        final = step == max(map(len, streams))
+    # A plain {} or a stream new_stream made: with stop strings, a prompt's tail, or neither.
+    kinds = [data.draw(st.sampled_from(["plain", "new_stream", "prefilled"])) for _ in range(n)]
+    prompt = realistic[0][:7] if realistic else []
+
+    def fresh(kind: str, stop):
+        if kind == "plain" and not stop:
+            return {}
+        return tok.new_stream(prefill=prompt if kind == "prefilled" else None, stop=stop)
+
+    batch_states = [fresh(kind, s) for kind, s in zip(kinds, stops)]
+    loop_states = [fresh(kind, s) for kind, s in zip(kinds, stops)]
+    width = data.draw(st.sampled_from([1, 2]))  # one id per stream and step (the compiled path), or two
+    for step in range(0, max(map(len, streams)) + width, width):
+        final = step >= max(map(len, streams))
         rows = [
-            ([] if state.get("stop") is not None else ids[step : step + 1]) for ids, state in zip(streams, batch_states)
+            ([] if state.get("stop") is not None else ids[step : step + width])
+            for ids, state in zip(streams, batch_states)
         ]
         got = tok.decode_incremental_batch(rows, batch_states, final)
         want = [tok.decode_incremental(row, state, final) for row, state in zip(rows, loop_states)]
         assert got == want
-        assert [s.get("text") for s in batch_states] == [s.get("text") for s in loop_states]
+        assert batch_states == loop_states  # (text, stop matches, stream records: all of it)
 
 
 def test_a_batch_takes_one_id_per_stream_or_a_padded_array():
