@@ -4,8 +4,9 @@ each per step, stop strings, streams primed from a prompt.
 * **Batch**: 256 and 1,024 concurrent streams, one token each per step, 200 steps, Qwen3 and
   Whisper ids (each stream its own offset into the passages): `decode_incremental_batch` with
   the step as a 1-D int64 array, against the Python loop over `decode_incremental` and against
-  one `DecodeStream.step` per stream. Per stream-token. A row of its own: the same batch of
-  streams new_stream made with 4 stop strings (the server's usual stream).
+  one `DecodeStream.step` per stream. Per stream-token. Rows of their own: the same batch of
+  streams new_stream made with 4 stop strings, and with the model's envelope (qwen3_asr,
+  whisper).
 * **Stop strings**: one stream fed one id per call through 4 stop strings that never match (the
   cost of watching for them), against a plain stream ({}) of the same ids.
 * **Prefill**: `new_stream(prefill=...)` after a 100-token and a 100,000-token prompt ending with
@@ -26,7 +27,14 @@ PEERS = {
 }
 STEPS = 200
 STOPS = ["<|im_end|>", "\n\nUser:", "###", "STOP HERE"]  # none occurs in the passages
-IMPLS = ["oasr_tok batch", "oasr_tok batch, new_stream(stop=4)", "oasr_tok loop", "DecodeStream"]
+IMPLS = [
+    "oasr_tok batch",
+    "oasr_tok batch, new_stream(stop=4)",
+    "oasr_tok batch, new_stream(envelope)",
+    "oasr_tok loop",
+    "DecodeStream",
+]
+ENVELOPES = {"huggingface/qwen3": "qwen3_asr", "whisper/faster-whisper-base": "whisper"}
 
 
 def _steps(label: str, n: int) -> list[np.ndarray]:
@@ -52,11 +60,12 @@ def test_batch(benchmark, label: str, n: int, impl: str) -> None:
             for step in steps:
                 batch(step, states)
 
-        make = (
-            (lambda: [tok.new_stream(stop=STOPS) for _ in range(n)])
-            if impl.endswith("new_stream(stop=4)")
-            else (lambda: [{} for _ in range(n)])
-        )
+        if impl.endswith("new_stream(stop=4)"):
+            make = lambda: [tok.new_stream(stop=STOPS) for _ in range(n)]
+        elif impl.endswith("new_stream(envelope)"):
+            make = lambda: [tok.new_stream(envelope=ENVELOPES[label]) for _ in range(n)]
+        else:
+            make = lambda: [{} for _ in range(n)]
     elif impl == "oasr_tok loop":
         step_one = tok.decode_incremental
 

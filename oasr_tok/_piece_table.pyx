@@ -1009,13 +1009,14 @@ cdef int _some_address_twice(list states, Py_ssize_t n) except -1:
         PyMem_Free(seen)
 
 
-def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream=False):
+def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream=False, special_ids=None):
     """decode_incremental of each state with its row of ids, every row and every state read and
     checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
     list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
     stream. The deltas, in order. A stream new_stream made is stepped here when its step is the
-    usual one (_server_usual_step's); for any other, None (nothing changed): the whole batch
-    then takes the general path (streaming.py, serving.py)."""
+    usual one (_server_usual_step's; an envelope's needs special_ids, the tokenizer's); for any
+    other, None (nothing changed): the whole batch then takes the general path (streaming.py,
+    serving.py)."""
     cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
     cdef IdBuffer all_ids
     cdef IdBuffer one
@@ -1071,8 +1072,11 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
                 if records is None:
                     records = [None] * n
                 record = <StreamRecord>raw_record
-                if (record.closed or record.prompt_rest or record.envelope is not None
-                        or (record.stops and (record.pending or count != 1))):
+                if record.closed or record.prompt_rest or (record.stops and (record.pending or count != 1)):
+                    return None
+                if record.envelope is not None and (
+                        record.stops or special_ids is None or count != 1
+                        or (all_ids.ids[k] if one_per_stream else bufs[k].ids[0]) in special_ids):
                     return None
                 records[k] = record
             try:
@@ -1089,7 +1093,11 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
                 delta = table._advance(&bufs[k], state, final, None, &prepared[k])
             if records is not None and records[k] is not None:
                 record = <StreamRecord>records[k]
-                if record.stops:  # (a record without stop strings has nothing to count: see _server_usual_step)
+                if record.envelope is not None:
+                    delta = record.envelope.text(delta, False)
+                    (<dict>state)["envelope"] = record.envelope.known()
+                    record.tokens += 1
+                elif record.stops:  # (a record without stop strings has nothing to count: see _server_usual_step)
                     if record.starts_no_stop(delta):
                         record.emitted += PyUnicode_GET_LENGTH(delta)
                     else:

@@ -153,9 +153,11 @@ class Streaming(TokenizerContract):
         ):
             # The compiled engine's own batch: one call for every stream (_piece_table.feed_batch).
             if lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1:
-                done = feed_batch(engine, new_ids, states, final, True)
+                done = feed_batch(engine, new_ids, states, final, True, self.special_ids)
             else:
-                done = feed_batch(engine, batch_id_rows(new_ids, len(states), lengths), states, final)
+                done = feed_batch(
+                    engine, batch_id_rows(new_ids, len(states), lengths), states, final, False, self.special_ids
+                )
             if done is not None:
                 return done
         if len({id(state) for state in states}) != len(states):

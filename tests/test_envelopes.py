@@ -379,6 +379,34 @@ def test_envelope_streams_in_a_batch(qwen):
     assert [s["envelope"].get("language") for s in states] == ["English", "Chinese", None]
 
 
+@settings(max_examples=40)
+@given(data=st.data())
+def test_envelope_streams_in_a_batch_are_each_streams_own_decode_incremental(qwen, data):
+    """The batch steps an envelope stream's usual id in its compiled call (a special id, stop
+    strings or the flush send it down the per-stream rules): delta for delta and state for
+    state what one decode_incremental per stream gives, specials mid-stream included."""
+    pool = qwen.encode("language English<asr_text><|en|><|HAPPY|> 你好 🎉 lang:en \ufffd one two")
+    specials = sorted(qwen.special_ids)[:8]
+    ids = st.sampled_from(pool) | st.sampled_from(specials) | st.integers(0, qwen.vocab_size - 1)
+    n = data.draw(st.integers(1, 4))
+    streams = [data.draw(st.lists(ids, max_size=16)) for _ in range(n)]
+    names = [data.draw(st.sampled_from(envelope_formats())) for _ in range(n)]
+    batch = [qwen.new_stream(envelope=name) for name in names]
+    loop = [qwen.new_stream(envelope=name) for name in names]
+    for step in range(max(map(len, streams)) + 1):
+        final = step == max(map(len, streams))
+        rows = [row[step : step + 1] for row in streams]
+        got = qwen.decode_incremental_batch(rows, batch, final)
+        assert got == [qwen.decode_incremental(row, state, final) for row, state in zip(rows, loop)]
+        # Whole states, the stream records field by field (a parser object compares by identity).
+        assert [_comparable(state) for state in batch] == [_comparable(state) for state in loop]
+
+
+def _comparable(state: dict) -> tuple:
+    record = state["_srv"]
+    return {k: v for k, v in state.items() if k != "_srv"}, record.fields()[:-1], record.envelope.known()
+
+
 @settings(max_examples=60)
 @given(data=st.data())
 def test_any_ids_any_format_any_cut_never_raise_and_concatenate(qwen, data):
