@@ -70,11 +70,6 @@ class TableMethods:
     def token_pieces(self, ids: Sequence[int]) -> list[str]: ...
 
 def feed_batch(
-    table: PieceTable,
-    rows: Any,
-    states: list[dict[str, Any]],
-    final: bool,
-    one_per_stream: bool = False,
-    special_ids: frozenset[int] | None = None,
-) -> list[str] | None: ...
+    table: PieceTable, rows: Any, states: list[dict[str, Any]], final: bool, one_per_stream: bool, tok: Any
+) -> list[str]: ...
 def byte_level_pieces(tokens: list[str | None], in_alphabet: bytes, byte_of: bytes) -> list[bytes]: ...

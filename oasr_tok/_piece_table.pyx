@@ -38,7 +38,7 @@ from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
 from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
 from oasr_tok._stream_record cimport StreamRecord
-from oasr_tok.serving import filter_delta, server_step
+from oasr_tok.serving import check_stream, filter_delta, server_step
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
@@ -61,6 +61,7 @@ codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
 
 cdef object _utf8_decode = codecs.utf_8_decode
 cdef str _SERVER = "_srv"
+cdef object _PER_STREAM = object()  # feed_batch: a stream that serving.py's rules step
 cdef PyObject* _EMPTY = <PyObject*>""
 
 FLAG_SKIP = 1
@@ -1009,14 +1010,15 @@ cdef int _some_address_twice(list states, Py_ssize_t n) except -1:
         PyMem_Free(seen)
 
 
-def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream=False, special_ids=None):
+def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream, tok):
     """decode_incremental of each state with its row of ids, every row and every state read and
     checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
     list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
     stream. The deltas, in order. A stream new_stream made is stepped here when its step is the
-    usual one (_server_usual_step's; an envelope's needs special_ids, the tokenizer's); for any
-    other, None (nothing changed): the whole batch then takes the general path (streaming.py,
-    serving.py)."""
+    usual one (_server_usual_step's); any other step of such a stream (a prompt's text or stop
+    text held back, an envelope's special id, the flush, a forked record) is checked by
+    serving.check_stream with the rest and then taken by tok.decode_incremental, serving.py's
+    rules."""
     cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
     cdef IdBuffer all_ids
     cdef IdBuffer one
@@ -1028,7 +1030,9 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     cdef list records = None  # per stream: the StreamRecord of a stream new_stream made, or None
     cdef StreamRecord record
     cdef PyObject* raw_record
-    cdef Py_ssize_t count
+    cdef Py_ssize_t count, i
+    cdef bint usual
+    cdef list row
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
     prepared = <Prepared*>PyMem_Malloc(max(n, 1) * sizeof(Prepared))
@@ -1063,28 +1067,40 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
             count = 1 if one_per_stream else bufs[k].n
             raw_record = PyDict_GetItemWithError(state, _SERVER)
             if raw_record != NULL:
-                # A stream new_stream made: its usual step here too (_server_usual_step's
-                # conditions), any other (closed, the prompt's text still held back, an
-                # envelope, stop text held back, a forked record, final) takes the general path.
-                if (final or type(<object>raw_record) is not StreamRecord
-                        or Py_REFCNT(<object>raw_record) > 1):  # (only this state's dict holds it)
-                    return None
                 if records is None:
                     records = [None] * n
-                record = <StreamRecord>raw_record
-                if record.closed or record.prompt_rest or (record.stops and (record.pending or count != 1)):
-                    return None
-                if record.envelope is not None and (
-                        record.stops or special_ids is None or count != 1
-                        or (all_ids.ids[k] if one_per_stream else bufs[k].ids[0]) in special_ids):
-                    return None
-                records[k] = record
+                # A stream new_stream made: its usual step here too (_server_usual_step's
+                # conditions); any other goes by serving.py's rules (_PER_STREAM).
+                usual = (not final and type(<object>raw_record) is StreamRecord
+                         and Py_REFCNT(<object>raw_record) == 1)  # (only this state's dict holds it)
+                if usual:
+                    record = <StreamRecord>raw_record
+                    usual = not (record.closed or record.prompt_rest
+                                 or (record.stops and (record.pending or count != 1)))
+                    if usual and record.envelope is not None:
+                        usual = not record.stops and count == 1 and (
+                            all_ids.ids[k] if one_per_stream else bufs[k].ids[0]) not in tok.special_ids
+                    if usual:
+                        records[k] = record
+                if not usual:
+                    records[k] = _PER_STREAM
+                    try:
+                        check_stream(tok, state, count > 0)
+                    except TokenizerError as exc:
+                        raise type(exc)(f"stream {k}: {exc}") from None
+                    continue
             try:
                 table._prepare(state, &prepared[k], count)
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         for k in range(n):
             state = <object>PyList_GET_ITEM(states, k)
+            if records is not None and records[k] is _PER_STREAM:
+                row = [all_ids.ids[k]] if one_per_stream else [bufs[k].ids[i] for i in range(bufs[k].n)]
+                delta = tok.decode_incremental(row, state, final)
+                Py_INCREF(delta)
+                PyList_SET_ITEM(out, k, delta)
+                continue
             if one_per_stream:
                 one.ids = all_ids.ids + k
                 one.n = 1

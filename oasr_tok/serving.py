@@ -27,7 +27,7 @@ from typing import Any
 
 from ._stream_record import StreamRecord
 from .envelopes import EnvelopeParser, feed
-from .errors import StreamStateError, short_repr
+from .errors import StreamStateError, short_repr, stream_closed_error
 
 __all__ = [
     "PREFILL_TAIL",
@@ -223,6 +223,20 @@ def new_server_record(
     stops: tuple[str, ...], include: bool, prompt_rest: str, envelope: EnvelopeParser | None = None
 ) -> StreamRecord:
     return StreamRecord(stops, include, prompt_rest, envelope)
+
+
+def check_stream(tok: Any, state: Any, has_ids: bool) -> None:
+    """What a batch checks of a stream before any stream of it moves (the per-stream rules'
+    streams): a dict, not stopped or closed when it is given ids, and every part of it what a
+    stream of `tok` holds (a dry step, with no ids, reads it all and changes nothing)."""
+    if type(state) is not dict:
+        raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
+    if has_ids and is_closed(state):
+        stopped = state.get("stop")
+        if isinstance(stopped, StopMatch):
+            raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
+        raise stream_closed_error()
+    tok.decode_incremental([], state)
 
 
 def is_closed(state: dict[str, Any]) -> bool:

@@ -14,9 +14,9 @@ from ._ids import batch_rows
 from ._piece_table import PieceTable, TableMethods, feed_batch
 from .contract import TokenizerContract
 from .envelopes import Transcript, decode_envelope, new_parser, prime
-from .errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
+from .errors import StreamStateError, TokenizerError, short_repr
 from .revisions import decode_hypothesis as _decode_hypothesis  # here, not per call: that import cost ~2 us a call
-from .serving import PREFILL_TAIL, StopMatch, check_stops, is_closed, new_server_record, prefilled
+from .serving import PREFILL_TAIL, check_stops, check_stream, new_server_record, prefilled
 
 if TYPE_CHECKING:
     from .words import Word
@@ -153,13 +153,8 @@ class Streaming(TokenizerContract):
         ):
             # The compiled engine's own batch: one call for every stream (_piece_table.feed_batch).
             if lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1:
-                done = feed_batch(engine, new_ids, states, final, True, self.special_ids)
-            else:
-                done = feed_batch(
-                    engine, batch_id_rows(new_ids, len(states), lengths), states, final, False, self.special_ids
-                )
-            if done is not None:
-                return done
+                return feed_batch(engine, new_ids, states, final, True, self)
+            return feed_batch(engine, batch_id_rows(new_ids, len(states), lengths), states, final, False, self)
         if len({id(state) for state in states}) != len(states):
             raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
         rows = batch_id_rows(new_ids, len(states), lengths)
@@ -170,16 +165,8 @@ class Streaming(TokenizerContract):
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         for k, state in enumerate(states):
-            # A dry step (no ids) reads and checks the whole state, changing nothing.
             try:
-                if type(state) is not dict:
-                    raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
-                if checked[k] and is_closed(state):
-                    stopped = state.get("stop")
-                    if isinstance(stopped, StopMatch):
-                        raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
-                    raise stream_closed_error()
-                self.decode_incremental([], state)
+                check_stream(self, state, bool(checked[k]))
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         step = self.decode_incremental
