@@ -56,25 +56,32 @@ def test_threads_sharing_one_tokenizer_get_what_one_thread_gets(case: KindCase) 
     tok = case.tokenizer()
     workloads = [_workload(case, seed) for seed in range(THREADS)]
     expected = [_everything(tok, streams) for streams in workloads]
-    got: list[object] = [None] * THREADS
+    assert _at_once(THREADS, lambda k: _everything(tok, workloads[k])) == expected
+
+
+def _at_once(count: int, work) -> list[object]:
+    """work(k) in `count` threads started together, three rounds each (so that the threads
+    interleave inside the calls): the last result of each; the first error of any, raised."""
+    got: list[object] = [None] * count
     errors: list[BaseException] = []
-    barrier = threading.Barrier(THREADS)
+    barrier = threading.Barrier(count)
 
     def run(k: int) -> None:
         try:
             barrier.wait()
-            for _ in range(3):  # several rounds, so the threads interleave inside the calls
-                got[k] = _everything(tok, workloads[k])
-        except BaseException as exc:  # reported below, with the thread's workload
+            for _ in range(3):
+                got[k] = work(k)
+        except BaseException as exc:  # raised below, in the test's thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(THREADS)]
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert not errors, errors[0]
-    assert got == expected
+    if errors:
+        raise errors[0]
+    return got
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -88,25 +95,7 @@ def test_threads_decoding_long_transcripts_at_once_get_what_one_thread_gets(case
     long = [[rng.choice(pool) for _ in range(40_000 + 997 * k)] for k in range(4)]
     inputs: list[object] = [long[0], np.array(long[1], dtype=np.int32), long[2], np.array(long[3])]
     expected = [tok.decode(ids) for ids in inputs]
-    got: list[object] = [None] * 4
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(4)
-
-    def run(k: int) -> None:
-        try:
-            barrier.wait()
-            for _ in range(3):
-                got[k] = tok.decode(inputs[k])
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors[0]
-    assert got == expected
+    assert _at_once(4, lambda k: tok.decode(inputs[k])) == expected
 
 
 def test_threads_that_first_encode_build_one_runtime_and_load_in_parallel(monkeypatch) -> None:
