@@ -106,9 +106,9 @@ def test_threads_that_first_encode_build_one_runtime_and_load_in_parallel(monkey
 
     import oasr_tok
 
-    from paths import shared
+    from paths import require_shared
 
-    path = shared("huggingface/qwen3/tokenizer.json")
+    path = require_shared("huggingface/qwen3/tokenizer.json")  # (threads cannot turn a missing file into a skip)
     built: list[int] = []
     original = Backend.from_str
 
@@ -117,32 +117,11 @@ def test_threads_that_first_encode_build_one_runtime_and_load_in_parallel(monkey
         return original(text)
 
     monkeypatch.setattr(Backend, "from_str", staticmethod(counted))
-    loaded: list[object] = [None] * THREADS
-    barrier = threading.Barrier(THREADS)
-
-    def load(k: int) -> None:
-        barrier.wait()
-        loaded[k] = oasr_tok.load(path)
-
-    threads = [threading.Thread(target=load, args=(k,)) for k in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    loaded = _at_once(THREADS, lambda k: oasr_tok.load(path))
     assert built == [] and all(t is not None for t in loaded)
     tok = loaded[0]
     texts = [f"thread {k}: 今天 🎉 naïve" for k in range(THREADS)]
-    got: list[object] = [None] * THREADS
-
-    def encode(k: int) -> None:
-        barrier.wait()
-        got[k] = tok.encode(texts[k])  # type: ignore[attr-defined]
-
-    threads = [threading.Thread(target=encode, args=(k,)) for k in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    got = _at_once(THREADS, lambda k: tok.encode(texts[k]))  # type: ignore[attr-defined]
     assert built == [1]
     runtime = original(open(path, encoding="utf-8").read())
     assert got == [runtime.encode(t, add_special_tokens=False).ids for t in texts]
