@@ -797,35 +797,27 @@ cdef class TableMethods:
         return (<PieceTable>engine)._pieces_of(ids)
 
 
-cdef str _server_usual_step(object tok, PieceTable table, object new_ids, dict state, StreamRecord record):
-    """The usual step of a stream new_stream made, with no Python frame of ours: one id after
-    the prompt's held text is gone, nothing held back, the record not shared with a fork; and
-    nothing to watch for (the table reads only its own keys of the state), or stop strings and
-    a delta none of whose characters begins one, or an envelope and an id that is no special
-    token. None (nothing read, nothing changed) for every other step: serving.server_step's."""
-    cdef IdBuffer ids
-    cdef str delta
-    cdef object parser = record.envelope
+cdef inline bint _usual_step(StreamRecord record, Py_ssize_t count, Py_ssize_t first_id, object tok) except -1:
+    """Whether `count` ids (the first of them `first_id`) are the usual step of the stream whose
+    record this is: the step _server_usual_step and feed_batch take with no Python frame. The
+    prompt's held text is gone and the stream is open; with stop strings or an envelope to
+    watch, one id and nothing held back, and for an envelope an id that is no special token
+    and no stop strings beside it. (Not final: the callers say so. A watched record is changed
+    by the step, so the callers also check that no fork shares it.)"""
     if record.closed or record.prompt_rest:
-        return None
-    if not record.stops and parser is None:
-        read_ids(&ids, new_ids, table.vocab_size)  # first: a bad id must leave the state as it was
-        try:
-            return table._feed(&ids, state, False, None)
-        finally:
-            release_ids(&ids)
-    # A forked state (dict(state)) shares the record: serving.server_step copies it first. Held
-    # by the state's dict and the caller's local (an argument of a cdef function is borrowed);
-    # tests/test_server_loop.py's fork test fails if this count is wrong.
-    if record.pending or Py_REFCNT(record) > 2 or type(new_ids) is not list or PyList_GET_SIZE(new_ids) != 1:
-        return None
-    read_ids(&ids, new_ids, table.vocab_size)
-    try:
-        if parser is not None and (record.stops or ids.ids[0] in tok.special_ids):
-            return None
-        delta = table._feed(&ids, state, False, None)
-    finally:
-        release_ids(&ids)
+        return False
+    if not record.stops and record.envelope is None:
+        return True
+    if record.pending or count != 1:
+        return False
+    return record.envelope is None or (not record.stops and first_id not in tok.special_ids)
+
+
+cdef str _after_usual_step(StreamRecord record, dict state, str delta):
+    """What a watched stream's record makes of the table's delta for its usual step: the
+    envelope's words (state["envelope"] updated), or the delta with any possible start of a
+    stop string held back (state["stop"] updated when one completes)."""
+    cdef object parser = record.envelope
     if parser is not None:
         delta = parser.text(delta, False)
         state["envelope"] = parser.known()
@@ -836,6 +828,31 @@ cdef str _server_usual_step(object tok, PieceTable table, object new_ids, dict s
         state["stop"] = record.stop
     record.tokens += 1
     return delta
+
+
+cdef str _server_usual_step(object tok, PieceTable table, object new_ids, dict state, StreamRecord record):
+    """The usual step (_usual_step) of a stream new_stream made, with no Python frame of ours.
+    None (nothing read, nothing changed) for every other step: serving.server_step's."""
+    cdef IdBuffer ids
+    cdef str delta
+    cdef bint watched = record.stops or record.envelope is not None
+    if record.closed or record.prompt_rest:
+        return None
+    # A forked state (dict(state)) shares the record, which a watched step changes:
+    # serving.server_step copies it first. Held by the state's dict and the caller's local (an
+    # argument of a cdef function is borrowed); tests/test_server_loop.py's fork test fails if
+    # this count is wrong.
+    if watched and (record.pending or Py_REFCNT(record) > 2 or type(new_ids) is not list
+                    or PyList_GET_SIZE(new_ids) != 1):
+        return None
+    read_ids(&ids, new_ids, table.vocab_size)  # first: a bad id must leave the state as it was
+    try:
+        if not _usual_step(record, ids.n, ids.ids[0] if ids.n else -1, tok):
+            return None
+        delta = table._feed(&ids, state, False, None)
+    finally:
+        release_ids(&ids)
+    return _after_usual_step(record, state, delta) if watched else delta
 
 
 cdef inline bint _dead_end(bytes data):
@@ -1030,7 +1047,7 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     cdef list records = None  # per stream: the StreamRecord of a stream new_stream made, or None
     cdef StreamRecord record
     cdef PyObject* raw_record
-    cdef Py_ssize_t count, i
+    cdef Py_ssize_t count, i, first
     cdef bint usual
     cdef list row
     if not one_per_stream and len(rows) != n:
@@ -1069,17 +1086,14 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
             if raw_record != NULL:
                 if records is None:
                     records = [None] * n
-                # A stream new_stream made: its usual step here too (_server_usual_step's
-                # conditions); any other goes by serving.py's rules (_PER_STREAM).
+                # A stream new_stream made: its usual step here too (_usual_step); any other
+                # goes by serving.py's rules (_PER_STREAM), as does a record a fork shares.
                 usual = (not final and type(<object>raw_record) is StreamRecord
                          and Py_REFCNT(<object>raw_record) == 1)  # (only this state's dict holds it)
                 if usual:
                     record = <StreamRecord>raw_record
-                    usual = not (record.closed or record.prompt_rest
-                                 or (record.stops and (record.pending or count != 1)))
-                    if usual and record.envelope is not None:
-                        usual = not record.stops and count == 1 and (
-                            all_ids.ids[k] if one_per_stream else bufs[k].ids[0]) not in tok.special_ids
+                    first = -1 if count == 0 else all_ids.ids[k] if one_per_stream else bufs[k].ids[0]
+                    usual = _usual_step(record, count, first, tok)
                     if usual:
                         records[k] = record
                 if not usual:
@@ -1109,17 +1123,8 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
                 delta = table._advance(&bufs[k], state, final, None, &prepared[k])
             if records is not None and records[k] is not None:
                 record = <StreamRecord>records[k]
-                if record.envelope is not None:
-                    delta = record.envelope.text(delta, False)
-                    (<dict>state)["envelope"] = record.envelope.known()
-                    record.tokens += 1
-                elif record.stops:  # (a record without stop strings has nothing to count: see _server_usual_step)
-                    if record.starts_no_stop(delta):
-                        record.emitted += PyUnicode_GET_LENGTH(delta)
-                    else:
-                        delta = filter_delta(record, delta, record.tokens, False)
-                        (<dict>state)["stop"] = record.stop
-                    record.tokens += 1
+                if record.stops or record.envelope is not None:
+                    delta = _after_usual_step(record, <dict>state, delta)
             Py_INCREF(delta)
             PyList_SET_ITEM(out, k, delta)
     finally:
