@@ -3,6 +3,7 @@ every tokenizer kind behind one contract (docs/architecture.md)."""
 
 from . import hotwords
 from ._ctc import collapse_ctc
+from ._stream import Stream
 from .build import build_tokenizer
 from .description import Description, describe
 from .detokenizer import Detokenizer
@@ -50,6 +51,7 @@ __all__ = [
     "Words",
     "Segment",
     "StopMatch",
+    "Stream",
     "Detokenizer",
     "build_tokenizer",
     "register_tokenizer",

@@ -24,6 +24,20 @@ cdef struct Prepared:
     oasr_textstate text_read
 
 
+ctypedef object (*stream_feed_fn)(object tok, object stream, object new_ids, bint final)
+cdef void set_stream_type(object stream_type, stream_feed_fn feed) noexcept
+
+
+cdef class TableCursor:
+    cdef Vars v
+    cdef bytes pending
+    cdef bint in_prompt
+    cdef object table  # the PieceTable that made it (a cursor is stepped by that table alone)
+
+    cdef tuple snapshot(self)
+    cdef TableCursor copy_cursor(self)
+
+
 cdef class PieceTable:
     cdef readonly Py_ssize_t vocab_size
     cdef list pieces
@@ -61,6 +75,13 @@ cdef class PieceTable:
     cdef tuple snapshot(self, Vars* v, bytes pending, bint in_prompt, tuple before)
     cdef bint plain_through(self, Vars* v, bytes pending, bint in_prompt, const Py_ssize_t* ids, Py_ssize_t n) noexcept
     cdef list _pieces(self, IdBuffer* ids, unsigned char* held=*)
+    cdef TableCursor new_cursor(self)
+    cdef str advance_cursor(self, TableCursor c, const Py_ssize_t* ids, Py_ssize_t n, bint final)
+    cdef str cursor_tail(self, TableCursor c)
+    cdef int load_cursor(self, TableCursor c, tuple snapshot) except -1
+
+
+cdef int _some_address_twice(list states, Py_ssize_t n) except -1
 
 
 cdef inline str _joined(object out):

@@ -27,7 +27,7 @@ import codecs
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcpy, memset
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 
@@ -37,8 +37,6 @@ from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_p
 from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
 from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
-from oasr_tok._stream_record cimport StreamRecord
-from oasr_tok.serving import check_stream, filter_delta, server_step
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
@@ -60,8 +58,17 @@ def _one_fffd_per_byte(exc):
 codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
 
 cdef object _utf8_decode = codecs.utf_8_decode
-cdef str _SERVER = "_srv"
-cdef object _PER_STREAM = object()  # feed_batch: a stream that serving.py's rules step
+# The compiled Stream's type and step (oasr_tok._stream, which cimports this module: it registers
+# them when it is imported, with oasr_tok itself), so that decode_incremental(ids, stream) reaches
+# it with one C call and this module imports nothing above it.
+cdef object _stream_type = None
+cdef stream_feed_fn _stream_feed = NULL
+
+
+cdef void set_stream_type(object stream_type, stream_feed_fn feed) noexcept:
+    global _stream_type, _stream_feed
+    _stream_type = stream_type
+    _stream_feed = feed
 cdef PyObject* _EMPTY = <PyObject*>""
 
 FLAG_SKIP = 1
@@ -524,6 +531,69 @@ cdef class PieceTable:
         v.closed = True
         return out
 
+    def run_ids(self):
+        """The ids whose run is rendered as a whole (byte pieces under the "whole_run" rule: a
+        ByteFallback run is valid or not as a whole), as a frozenset; empty under other rules.
+        A prompt's tail that starts inside such a run is read back to the run's start."""
+        cdef Py_ssize_t i
+        if self.mode != MODE_TEXT or self.rule != RULE_WHOLE_RUN:
+            return frozenset()
+        return frozenset([i for i in range(self.vocab_size) if self._flags[i] & F_BYTE])
+
+    # -- cursors: a decoder state a Stream holds in C (oasr_tok/_stream.pyx) ------------------
+
+    cdef TableCursor new_cursor(self):
+        """The decoder state of a new stream."""
+        cdef TableCursor c = TableCursor.__new__(TableCursor)
+        c.v.first = self.has_first
+        c.v.lead = self.lead_rule != LEAD_NONE
+        c.v.run_invalid = False
+        c.v.closed = False
+        c.pending = b""
+        c.in_prompt = False
+        c.table = self
+        return c
+
+    cdef str advance_cursor(self, TableCursor c, const Py_ssize_t* ids, Py_ssize_t n, bint final):
+        """Step n ids (each in range: the caller checked them) from the cursor's state, which
+        they change; return what they settled. The rules are _run's: plain pieces in a loop of
+        their own while no rule is pending, every other id through _step."""
+        cdef Py_ssize_t i = 0, tid
+        cdef object out = None
+        cdef PyObject* raw
+        cdef list box
+        if c.v.closed:
+            return ""
+        if not c.in_prompt and _plain_state(&c.v, c.pending):
+            while i < n:
+                tid = ids[i]
+                raw = self._plain[tid]
+                if raw == NULL or tid == self.prompt_open or tid == self.prompt_close:
+                    break
+                out = _append(out, <str>raw)
+                i += 1
+        if i < n or final:
+            box = [c.pending]
+            if i < n:
+                out = _merge(out, self._run(ids + i, n - i, &c.v, box, &c.in_prompt, None))
+            if final:
+                out = self._finish(&c.v, box, out)
+            c.pending = <bytes>box[0]
+        return _joined(out)
+
+    cdef str cursor_tail(self, TableCursor c):
+        """What the cursor holds back, rendered as if the stream ended now."""
+        if c.v.closed:
+            return ""
+        return self._tail(c.v, c.pending)
+
+    cdef int load_cursor(self, TableCursor c, tuple snapshot) except -1:
+        """Set the cursor to a snapshot (its pickled form), checked: a forged one raises."""
+        cdef list box = [b""]
+        self.load_snapshot(snapshot, &c.v, box, &c.in_prompt)
+        c.pending = <bytes>box[0]
+        return 0
+
     # -- snapshots: a decoder state without its text, for decode_hypothesis -------------------
     #
     # (first, lead, pending, run_invalid, closed, in_prompt): what state["_s"] and
@@ -754,6 +824,35 @@ cdef inline object _append(object out, str text):
     return [out, text]
 
 
+cdef inline object _merge(object out, object more):
+    """`out` with `more` (each None, a str, or a list of str) after it."""
+    if more is None:
+        return out
+    if type(more) is list:
+        for text in <list>more:
+            out = _append(out, <str>text)
+        return out
+    return _append(out, <str>more)
+
+
+@cython.auto_pickle(False)
+cdef class TableCursor:
+    """A stream's decoder state kept in C (what a state dict keeps in "_s" and "_prompt"):
+    made by PieceTable.new_cursor, stepped by its advance_cursor."""
+
+    cdef tuple snapshot(self):
+        """The state as a snapshot (PieceTable.load_snapshot's form): plain data, for a pickle."""
+        return (self.v.first, self.v.lead, self.pending, self.v.run_invalid, self.v.closed, self.in_prompt)
+
+    cdef TableCursor copy_cursor(self):
+        cdef TableCursor other = TableCursor.__new__(TableCursor)
+        other.v = self.v
+        other.pending = self.pending
+        other.in_prompt = self.in_prompt
+        other.table = self.table
+        return other
+
+
 @cython.auto_pickle(False)
 cdef class TableMethods:
     """The streaming methods of a kind whose streaming and token pieces are one engine's.
@@ -767,19 +866,12 @@ cdef class TableMethods:
     def decode_incremental(self, new_ids, state, final=False):
         """Feed `new_ids` to the stream whose state is `state`; return the newly settled text.
         See Tokenizer.decode_incremental."""
-        cdef object engine = self._engine()
+        cdef object engine
         cdef PieceTable table
         cdef IdBuffer ids
-        cdef object record
-        cdef str delta
-        if type(state) is dict and _SERVER in <dict>state:  # a stream new_stream made (serving.py)
-            record = (<dict>state)[_SERVER]
-            if type(engine) is PieceTable and type(record) is StreamRecord and not final:
-                delta = _server_usual_step(self, <PieceTable>engine, new_ids, <dict>state, <StreamRecord>record)
-                if delta is not None:
-                    return delta
-            record = None  # server_step counts the record's references to tell a forked state
-            return server_step(self, new_ids, state, final, engine if type(engine) is PieceTable else None)
+        if type(state) is not dict and type(state) is _stream_type:  # a Stream (oasr_tok._stream)
+            return _stream_feed(self, state, new_ids, final)
+        engine = self._engine()
         if not isinstance(engine, PieceTable):
             return engine.decode_incremental(new_ids, state, final)
         table = <PieceTable>engine
@@ -795,64 +887,6 @@ cdef class TableMethods:
         if not isinstance(engine, PieceTable):
             return engine.token_pieces(ids)
         return (<PieceTable>engine)._pieces_of(ids)
-
-
-cdef inline bint _usual_step(StreamRecord record, Py_ssize_t count, Py_ssize_t first_id, object tok) except -1:
-    """Whether `count` ids (the first of them `first_id`) are the usual step of the stream whose
-    record this is: the step _server_usual_step and feed_batch take with no Python frame. The
-    prompt's held text is gone and the stream is open; with stop strings or an envelope to
-    watch, one id and nothing held back, and for an envelope an id that is no special token
-    and no stop strings beside it. (Not final: the callers say so. A watched record is changed
-    by the step, so the callers also check that no fork shares it.)"""
-    if record.closed or record.prompt_rest:
-        return False
-    if not record.stops and record.envelope is None:
-        return True
-    if record.pending or count != 1:
-        return False
-    return record.envelope is None or (not record.stops and first_id not in tok.special_ids)
-
-
-cdef str _after_usual_step(StreamRecord record, dict state, str delta):
-    """What a watched stream's record makes of the table's delta for its usual step: the
-    envelope's words (state["envelope"] updated), or the delta with any possible start of a
-    stop string held back (state["stop"] updated when one completes)."""
-    cdef object parser = record.envelope
-    if parser is not None:
-        delta = parser.text(delta, False)
-        state["envelope"] = parser.known()
-    elif record.starts_no_stop(delta):
-        record.emitted += PyUnicode_GET_LENGTH(delta)
-    else:
-        delta = filter_delta(record, delta, record.tokens, False)
-        state["stop"] = record.stop
-    record.tokens += 1
-    return delta
-
-
-cdef str _server_usual_step(object tok, PieceTable table, object new_ids, dict state, StreamRecord record):
-    """The usual step (_usual_step) of a stream new_stream made, with no Python frame of ours.
-    None (nothing read, nothing changed) for every other step: serving.server_step's."""
-    cdef IdBuffer ids
-    cdef str delta
-    cdef bint watched = record.stops or record.envelope is not None
-    if record.closed or record.prompt_rest:
-        return None
-    # A forked state (dict(state)) shares the record, which a watched step changes:
-    # serving.server_step copies it first. Held by the state's dict and the caller's local (an
-    # argument of a cdef function is borrowed); tests/test_server_loop.py's fork test fails if
-    # this count is wrong.
-    if watched and (record.pending or Py_REFCNT(record) > 2 or type(new_ids) is not list
-                    or PyList_GET_SIZE(new_ids) != 1):
-        return None
-    read_ids(&ids, new_ids, table.vocab_size)  # first: a bad id must leave the state as it was
-    try:
-        if not _usual_step(record, ids.n, ids.ids[0] if ids.n else -1, tok):
-            return None
-        delta = table._feed(&ids, state, False, None)
-    finally:
-        release_ids(&ids)
-    return _after_usual_step(record, state, delta) if watched else delta
 
 
 cdef inline bint _dead_end(bytes data):
@@ -1027,15 +1061,11 @@ cdef int _some_address_twice(list states, Py_ssize_t n) except -1:
         PyMem_Free(seen)
 
 
-def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream, tok):
-    """decode_incremental of each state with its row of ids, every row and every state read and
-    checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
+def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream):
+    """decode_incremental of each dict state with its row of ids, every row and every state read
+    and checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
     list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
-    stream. The deltas, in order. A stream new_stream made is stepped here when its step is the
-    usual one (_server_usual_step's); any other step of such a stream (a prompt's text or stop
-    text held back, an envelope's special id, the flush, a forked record) is checked by
-    serving.check_stream with the rest and then taken by tok.decode_incremental, serving.py's
-    rules."""
+    stream. The deltas, in order. (Streams new_stream made are oasr_tok._stream's batch.)"""
     cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
     cdef IdBuffer all_ids
     cdef IdBuffer one
@@ -1044,12 +1074,7 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     cdef Py_ssize_t ready = 0
     cdef list out = PyList_New(n)
     cdef object state
-    cdef list records = None  # per stream: the StreamRecord of a stream new_stream made, or None
-    cdef StreamRecord record
-    cdef PyObject* raw_record
-    cdef Py_ssize_t count, i, first
-    cdef bint usual
-    cdef list row
+    cdef Py_ssize_t count
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
     prepared = <Prepared*>PyMem_Malloc(max(n, 1) * sizeof(Prepared))
@@ -1082,49 +1107,18 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
                 raise StreamStateError(
                     f"stream {k}: a stream state is a dict ({{}} to start), got {type(state).__name__}")
             count = 1 if one_per_stream else bufs[k].n
-            raw_record = PyDict_GetItemWithError(state, _SERVER)
-            if raw_record != NULL:
-                if records is None:
-                    records = [None] * n
-                # A stream new_stream made: its usual step here too (_usual_step); any other
-                # goes by serving.py's rules (_PER_STREAM), as does a record a fork shares.
-                usual = (not final and type(<object>raw_record) is StreamRecord
-                         and Py_REFCNT(<object>raw_record) == 1)  # (only this state's dict holds it)
-                if usual:
-                    record = <StreamRecord>raw_record
-                    first = -1 if count == 0 else all_ids.ids[k] if one_per_stream else bufs[k].ids[0]
-                    usual = _usual_step(record, count, first, tok)
-                    if usual:
-                        records[k] = record
-                if not usual:
-                    records[k] = _PER_STREAM
-                    try:
-                        check_stream(tok, state, count > 0)
-                    except TokenizerError as exc:
-                        raise type(exc)(f"stream {k}: {exc}") from None
-                    continue
             try:
                 table._prepare(state, &prepared[k], count)
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         for k in range(n):
             state = <object>PyList_GET_ITEM(states, k)
-            if records is not None and records[k] is _PER_STREAM:
-                row = [all_ids.ids[k]] if one_per_stream else [bufs[k].ids[i] for i in range(bufs[k].n)]
-                delta = tok.decode_incremental(row, state, final)
-                Py_INCREF(delta)
-                PyList_SET_ITEM(out, k, delta)
-                continue
             if one_per_stream:
                 one.ids = all_ids.ids + k
                 one.n = 1
                 delta = table._advance(&one, state, final, None, &prepared[k])
             else:
                 delta = table._advance(&bufs[k], state, final, None, &prepared[k])
-            if records is not None and records[k] is not None:
-                record = <StreamRecord>records[k]
-                if record.stops or record.envelope is not None:
-                    delta = _after_usual_step(record, <dict>state, delta)
             Py_INCREF(delta)
             PyList_SET_ITEM(out, k, delta)
     finally:

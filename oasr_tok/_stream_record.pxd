@@ -1,6 +1,7 @@
+# What a Stream keeps of its server rules (oasr_tok/_stream_record.pyx).
 cdef class StreamRecord:
     cdef readonly tuple stops
-    cdef public bint keeps_stop
+    cdef readonly bint keeps_stop
     cdef public str pending
     cdef public Py_ssize_t emitted
     cdef public Py_ssize_t tokens
@@ -12,5 +13,8 @@ cdef class StreamRecord:
     cdef public object envelope
     cdef Py_UCS4* first_chars
     cdef Py_ssize_t n_first
+    cdef Py_ssize_t longest
 
-    cdef bint starts_no_stop(self, str text) noexcept
+    cdef bint starts_no_stop(self, str text) noexcept nogil
+    cdef str filter(self, str delta, Py_ssize_t token, bint final)
+    cdef StreamRecord copy_record(self)

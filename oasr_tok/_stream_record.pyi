@@ -7,7 +7,8 @@ from typing_extensions import disjoint_base
 class StreamRecord:
     @property
     def stops(self) -> tuple[str, ...]: ...
-    keeps_stop: bool
+    @property
+    def keeps_stop(self) -> bool: ...
     pending: str
     emitted: int
     tokens: int

@@ -1,27 +1,32 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
-"""The record a stream made by new_stream keeps in state["_srv"] (serving.py has its rules).
+"""What a Stream (oasr_tok/_stream.pyx) keeps of the rules a server adds to a kind's stream: the
+prompt's held-back text not yet seen again, and stop strings (serving.py states the rules).
 
-Compiled so that the usual token of a stream with stop strings (one id, no held text, no
-character that could start a stop string) is stepped by _piece_table.pyx's TableMethods with
-no Python frame: a few nanoseconds to check the delta's characters against the stop strings'
-first characters, where the Python rule cost six times the step itself (issue 33's target:
-4 stop strings at most 1.2 times the cost of none; benchmarks/test_server.py::test_stop_strings).
+Stop strings follow vLLM's current `check_stop_strings` (vllm/v1/engine/detokenizer.py, 0.34):
+after each generated token, of the stop strings found in the text that reaches into the new
+characters, the one that ends earliest wins; ties go to the caller's list order. Without
+include_stop the output ends before it and no delta holds text that a later token could complete
+into a stop string (that possible start is held back); with include_stop the output ends after
+it, and since nothing shown can then be taken back, nothing is held back.
 """
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
+from oasr_tok.errors import StreamStateError
+from oasr_tok.serving import StopMatch
 
 cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_GET_LENGTH(object)
-    int PyUnicode_KIND(object)
-    void* PyUnicode_DATA(object)
-    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) noexcept
+    Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
+    int PyUnicode_KIND(object) nogil
+    void* PyUnicode_DATA(object) nogil
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) noexcept nogil
 
 
 cdef class StreamRecord:
-    """What a stream new_stream made keeps: its stop strings (the order given: vLLM's rule),
-    whether the output keeps the stop string, the output held back (it could start a stop
-    string), how much output went out and how many generated ids came in, the prompt's
-    held-back text not yet seen again, whether it is closed, the StopMatch once it stopped,
-    and the envelope parser (envelopes.py) or None."""
+    """A stream's stop strings (in the order given), whether the output keeps the stop string,
+    `pending`: the end of the output that could begin a stop string (held back unless
+    keeps_stop), how much output went out and how many generated ids came in, the prompt's
+    held-back text not yet seen again, whether it is closed, the StopMatch once it stopped, and
+    the envelope parser (envelopes.py) or None."""
 
     def __init__(self, tuple stops, bint keeps_stop, str prompt_rest, object envelope=None):
         cdef list firsts = []
@@ -38,6 +43,7 @@ cdef class StreamRecord:
         for k, c in enumerate(firsts):
             self.first_chars[k] = ord(c)
         self.n_first = len(firsts)
+        self.longest = max([len(s) for s in stops], default=0)
         self.stops = stops
         self.keeps_stop = keeps_stop
         self.pending = ""
@@ -47,16 +53,16 @@ cdef class StreamRecord:
         self.closed = False
         self.stop = None
         self.envelope = envelope
-        # What a held-back suffix can end with, and the proper prefixes of the stop strings.
+        # What a possible start of a stop string can end with, and the proper prefixes.
         self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
         self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
 
     def __dealloc__(self):
         PyMem_Free(self.first_chars)
 
-    cdef bint starts_no_stop(self, str text) noexcept:
+    cdef bint starts_no_stop(self, str text) noexcept nogil:
         """Whether no character of `text` is the first of a stop string: then, with nothing
-        held back, no stop string is in it and no end of it could begin one."""
+        pending, no stop string ends in it and no end of it could begin one."""
         cdef Py_ssize_t i, k, n = PyUnicode_GET_LENGTH(text)
         cdef int kind = PyUnicode_KIND(text)
         cdef void* data = PyUnicode_DATA(text)
@@ -68,17 +74,71 @@ cdef class StreamRecord:
                     return False
         return True
 
+    cdef str filter(self, str delta, Py_ssize_t token, bint final):
+        """The part of one token's delta (the kind's text) that leaves the stream: the prompt's
+        held text skipped, the output cut at a stop string (vLLM's rule), a possible start of
+        one held back. `token`: the index of the generated id whose text this is."""
+        cdef Py_ssize_t k, limit, base, at, end, best_at = -1, best_end = -1, size, held
+        cdef str rest, text, stop, best = None, out
+        if self.prompt_rest:
+            # The prompt's own held-back text comes out again only where the continuation did not
+            # change it (a character the prompt began and this token completed is new text).
+            rest, k = self.prompt_rest, 0
+            limit = min(len(rest), len(delta))
+            while k < limit and rest[k] == delta[k]:
+                k += 1
+            self.prompt_rest = rest[k:] if k == len(delta) else ""
+            delta = delta[k:]
+        if not self.stops:
+            self.emitted += len(delta)
+            return delta
+        text = self.pending + delta if self.pending else delta
+        base = len(self.pending)
+        for stop in self.stops:
+            # Only a match that ends in the new characters is new (vLLM's search start).
+            at = text.find(stop, max(0, base - len(stop) + 1))
+            if at >= 0 and (best is None or at + len(stop) < best_end):
+                best, best_at, best_end = stop, at, at + len(stop)
+        if best is not None:
+            end = best_end if self.keeps_stop else best_at
+            if self.keeps_stop:  # the pending text went out already
+                out = text[base:end]
+                self.stop = StopMatch(best, token, self.emitted - base + best_at)
+            else:
+                out = text[:end]
+                self.stop = StopMatch(best, token, self.emitted + best_at)
+            self.closed = True
+            self.pending = ""
+            self.emitted += len(out)
+            return out
+        held = 0
+        if not final and text and text[len(text) - 1] in self.ends:
+            for size in range(min(len(text), self.longest - 1), 0, -1):
+                if text[len(text) - size:] in self.firsts:
+                    held = size
+                    break
+        self.pending = text[len(text) - held:] if held else ""
+        if self.keeps_stop:
+            out = delta
+        else:
+            out = text[:len(text) - held] if held else text
+        self.emitted += len(out)
+        return out
+
     def fields(self):
         return (self.stops, self.keeps_stop, self.pending, self.emitted, self.tokens, self.prompt_rest, self.closed,
                 self.stop, self.envelope)
 
-    def copy(self):
-        """An equal record of its own (a forked stream's): the envelope parser copied too."""
+    cdef StreamRecord copy_record(self):
+        """An equal record of its own (a fork's): the envelope parser copied too."""
         cdef StreamRecord other = StreamRecord(self.stops, self.keeps_stop, self.prompt_rest,
                                                None if self.envelope is None else self.envelope.copy())
         other.pending, other.emitted, other.tokens = self.pending, self.emitted, self.tokens
         other.closed, other.stop = self.closed, self.stop
         return other
+
+    def copy(self):
+        return self.copy_record()
 
     def __reduce__(self):
         return (_rebuilt, self.fields())
@@ -96,7 +156,17 @@ cdef class StreamRecord:
 
 
 def _rebuilt(stops, keeps_stop, pending, emitted, tokens, prompt_rest, closed, stop, envelope):
-    """A record from its fields (pickle, deepcopy)."""
-    cdef StreamRecord record = StreamRecord(stops, keeps_stop, prompt_rest, envelope)
+    """A record from its fields (pickle), each checked: a forged one raises StreamStateError."""
+    cdef StreamRecord record
+    if (type(stops) is not tuple or type(keeps_stop) is not bool or type(pending) is not str
+            or type(emitted) is not int or emitted < 0 or type(tokens) is not int or tokens < 0
+            or type(prompt_rest) is not str or type(closed) is not bool
+            or not (stop is None or type(stop) is StopMatch)):
+        raise StreamStateError("a stream's pickled record is not one a stream made; start a new stream")
+    if any(type(s) is not str or not s for s in stops):
+        raise StreamStateError("a stream's pickled stop strings are not non-empty strs; start a new stream")
+    record = StreamRecord(stops, keeps_stop, prompt_rest, envelope)
+    if pending and pending not in record.firsts:
+        raise StreamStateError("a stream's pickled pending text could begin no stop string; start a new stream")
     record.pending, record.emitted, record.tokens, record.closed, record.stop = pending, emitted, tokens, closed, stop
     return record

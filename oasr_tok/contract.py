@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._ids import batch_rows, check_ids
+from ._stream import Stream, feed_for
 from ._textbuf import check_owner, commit_text, table_tag
 from .assets import content_identity
 from .errors import AssetError, StreamStateError, stream_closed_error
-from .serving import server_step
 
 if TYPE_CHECKING:
     from .spec import TokenizerSpec
@@ -65,13 +65,13 @@ class TokenizerContract(abc.ABC):
         rewrite the end of their text override this (or decode_incremental)."""
         return len(text)
 
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any] | Stream, final: bool = False) -> str:
         """Feed `new_ids` to the stream whose state is `state` (a dict the caller owns, {} at
         the start, or one new_stream made) and return the text that is now settled.
         state["text"] is the decode of all ids so far. final=True flushes what was held back
         and closes the stream. A failed call leaves `state` as it was."""
-        if type(state) is dict and "_srv" in state:  # a stream new_stream made (serving.py)
-            return server_step(self, new_ids, state, final)
+        if type(state) is Stream:  # a stream new_stream made (_stream.pyx)
+            return feed_for(self, state, new_ids, final)
         new = self.check_ids(new_ids)
         tag = self._stream_tag()
         check_owner(state, tag)

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ._stream import Stream
 from .errors import SpecError
 from .spec import TokenizerSpec
 from .tokenizer import Tokenizer
@@ -50,7 +51,7 @@ class Detokenizer:
         """Detokenize an n-best list through the same tokenizer."""
         return self.tokenizer.decode_batch(batch)
 
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any] | Stream, final: bool = False) -> str:
         return self.tokenizer.decode_incremental(new_ids, state, final)
 
     def __call__(self, ids: Sequence[int]) -> str:

@@ -522,27 +522,28 @@ def new_parser(name: Any) -> EnvelopeParser:
     return parser
 
 
-def feed(tok: Any, parser: EnvelopeParser, ids: list[int], state: dict[str, Any], final: bool) -> str:
-    """The words of `ids` through `parser`, the kind's stream state `state` rendering their text."""
+def feed(tok: Any, parser: EnvelopeParser, ids: list[int], step: Callable[..., str], final: bool) -> str:
+    """The words of `ids` through `parser`; `step(ids, final=False)` is the kind's stream step
+    rendering their text (decode_incremental on one state, or a Stream's own step)."""
     special = tok.special_ids
     if not final and len(ids) == 1 and ids[0] not in special:
-        return parser.text(tok.decode_incremental(ids, state), False)  # a server loop's usual step
+        return parser.text(step(ids), False)  # a server loop's usual step
     out: list[str] = []
     run: list[int] = []
     for token_id in ids:
         if token_id in special:
             if run:
-                out.append(parser.text(tok.decode_incremental(run, state), False))
+                out.append(parser.text(step(run), False))
                 run = []
             # the special id still goes through the kind's stream: it may end a byte run
-            out.append(parser.text(tok.decode_incremental([token_id], state), False))
+            out.append(parser.text(step([token_id]), False))
             out.append(parser.special(tok.id_to_piece(token_id)))
         else:
             run.append(token_id)
     if run:
-        out.append(parser.text(tok.decode_incremental(run, state), False))
+        out.append(parser.text(step(run), False))
     if final:
-        out.append(parser.text(tok.decode_incremental([], state, final=True), True))
+        out.append(parser.text(step([], True), True))
     return "".join(out)
 
 
@@ -559,5 +560,8 @@ def decode_envelope(tok: Any, ids: Any, name: str) -> Transcript:
     parser = new_parser(name)
     if isinstance(parser, SenseVoiceParser):
         parser.raw = []
-    text = feed(tok, parser, tok.check_ids(ids), {}, True)
+    state: dict[str, Any] = {}
+    text = feed(
+        tok, parser, tok.check_ids(ids), lambda new, final=False: tok.decode_incremental(new, state, final), True
+    )
     return parser.transcript(text)

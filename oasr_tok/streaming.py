@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any, cast, overload
 
 from ._ids import batch_rows
 from ._piece_table import PieceTable, TableMethods, feed_batch
+from ._stream import Stream, feed_streams
+from ._stream import new_stream as _new_stream
 from .contract import TokenizerContract
-from .envelopes import Transcript, decode_envelope, new_parser, prime
-from .errors import StreamStateError, TokenizerError, short_repr
-from .revisions import decode_hypothesis as _decode_hypothesis  # here, not per call: that import cost ~2 us a call
-from .serving import PREFILL_TAIL, check_stops, check_stream, new_server_record, prefilled
+from .envelopes import Transcript, decode_envelope
+from .errors import StreamStateError, TokenizerError
+from .revisions import decode_hypothesis as _decode_hypothesis  # imported once, not per call
+from .serving import check_stream
 
 if TYPE_CHECKING:
     from .words import Word
@@ -92,34 +94,38 @@ class Streaming(TokenizerContract):
         stop: Sequence[str] | None = None,
         include_stop: bool = False,
         envelope: str | None = None,
-    ) -> dict[str, Any]:
-        """A stream state made with what a server knows, which decode_incremental (and
-        decode_incremental_batch, and the flush) continue as they continue {}.
+    ) -> Stream:
+        """A stream that owns its state: feed it ids (`stream.feed(ids)`, or
+        decode_incremental(ids, stream), or many streams at once with decode_incremental_batch),
+        get the text they settle. docs/decoding.md § The server loop.
 
-        `prefill`: the prompt's ids. Only its tail is read, whatever its length; the deltas are
-        then the continuation (what decode(prefill + generated) adds after the part of
-        decode(prefill) it keeps), a character the prompt began and the first generated token
-        completed included. state["text"] is the decode of the prompt's tail and what followed.
-        `stop`: stop strings. No delta holds text a later token could complete into one; once
-        one completes, state["stop"] is a StopMatch, the output ends before it (after it with
-        `include_stop`) and more ids are refused. docs/decoding.md § The server loop."""
-        parser = None if envelope is None else new_parser(envelope)
-        stops = check_stops(stop)
-        if type(include_stop) is not bool:
-            raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
-        if prefill is not None:
-            state, held = prefilled(self, prefill)
-        else:
-            state, held = {}, ""
-        if parser is not None:
-            if prefill is not None:
-                tail = prefill[-PREFILL_TAIL:] if hasattr(prefill, "__getitem__") else prefill
-                prime(self, parser, self.check_ids(tail)[-PREFILL_TAIL:])
-            parser.after_prompt()
-            state["envelope"] = parser.known()
-        state["stop"] = None
-        state["_srv"] = new_server_record(stops, include_stop, held, parser)
-        return state
+        Args:
+            prefill: the prompt's ids. Only its tail is read (further back only as far as a rule
+                of the kind needs: a ByteFallback byte run, a Whisper prompt block); the deltas
+                are then the continuation: what decode(prefill + generated) adds after the part
+                of decode(prefill) it keeps, a character the prompt began and the first generated
+                token completed included.
+            stop: stop strings. No delta holds text a later token could complete into one
+                (unless include_stop); once one completes (vLLM's rule: of those ending at the
+                same token, the one that ends earliest), stream.stop is a StopMatch, the output
+                ends before it (after it with `include_stop`) and more ids are refused.
+            include_stop: whether the output keeps the stop string.
+            envelope: a format name ("qwen3_asr", "sensevoice", "whisper", "canary", "voxtral"):
+                the deltas are the words alone and stream.envelope the fields said so far.
+
+        Returns:
+            An oasr_tok.Stream (a read-only Mapping too: stream["text"], stream["stop"]).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> import oasr_tok
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> prompt = tok.encode("the café")
+            >>> stream = tok.new_stream(prefill=prompt)
+            >>> "".join(stream.feed([i]) for i in tok.encode(" opens")) + stream.feed([], final=True)
+            ' opens'
+        """
+        return _new_stream(self, prefill, stop, include_stop, envelope)
 
     def decode_envelope(self, ids: Sequence[int], envelope: str) -> Transcript:
         """The ids' text with the envelope a speech model writes around it taken apart
@@ -132,7 +138,7 @@ class Streaming(TokenizerContract):
     def decode_incremental_batch(
         self,
         new_ids: Any,
-        states: Sequence[dict[str, Any]],
+        states: Sequence[Stream] | Sequence[dict[str, Any]],
         final: bool = False,
         *,
         lengths: Sequence[int] | None = None,
@@ -142,35 +148,47 @@ class Streaming(TokenizerContract):
         stream: a decode step), or a 2-D integer array with `lengths` (row i's first lengths[i]
         ids). Every id and every state is checked before any stream moves: a bad one raises a
         typed error naming the stream, and every state is left as it was."""
-        if isinstance(states, dict) or not isinstance(states, Sequence):
-            raise StreamStateError(f"states must be a list of stream states, got {type(states).__name__}")
-        states = states if type(states) is list else list(states)
+        if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
+            raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
+        # The batch's own list: the caller's may change while a batch of Streams lets go of the GIL.
+        batch: list[Any] = list(states)
+        one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1
+        if batch and all(type(state) is Stream for state in batch):
+            rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(batch), lengths)
+            return feed_streams(self, rows, batch, final, one_per_stream)
         engine = getattr(self, "_table", None)
         if (
             type(engine) is PieceTable
             and cast(object, type(self).decode_incremental) is TableMethods.decode_incremental
             and "decode_incremental" not in self.__dict__
+            and not any(type(state) is Stream for state in batch)
         ):
-            # The compiled engine's own batch: one call for every stream (_piece_table.feed_batch).
-            if lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1:
-                return feed_batch(engine, new_ids, states, final, True, self)
-            return feed_batch(engine, batch_id_rows(new_ids, len(states), lengths), states, final, False, self)
-        if len({id(state) for state in states}) != len(states):
+            # The compiled engine's own batch of dict batch: one call for every stream.
+            if one_per_stream:
+                return feed_batch(engine, new_ids, batch, final, True)
+            return feed_batch(engine, batch_id_rows(new_ids, len(batch), lengths), batch, final, False)
+        if len({id(state) for state in batch}) != len(batch):
             raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
-        rows = batch_id_rows(new_ids, len(states), lengths)
+        rows = batch_id_rows(new_ids, len(batch), lengths)
         checked: list[list[int]] = []
         for k, row in enumerate(rows):
             try:
                 checked.append(self.check_ids(row))
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
-        for k, state in enumerate(states):
+        for k, state in enumerate(batch):
             try:
-                check_stream(self, state, bool(checked[k]))
+                if type(state) is Stream:
+                    # a Stream among dicts: checked by a dry step of its own (no ids, no change)
+                    if checked[k] and state.closed:
+                        raise StreamStateError("this stream is closed; it takes no more ids")
+                    self.decode_incremental([], state)
+                else:
+                    check_stream(self, state, bool(checked[k]))
             except TokenizerError as exc:
                 raise type(exc)(f"stream {k}: {exc}") from None
         step = self.decode_incremental
-        return [step(ids, state, final) for ids, state in zip(checked, states)]
+        return [step(ids, state, final) for ids, state in zip(checked, batch)]
 
 
 def batch_id_rows(new_ids: Any, n: int, lengths: Sequence[int] | None) -> list[Any]:

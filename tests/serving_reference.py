@@ -1,12 +1,14 @@
 """The server loop's oracles, in plain Python: vLLM's stop-string rule and the meaning of a
 prompt's continuation, stated over whole texts.
 
-vLLM (vllm/v1/engine/detokenizer.py, `check_stop_strings`, as of its 0.11 line): after each
-generated token, for each stop string in the order given, search the output text from
-``1 - new_char_count - len(stop)`` (counted from its end, so that only a match reaching into
-the new characters is found); the first stop string found wins; the output is cut before it,
-or after it with include_stop_str_in_output. The token that stops is the one whose text made
-the match: transformers' StopStringCriteria stops on the same token."""
+vLLM 0.34 (vllm/v1/engine/detokenizer.py, `check_stop_strings`, since vLLM PR #49391): after
+each generated token, for each stop string, search the output text from
+``1 - new_char_count - len(stop)`` (counted from its end, so that only a match reaching into the
+new characters is found); of the stop strings found, the one that ends earliest wins, ties going
+to the order given (`end < best_end`); the output is cut before it, or after it with
+include_stop_str_in_output. The token that stops is the one whose text made the match:
+transformers' StopStringCriteria stops on the same token. (vLLM before that PR took the first
+stop string in the list that was found: ` hello` with stops ["lo", "el"] gave ` hel`, now ` h`.)"""
 
 from __future__ import annotations
 
@@ -18,13 +20,17 @@ def vllm_stop(texts: list[str], stops: list[str], include: bool) -> tuple[str, s
     text = ""
     for t, text in enumerate(texts):
         new_chars = len(text) - previous
+        best: tuple[int, int, str] | None = None  # (end, start, stop)
         for stop in stops:
             start = max(0, len(text) + 1 - new_chars - len(stop))
             at = text.find(stop, start)
             if at == -1:
                 continue
-            end = at + len(stop) if include else at
-            return text[:end], stop, t, at
+            if best is None or at + len(stop) < best[0]:
+                best = (at + len(stop), at, stop)
+        if best is not None:
+            end, at, stop = best
+            return text[: end if include else at], stop, t, at
         previous = len(text)
     return text, None, None, None
 

@@ -31,7 +31,7 @@ LAYERS = {
         "_words",
         "_wordtypes",
     }
-    | {"_stream_record"},
+    | {"_stream_record", "_stream", "_growtext"},
 }
 
 

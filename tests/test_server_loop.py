@@ -203,14 +203,19 @@ def test_one_state_for_two_streams_of_a_batch_is_refused():
     assert tok.decode_incremental_batch([good[:1]] * 3000, distinct) == [tok.decode(good[:1])] * 3000
 
 
-def test_a_shallow_copy_of_a_stream_forks_it():
+@pytest.mark.parametrize("how", ["fork", "copy", "deepcopy"])
+def test_a_fork_of_a_stream_is_independent(how):
+    """stream.fork() (and copy.copy, copy.deepcopy) copies a stream: both go on with the same
+    deltas, and what one is fed changes nothing of the other. No reference count decides it."""
     tok = CASES[0].tokenizer()
     ids = [i for i in range(tok.vocab_size) if tok.decode([i]).strip()][:6]
     text = tok.decode(ids)
     state = tok.new_stream(stop=[text[-2:]])
     tok.decode_incremental(ids[:2], state)
-    fork = dict(state)
+    fork = {"fork": state.fork, "copy": lambda: copy.copy(state), "deepcopy": lambda: copy.deepcopy(state)}[how]()
+    assert fork == state and fork is not state
     a = _feed(tok, state, ids[2:])
+    assert fork != state and fork["stop"] is None  # the fork was not fed
     b = _feed(tok, fork, ids[2:])
     assert a == b and state["stop"] == fork["stop"] and state["stop"] is not None
 
@@ -229,8 +234,9 @@ def test_a_bad_id_in_a_stream_of_new_stream_leaves_it_as_it_was(stop):
 
 
 def test_a_forged_stream_record_is_refused_or_harmless():
-    """The compiled record (_stream_record.pyx) types its fields: what a caller writes into a
-    state's record is checked where it is written, and a record of another kind is refused."""
+    """The compiled record (_stream_record.pyx) types its fields, and a Stream's fields are not
+    the caller's to write: a Stream is read-only, and a forged pickle is refused."""
+    from oasr_tok._stream import _stream_from_fields
     from oasr_tok._stream_record import StreamRecord
 
     with pytest.raises(TypeError):
@@ -246,6 +252,16 @@ def test_a_forged_stream_record_is_refused_or_harmless():
         record.stops = ("y",)  # type: ignore[misc]
     tok = CASES[0].tokenizer()
     state = tok.new_stream(stop=["zz"])
-    state["_srv"] = object()
-    with pytest.raises(StreamStateError, match="new_stream"):
-        tok.decode_incremental([1], state)
+    with pytest.raises(TypeError, match="read-only"):
+        state["_srv"] = object()  # type: ignore[index]
+    with pytest.raises(TypeError, match="read-only"):
+        del state["text"]  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="new_stream"):
+        oasr_tok.Stream()
+    fields = state.__reduce__()[1]
+    for k, forged in [(1, (True, True, b"\xff\xff", False, False, False)), (1, "nope"), (2, 5), (4, object())]:
+        bad = list(fields)
+        bad[k] = forged
+        with pytest.raises(StreamStateError):
+            _stream_from_fields(*bad)
+    assert _stream_from_fields(*fields) == state

@@ -42,6 +42,7 @@ from .._funasr import Track as _Track
 from .._funasr import abbreviate as _abbreviate
 from .._funasr import attribute as _attribute
 from .._join import gather
+from .._stream import Stream, feed_for
 from .._textbuf import check_owner, check_state, commit_text, table_tag
 from ..detection import (
     Detected,
@@ -54,7 +55,6 @@ from ..detection import (
 )
 from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
 from ..files import parse_json, read_json, read_text, text_lines
-from ..serving import server_step
 from ..spec import TokenizerSpec
 from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options, special_ids_option
@@ -379,10 +379,10 @@ class FunASRCharTokenizer(Tokenizer):
             return abuf + alt.rest(False)
         return main.rest(self._clean)
 
-    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any], final: bool = False) -> str:
+    def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any] | Stream, final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
-        if type(state) is dict and "_srv" in state:  # a stream new_stream made
-            return server_step(self, new_ids, state, final)
+        if type(state) is Stream:  # a stream new_stream made (_stream.pyx)
+            return feed_for(self, state, new_ids, final)
         new = self.check_ids(new_ids)
         check_owner(state, self._tag)
         closed = state.get("_closed", False)

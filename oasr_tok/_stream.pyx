@@ -1,0 +1,732 @@
+# cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
+"""`oasr_tok.Stream`: a stream that owns its state (what tok.new_stream returns), and the
+batch that steps many of them in one call (decode_incremental_batch).
+
+A dict state keeps its fields where its caller can see and change them, so every step reads,
+checks and writes them again, holds the GIL for it, and a batch must trust that nothing
+replaces them while it runs. A Stream keeps them in C:
+
+* a kind whose streaming is a PieceTable's (symbol_table, sentencepiece, bbpe, whisper, gguf,
+  tekken, aggregate, most huggingface files) has its decoder state in a TableCursor and its
+  settled text in a GrowText (amortised O(1) per appended character; the str made on request);
+* every other kind keeps its own decode_incremental state, a dict nobody else can reach;
+* the server's rules (a prompt's held text, stop strings, an envelope parser) in a StreamRecord.
+
+A step is atomic: ids are read and checked first, and a step that fails later (an envelope
+parser's error) is rolled back. A batch checks every stream before any moves, marks them busy
+(any other use of a busy stream, from another thread or from Python code the batch runs, is a
+StreamStateError), appends the plain pieces of the usual steps without the GIL, and rolls every
+stream back if a later step fails. serving.py states the rules; _usual is the one predicate of
+the usual step.
+"""
+cimport cython
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from libc.string cimport memset
+
+from oasr_tok._growtext cimport GrowText, TextData, text_append_reserved, text_reserve
+from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._piece_table cimport PieceTable, TableCursor, TableMethods, _some_address_twice, set_stream_type
+from oasr_tok._stream_record cimport StreamRecord
+
+from oasr_tok.envelopes import feed as _envelope_feed
+from oasr_tok.envelopes import new_parser, prime
+from oasr_tok.errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
+from oasr_tok.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject*) nogil
+    int PyUnicode_KIND(PyObject*) nogil
+    void* PyUnicode_DATA(PyObject*) nogil
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+
+cdef object _table_decode_incremental = TableMethods.decode_incremental
+cdef tuple _PUBLIC_KEYS = ("text", "stop")
+cdef tuple _ENVELOPE_KEYS = ("text", "stop", "envelope")
+
+
+cdef inline bint _starts_no_stop(PyObject* text, const Py_UCS4* firsts, Py_ssize_t n_first) noexcept nogil:
+    """Whether no character of the str `text` is the first of a stop string."""
+    cdef Py_ssize_t i, k, n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 c
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        for k in range(n_first):
+            if firsts[k] == c:
+                return False
+    return True
+
+
+cdef PieceTable _table_of(object tok):
+    """The tokenizer's PieceTable when its streaming is that table's own (the kind did not
+    replace decode_incremental), else None: its own decode_incremental steps a private dict."""
+    engine = getattr(tok, "_table", None)
+    if (type(engine) is PieceTable and type(tok).decode_incremental is _table_decode_incremental
+            and "decode_incremental" not in getattr(tok, "__dict__", ())):
+        return <PieceTable>engine
+    return None
+
+
+cdef bytes _special_flags(object tok, Py_ssize_t size):
+    """One byte per id, 1 for a special id (an envelope stream's usual step is a non-special
+    id): made once per tokenizer and kept on it."""
+    cache = getattr(tok, "__dict__", None)
+    flags = cache.get("_oasr_special_flags") if cache is not None else None
+    if type(flags) is bytes and len(<bytes>flags) == size:
+        return <bytes>flags
+    marks = bytearray(size)
+    for i in tok.special_ids:
+        if 0 <= i < size:
+            marks[i] = 1
+    flags = bytes(marks)
+    if cache is not None:
+        cache["_oasr_special_flags"] = flags
+    return <bytes>flags
+
+
+@cython.final
+cdef class Stream:
+    """One stream of a tokenizer: feed it ids, get the text they settle (docs/decoding.md §
+    The server loop). Made by tok.new_stream(prefill=None, stop=None, include_stop=False,
+    envelope=None).
+
+    A read-only Mapping too: stream["text"], stream["stop"] (and stream["envelope"] for a stream
+    with an envelope) read what a dict state holds, so code written for dict states keeps
+    reading it. `fork()` copies it; a pickle carries it by value (with its tokenizer, as a
+    tokenizer pickles), so it goes on in another worker with exactly the deltas it would have
+    given here.
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "sentencepiece")
+        >>> stream = tok.new_stream(stop=["9"])
+        >>> [stream.feed([i]) for i in tok.encode("the café opens at 9")]
+        ['the', ' café', ' o', 'p', 'ens', ' at', ' ', '']
+        >>> stream.stop
+        StopMatch(text='9', token_index=7, char_offset=18)
+    """
+
+    cdef readonly object tokenizer  # the tokenizer that made it
+    cdef PieceTable table           # None: `inner` is the kind's own state dict
+    cdef TableCursor cursor
+    cdef GrowText settled
+    cdef dict inner
+    cdef StreamRecord record
+    cdef bytes special_flags
+    cdef Py_ssize_t vocab_size
+    cdef bint busy                  # a batch holds its internals
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("a Stream is made by tok.new_stream(...)")
+
+    # -- what it is -----------------------------------------------------------------------
+
+    cdef int _check_free(self) except -1:
+        if self.busy:
+            raise StreamStateError("this stream is being stepped by a decode_incremental_batch call; "
+                                   "use it once that call has returned")
+        return 0
+
+    @property
+    def text(self):
+        """The decode of every id fed so far (after a prompt: of the prompt's tail and what
+        followed), made when asked for and kept until the next feed."""
+        self._check_free()
+        return self._text()
+
+    cdef str _text(self):
+        if self.table is None:
+            text = self.inner.get("text", "")
+            return text if type(text) is str else ""
+        cdef str tail = self.table.cursor_tail(self.cursor)
+        return self.settled.text() + tail if tail else self.settled.text()
+
+    @property
+    def stop(self):
+        """None, or the StopMatch of the stop string that ended the stream."""
+        return self.record.stop
+
+    @property
+    def envelope(self):
+        """The envelope's fields known so far (a stream made with envelope=...), else None."""
+        return None if self.record.envelope is None else self.record.envelope.known()
+
+    @property
+    def closed(self):
+        """Whether the stream takes no more ids: flushed with final=True, or stopped."""
+        return self.record.closed
+
+    # -- the Mapping view (read-only) ---------------------------------------------------------
+
+    cdef tuple _keys(self):
+        return _PUBLIC_KEYS if self.record.envelope is None else _ENVELOPE_KEYS
+
+    def __getitem__(self, key):
+        if key == "text":
+            return self.text
+        if key == "stop":
+            return self.record.stop
+        if key == "envelope" and self.record.envelope is not None:
+            return self.record.envelope.known()
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self._keys() else default
+
+    def __contains__(self, key):
+        return key in self._keys()
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self):
+        return len(self._keys())
+
+    def keys(self):
+        return list(self._keys())
+
+    def values(self):
+        return [self[k] for k in self._keys()]
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys()]
+
+    def __setitem__(self, key, value):
+        raise TypeError("a Stream is read-only: feed it ids (stream.feed) to change it")
+
+    def __delitem__(self, key):
+        raise TypeError("a Stream is read-only: feed it ids (stream.feed) to change it")
+
+    # -- stepping -------------------------------------------------------------------------
+
+    def feed(self, new_ids, final=False):
+        """Feed `new_ids`; return the text they settle (what decode_incremental(new_ids, stream)
+        gives). final=True flushes what was held back and closes the stream.
+
+        Args:
+            new_ids: the ids (a list, a NumPy array, any integer buffer).
+            final: flush and close.
+
+        Returns:
+            The newly settled text: never taken back.
+
+        A failed call leaves the stream as it was."""
+        cdef IdBuffer ids
+        if type(final) is not bool:
+            final = bool(final)
+        self._check_free()
+        read_ids(&ids, new_ids, self.vocab_size)
+        try:
+            return self._step(&ids, final)
+        finally:
+            release_ids(&ids)
+
+    cdef bint _usual(self, Py_ssize_t count, Py_ssize_t first_id, bint final) except -1:
+        """The one statement of a usual step: the table's compiled step and, at most, the delta
+        checked against the stop strings' first characters or handed to the envelope parser.
+        Not final, a table kind, the stream open and the prompt's held text gone; with stop
+        strings or an envelope to watch, one id and nothing pending; for an envelope, a
+        non-special id and no stop strings beside it."""
+        cdef StreamRecord record = self.record
+        if final or self.table is None or record.closed or record.prompt_rest:
+            return False
+        if not record.stops and record.envelope is None:
+            return True
+        if record.pending or count != 1:
+            return False
+        return record.envelope is None or (not record.stops and not self.special_flags[first_id])
+
+    cdef str _step(self, IdBuffer* ids, bint final):
+        cdef StreamRecord record = self.record
+        cdef str delta
+        cdef TableCursor saved_cursor = None
+        cdef Py_ssize_t saved_n = 0
+        if record.closed:
+            if ids.n:
+                stopped = record.stop
+                if stopped is not None:
+                    raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
+                raise stream_closed_error()
+            return ""
+        if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
+            return self._general(ids, final)
+        if record.envelope is not None:
+            saved_cursor = self.cursor.copy_cursor()
+            saved_n = self.settled.t.n
+        delta = self.table.advance_cursor(self.cursor, ids.ids, ids.n, False)
+        self.settled.append(delta)
+        if record.envelope is not None:
+            try:
+                delta = record.envelope.text(delta, False)
+            except BaseException:
+                self.cursor = saved_cursor
+                self.settled.truncate(saved_n)
+                raise
+        elif record.stops and not _starts_no_stop(<PyObject*>delta, record.first_chars, record.n_first):
+            delta = record.filter(delta, record.tokens, False)
+        else:
+            record.emitted += len(delta)
+        record.tokens += ids.n
+        return delta
+
+    cdef str _kind_step(self, object ids, bint final):
+        """The kind's own step of `ids` (a list of checked ids): the text it settles."""
+        cdef IdBuffer buf
+        cdef str delta
+        if self.table is None:
+            return self.tokenizer.decode_incremental(ids, self.inner, final)
+        read_ids(&buf, ids, self.vocab_size)
+        try:
+            delta = self.table.advance_cursor(self.cursor, buf.ids, buf.n, final)
+        finally:
+            release_ids(&buf)
+        self.settled.append(delta)
+        return delta
+
+    def _kind_step_py(self, ids, final=False):
+        return self._kind_step(ids, final)
+
+    cdef str _text_of(self, list ids, bint final):
+        """The kind's step of `ids`, through the envelope parser when there is one."""
+        parser = self.record.envelope
+        if parser is None:
+            return self._kind_step(ids, final)
+        return _envelope_feed(self.tokenizer, parser, ids, self._kind_step_py, final)
+
+    cdef tuple _save(self, bint whole):
+        """What _restore needs to undo a step. The kind's own step and the rules are atomic and
+        cannot fail on checked ids; what can is an envelope parser's Python code: `whole` (a
+        parser that is not oasr_tok's own, or a batch holding one) copies the parser and the
+        kind's state dict too."""
+        cdef StreamRecord r = self.record
+        parser = r.envelope
+        return (None if self.cursor is None else self.cursor.copy_cursor(), self.settled.t.n,
+                dict(self.inner) if whole and self.inner is not None else None,
+                (r.pending, r.emitted, r.tokens, r.prompt_rest, r.closed, r.stop),
+                parser.copy() if whole and parser is not None else None)
+
+    cdef int _restore(self, tuple saved) except -1:
+        cdef StreamRecord r = self.record
+        cursor, n, inner, scalars, parser = saved
+        if cursor is not None:
+            self.cursor = <TableCursor>cursor
+        self.settled.truncate(n)
+        if inner is not None:
+            self.inner.clear()
+            self.inner.update(inner)
+        r.pending, r.emitted, r.tokens, r.prompt_rest, r.closed, r.stop = scalars
+        if parser is not None:
+            r.envelope = parser
+        return 0
+
+    cdef bint _foreign_parser(self):
+        parser = self.record.envelope
+        return parser is not None and type(parser).__module__ != "oasr_tok.envelopes"
+
+    cdef str _general(self, IdBuffer* ids, bint final):
+        """Every step that is not the usual one, by serving.py's rules; rolled back on error."""
+        cdef StreamRecord record
+        cdef list new = [ids.ids[i] for i in range(ids.n)], out
+        cdef Py_ssize_t k
+        cdef str result, delta
+        saved = self._save(self._foreign_parser())
+        try:
+            record = self.record
+            if record.stops or record.prompt_rest:
+                out = []
+                # One id at a time: which token completes a stop string is part of the answer.
+                for k in range(len(new)):
+                    delta = self._text_of([new[k]], False)
+                    out.append(record.filter(delta, record.tokens + k, False))
+                    if record.closed:
+                        break
+                record.tokens += len(new)
+                if final and not record.closed:
+                    delta = self._text_of([], True)
+                    out.append(record.filter(delta, record.tokens - 1, True))
+                    if not record.keeps_stop:
+                        out.append(record.pending)
+                    record.pending = ""
+                result = "".join(out)
+            else:
+                result = self._text_of(new, final)
+                record.emitted += len(result)
+                record.tokens += len(new)
+            if final:
+                record.closed = True
+        except BaseException:
+            self._restore(saved)
+            raise
+        return result
+
+    # -- copies -----------------------------------------------------------------------------
+
+    def fork(self):
+        """An independent copy (a beam): what one is fed changes nothing of the other."""
+        self._check_free()
+        cdef Stream other = Stream.__new__(Stream)
+        other.tokenizer = self.tokenizer
+        other.table = self.table
+        other.cursor = None if self.cursor is None else self.cursor.copy_cursor()
+        other.settled = self.settled.copy_text()
+        other.inner = None if self.inner is None else dict(self.inner)
+        other.record = self.record.copy_record()
+        other.special_flags = self.special_flags
+        other.vocab_size = self.vocab_size
+        return other
+
+    def __copy__(self):
+        return self.fork()
+
+    def __deepcopy__(self, memo):
+        return self.fork()
+
+    cdef tuple _fields(self):
+        return (None if self.cursor is None else self.cursor.snapshot(), self.settled.text(),
+                None if self.inner is None else dict(self.inner), self.record)
+
+    cdef tuple _compared(self):
+        """Every field, the envelope parser's by its contents (a copy is another object)."""
+        parser = self.record.envelope
+        parsed = None if parser is None else (
+            type(parser), {k: v for k, v in vars(parser).items() if k != "_known"})
+        r = self.record
+        return (self._fields()[:3], (r.stops, r.keeps_stop, r.pending, r.emitted, r.tokens, r.prompt_rest,
+                                     r.closed, r.stop), parsed)
+
+    def __reduce__(self):
+        self._check_free()
+        return (_stream_from_fields, (self.tokenizer,) + self._fields())
+
+    def __eq__(self, other):
+        """Equal streams: the same tokenizer and the same state, field by field (what a
+        deep-compare before and after a refused call checks)."""
+        if type(other) is not Stream:
+            return NotImplemented
+        self._check_free()
+        (<Stream>other)._check_free()
+        return _same_maker(self.tokenizer, <Stream>other) and self._compared() == (<Stream>other)._compared()
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # mutable, compared by value
+
+    def __repr__(self):
+        return (f"<oasr_tok.Stream of {type(self.tokenizer).__name__}: {len(self.text) if not self.busy else '?'} "
+                f"chars, {self.record.tokens} generated ids{', closed' if self.record.closed else ''}>")
+
+
+cdef Stream _blank(object tok):
+    cdef Stream s = Stream.__new__(Stream)
+    s.tokenizer = tok
+    s.table = _table_of(tok)
+    s.cursor = None if s.table is None else s.table.new_cursor()
+    s.inner = {} if s.table is None else None
+    s.settled = GrowText()
+    s.vocab_size = s.table.vocab_size if s.table is not None else tok.vocab_size
+    s.special_flags = None
+    return s
+
+
+def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
+    """tok.new_stream (streaming.py has its documentation): a Stream, primed with the prompt's
+    tail, with its stop strings and envelope parser."""
+    cdef Stream s
+    cdef str settled
+    parser = None if envelope is None else new_parser(envelope)
+    stops = check_stops(stop)
+    if type(include_stop) is not bool:
+        raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
+    s = _blank(tok)
+    if parser is not None:
+        s.special_flags = _special_flags(tok, s.vocab_size)
+    held = ""
+    if prefill is not None:
+        prefill = ids_sequence(tok, prefill)
+        total = len(prefill)
+        size = min(total, PREFILL_TAIL)
+        while True:
+            tail = prefill_tail(tok, prefill, size)
+            settled = s._kind_step(tail, False)
+            if settled or len(tail) >= total:
+                break
+            s = _blank(tok)  # it rendered nothing yet: look further back
+            size = min(total, size * 4)
+        held = s._text()[len(settled):]
+        if parser is not None:
+            prime(tok, parser, tail)
+            s.special_flags = _special_flags(tok, s.vocab_size)
+    if parser is not None:
+        parser.after_prompt()
+    s.record = StreamRecord(stops, include_stop, held, parser)
+    return s
+
+
+def _stream_from_fields(tok, cursor, settled, inner, record):
+    """A pickled Stream, each field checked: a forged one raises StreamStateError."""
+    cdef Stream s
+    if not hasattr(tok, "decode_incremental") or not hasattr(tok, "vocab_size"):
+        raise StreamStateError("a pickled stream's tokenizer is not a tokenizer; start a new stream")
+    s = _blank(tok)
+    if type(settled) is not str or type(record) is not StreamRecord:
+        raise StreamStateError("a pickled stream's text or record is not one a stream made; start a new stream")
+    if s.table is not None:
+        if type(cursor) is not tuple or inner is not None:
+            raise StreamStateError("a pickled stream's decoder state is not one this tokenizer makes; "
+                                   "start a new stream")
+        s.table.load_cursor(s.cursor, <tuple>cursor)
+        s.settled.append(settled)
+    else:
+        if cursor is not None or type(inner) is not dict or settled:
+            raise StreamStateError("a pickled stream's decoder state is not one this tokenizer makes; "
+                                   "start a new stream")
+        s.inner = inner
+        tok.decode_incremental([], s.inner)  # the kind checks its own state (a dry step)
+    s.record = record
+    if record.envelope is not None:
+        s.special_flags = _special_flags(tok, s.vocab_size)
+    return s
+
+
+cdef bint _same_maker(object tok, Stream s) except -1:
+    """Whether `tok` made the stream, or renders exactly as its maker does (the same files
+    rebuilt, a worker's copy)."""
+    if tok is s.tokenizer:
+        return True
+    other = _table_of(tok)
+    if s.table is not None and other is not None and other.tag == s.table.tag:
+        return True
+    if s.table is None and other is None and getattr(tok, "_stream_tag", None) is not None:
+        return tok._stream_tag() == s.tokenizer._stream_tag()
+    return False
+
+
+cdef int _check_maker(object tok, Stream s) except -1:
+    """A stream is stepped only by the tokenizer that made it, or one rendering as it does."""
+    if _same_maker(tok, s):
+        return 0
+    raise StreamStateError(f"this stream was made by another tokenizer ({type(s.tokenizer).__name__}); "
+                           "a stream is stepped by the tokenizer that made it")
+
+
+cdef object _feed_for(object tok, object stream, object new_ids, bint final):
+    """decode_incremental(new_ids, stream) of `tok`: the stream's own step, once `tok` is its
+    maker (or renders as it does)."""
+    _check_maker(tok, <Stream>stream)
+    return (<Stream>stream).feed(new_ids, final)
+
+
+def feed_for(tok, Stream stream, new_ids, final=False):
+    """decode_incremental(new_ids, stream) for kinds whose decode_incremental is Python's."""
+    return _feed_for(tok, stream, new_ids, bool(final))
+
+
+# -- the batch ------------------------------------------------------------------------------
+
+cdef enum:
+    STEP_PLAIN = 1    # plain pieces only: appended without the GIL
+    STEP_USUAL = 2    # the compiled usual step, with the GIL
+    STEP_GENERAL = 3  # serving.py's rules
+
+
+cdef struct PlainStep:
+    TextData* text
+    PyObject** plain          # the table's per-id str (borrowed: the table outlives the batch)
+    const Py_ssize_t* ids
+    Py_ssize_t n
+    const Py_UCS4* firsts     # the stop strings' first characters (n_first: 0 without stops)
+    Py_ssize_t n_first
+    Py_ssize_t* emitted
+    Py_ssize_t* tokens
+    Py_ssize_t old_n, old_emitted, old_tokens
+    int mode
+    bint stopped_char         # a piece holds a stop string's first character: the filter decides
+
+
+def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
+    """tok.decode_incremental_batch over Streams: the deltas, in order. Every row and every
+    stream is read and checked before any stream moves (a bad one: its error, prefixed "stream
+    k: "); then the plain usual steps are taken without the GIL, then the rest in order; an
+    error there (an envelope parser's) rolls every stream back. `streams` is the batch's own
+    list (the caller's may change while the GIL is let go)."""
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(streams), i, first, added, chars, vocab_size
+    cdef IdBuffer all_ids
+    cdef IdBuffer* bufs = NULL
+    cdef PlainStep* steps = NULL
+    cdef Py_ssize_t ready = 0, marked = 0, plain_count = 0
+    cdef list out = PyList_New(n)
+    cdef list saved
+    cdef Stream s
+    cdef PlainStep* p
+    cdef PyObject* raw
+    cdef int kind
+    cdef bint whole = False
+    cdef IdBuffer one
+    if n == 0:
+        return out
+    vocab_size = (<Stream>streams[0]).vocab_size if type(streams[0]) is Stream else tok.vocab_size
+    if not one_per_stream and len(rows) != n:
+        raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
+    steps = <PlainStep*>PyMem_Calloc(n, sizeof(PlainStep))
+    if steps == NULL:
+        raise MemoryError()
+    memset(&all_ids, 0, sizeof(IdBuffer))
+    saved = [None] * n
+    try:
+        # -- read and check everything; nothing moves -------------------------------------------
+        if one_per_stream:
+            try:
+                read_ids(&all_ids, rows, vocab_size)
+            except TokenizerError as exc:
+                raise type(exc)(f"one id per stream: {exc}") from None
+            if all_ids.n != n:
+                raise StreamStateError(f"{all_ids.n} ids for {n} streams; give one per stream")
+        else:
+            bufs = <IdBuffer*>PyMem_Calloc(n, sizeof(IdBuffer))
+            if bufs == NULL:
+                raise MemoryError()
+            for k in range(n):
+                try:
+                    read_ids(&bufs[k], rows[k], vocab_size)
+                except TokenizerError as exc:
+                    raise type(exc)(f"stream {k}: {exc}") from None
+                ready = k + 1
+        if _some_address_twice(streams, n):
+            raise StreamStateError("a stream is given twice in the batch; each stream has its own place")
+        for k in range(n):
+            obj = <object>PyList_GET_ITEM(streams, k)
+            if type(obj) is not Stream:
+                raise StreamStateError(f"stream {k}: a batch of Streams takes Streams (tok.new_stream()), "
+                                       f"got {type(obj).__name__}")
+            s = <Stream>obj
+            try:
+                s._check_free()
+                _check_maker(tok, s)
+            except TokenizerError as exc:
+                raise type(exc)(f"stream {k}: {exc}") from None
+            p = &steps[k]
+            if one_per_stream:
+                p.ids = all_ids.ids + k
+                p.n = 1
+            else:
+                p.ids = bufs[k].ids
+                p.n = bufs[k].n
+            if s.record.closed and p.n:
+                stopped = s.record.stop
+                raise StreamStateError(f"stream {k}: this stream stopped at {stopped.text!r}; it takes no more ids"
+                                       if stopped is not None else f"stream {k}: {stream_closed_error()}")
+            whole = whole or s._foreign_parser()
+            first = p.ids[0] if p.n else -1
+            if not s._usual(p.n, first, final):
+                p.mode = STEP_GENERAL
+                continue
+            if s.record.envelope is not None or not s.table.plain_through(
+                    &s.cursor.v, s.cursor.pending, s.cursor.in_prompt, p.ids, p.n):
+                p.mode = STEP_USUAL
+                continue
+            # Plain pieces: room for them now, so that the appends below cannot fail.
+            chars = 0
+            kind = 1
+            for i in range(p.n):
+                raw = s.table._plain[p.ids[i]]
+                chars += PyUnicode_GET_LENGTH(raw)
+                if PyUnicode_KIND(raw) > kind:
+                    kind = PyUnicode_KIND(raw)
+            text_reserve(&s.settled.t, kind, chars)
+            p.mode = STEP_PLAIN
+            p.text = &s.settled.t
+            p.plain = s.table._plain
+            p.firsts = s.record.first_chars
+            p.n_first = s.record.n_first if s.record.stops else 0
+            p.emitted = &s.record.emitted
+            p.tokens = &s.record.tokens
+            p.old_n = s.settled.t.n
+            p.old_emitted = s.record.emitted
+            p.old_tokens = s.record.tokens
+            plain_count += 1
+        # Busy from here on: no other call (another thread, Python code a step below runs) may
+        # use these streams until this one returns.
+        for k in range(n):
+            s = <Stream>PyList_GET_ITEM(streams, k)
+            s.busy = True
+            marked = k + 1
+            if steps[k].mode == STEP_PLAIN and steps[k].n:
+                s.settled.cached = None
+        # -- the plain steps, without the GIL -----------------------------------------------
+        if plain_count:
+            with nogil:
+                for k in range(n):
+                    p = &steps[k]
+                    if p.mode != STEP_PLAIN:
+                        continue
+                    added = p.text.n
+                    for i in range(p.n):
+                        raw = p.plain[p.ids[i]]
+                        text_append_reserved(p.text, raw)
+                        if p.n_first and not _starts_no_stop(raw, p.firsts, p.n_first):
+                            p.stopped_char = True
+                    if not p.stopped_char:
+                        p.emitted[0] += p.text.n - added
+                        p.tokens[0] += p.n
+        # -- the deltas, and every other step, in order ------------------------------------------
+        for k in range(n):
+            s = <Stream>PyList_GET_ITEM(streams, k)
+            p = &steps[k]
+            try:
+                if p.mode == STEP_PLAIN:
+                    delta = <object>p.plain[p.ids[0]] if p.n == 1 else s.settled.slice(p.old_n)
+                    if p.stopped_char:
+                        delta = s.record.filter(delta, s.record.tokens, False)
+                        s.record.tokens += p.n
+                else:
+                    saved[k] = s._save(whole)
+                    one.ids = p.ids
+                    one.n = p.n
+                    one.heap = NULL
+                    one.in_place = NULL
+                    one.column = NULL
+                    delta = s._step(&one, final)
+            except BaseException as exc:
+                for i in range(n):  # every stream back: the plain steps after k moved too
+                    if i <= k or steps[i].mode == STEP_PLAIN:
+                        _roll_back(<Stream>PyList_GET_ITEM(streams, i), &steps[i], saved[i])
+                if isinstance(exc, TokenizerError):
+                    raise type(exc)(f"stream {k}: {exc}") from exc
+                raise
+            Py_INCREF(delta)
+            PyList_SET_ITEM(out, k, delta)
+    finally:
+        for k in range(marked):
+            (<Stream>PyList_GET_ITEM(streams, k)).busy = False
+        PyMem_Free(steps)
+        release_ids(&all_ids)
+        if bufs != NULL:
+            for k in range(ready):
+                release_ids(&bufs[k])
+            PyMem_Free(bufs)
+    return out
+
+
+cdef int _roll_back(Stream s, PlainStep* p, object saved) except -1:
+    """A stream of a failed batch, back to what it was before the batch."""
+    if p.mode == STEP_PLAIN:
+        s.settled.truncate(p.old_n)
+        s.settled.cached = None
+        s.record.emitted = p.old_emitted
+        s.record.tokens = p.old_tokens
+        s.record.pending = ""
+        s.record.stop = None
+        s.record.closed = False
+    elif saved is not None:
+        s._restore(<tuple>saved)
+    return 0
+
+
+set_stream_type(Stream, _feed_for)
