@@ -31,6 +31,7 @@ from libc.string cimport memcmp, memcpy, memmove
 
 from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
 from oasr_tok._piece_table cimport PieceTable, TableMethods, Vars, _joined
+from oasr_tok._growtext cimport GrowText
 from oasr_tok._textbuf cimport oasr_append
 from oasr_tok._words cimport commit_break, first_letter
 from oasr_tok._wordtypes cimport Words
@@ -518,19 +519,33 @@ cdef list _tail_times(object times, Py_ssize_t n, object starts):
     return out
 
 
-def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, times=None):
+def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=None, times=None):
     """Stream a hypothesis that the recogniser may rewrite: give its whole current best
     hypothesis each call; get `(committed_delta, partial)`. Committed text is never
     retracted and grows by whole words once the last `agreement` hypotheses agree on their
-    ids; `partial` is the rest of this hypothesis's transcript. state["committed"] is all
-    committed text; final=True commits everything. With `times` (a start per hypothesis
-    id) the committed Words come third. docs/decoding.md § Revisions (the policy:
+    ids (2 unless given, or the Revisions' own); `partial` is the rest of this hypothesis's
+    transcript. `state`: a Revisions (tok.new_revisions()) or a dict ({} at the start), whose
+    "committed" is all committed text; final=True commits everything. With `times` (a start per
+    hypothesis id) the committed Words come third. docs/decoding.md § Revisions (the policy:
     oasr_tok/revisions.py). This is Tokenizer.decode_hypothesis itself (`tok` is the
     tokenizer)."""
+    cdef Revisions revisions
+    if type(state) is Revisions:
+        revisions = <Revisions>state
+        if agreement is None:
+            agreement = revisions.agreement
+        elif agreement != revisions.agreement:
+            raise StreamStateError(f"this Revisions was made with agreement={revisions.agreement}, "
+                                   f"not {agreement!r}; leave agreement out")
+        return _guarded(tok, hypothesis_ids, revisions.state, final, agreement, times, revisions.text)
     if type(state) is not dict:
-        raise StreamStateError(f"decode_hypothesis state must be a dict, got {type(state).__name__}")
+        raise StreamStateError(f"decode_hypothesis state must be a dict or a Revisions, got {type(state).__name__}")
+    return _guarded(tok, hypothesis_ids, <dict>state, final, 2 if agreement is None else agreement, times, None)
+
+
+cdef object _guarded(tok, hypothesis_ids, dict state, final, agreement, times, GrowText sink):
     try:
-        return _step(tok, hypothesis_ids, <dict>state, final, agreement, times)
+        return _step(tok, hypothesis_ids, state, final, agreement, times, sink)
     except TokenizerError:
         raise
     except (TypeError, IndexError, KeyError, AttributeError, ValueError) as exc:
@@ -540,7 +555,115 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=2, time
         raise
 
 
-cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times):
+@cython.final
+cdef class Revisions:
+    """The state of a hypothesis stream (tok.new_revisions(agreement=2)) for decode_hypothesis:
+    its record in C and its committed text in a growable buffer, so a call costs the same at
+    any length of committed text. `revisions.committed` is all committed text (made when asked
+    for); a read-only Mapping view too (revisions["committed"]). Copied and pickled by value.
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "sentencepiece")
+        >>> revisions = tok.new_revisions()
+        >>> ids = tok.encode("the café opens at nine")
+        >>> tok.decode_hypothesis(ids[:4], revisions)
+        ('', 'the café op')
+        >>> tok.decode_hypothesis(ids[:6], revisions)
+        ('the café', ' opens at')
+        >>> revisions.committed
+        'the café'
+    """
+
+    cdef readonly object tokenizer
+    cdef readonly object agreement
+    cdef dict state
+    cdef GrowText text
+
+    def __init__(self, tokenizer, agreement=2):
+        if type(agreement) is not int or agreement < 1:
+            raise StreamStateError(f"agreement must be an int >= 1 (how many hypotheses must agree), got {agreement!r}")
+        self.tokenizer = tokenizer
+        self.agreement = agreement
+        self.state = {}
+        self.text = GrowText()
+
+    @property
+    def committed(self):
+        """All committed text (made when asked for, kept until the next commit)."""
+        return self.text.text()
+
+    def __getitem__(self, key):
+        if key == "committed":
+            return self.text.text()
+        if key in ("committed_tokens", "revision") and key in self.state:
+            return self.state[key]
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key):
+        return key == "committed" or (key in ("committed_tokens", "revision") and key in self.state)
+
+    def keys(self):
+        return [k for k in ("committed", "committed_tokens", "revision") if k in self]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def fork(self):
+        """An independent copy (a beam)."""
+        cdef Revisions other = Revisions.__new__(Revisions)
+        other.tokenizer, other.agreement, other.state = self.tokenizer, self.agreement, dict(self.state)
+        other.text = self.text.copy_text()
+        return other
+
+    def __copy__(self):
+        return self.fork()
+
+    def __deepcopy__(self, memo):
+        return self.fork()
+
+    def __reduce__(self):
+        return (_revisions_from_fields, (self.tokenizer, self.agreement, self.state, self.text.text()))
+
+    def __eq__(self, other):
+        if type(other) is not Revisions:
+            return NotImplemented
+        return (self.agreement == (<Revisions>other).agreement and self.state == (<Revisions>other).state
+                and self.text.text() == (<Revisions>other).text.text())
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"<oasr_tok Revisions: {self.text.t.n} committed chars, agreement={self.agreement}>"
+
+
+def _revisions_from_fields(tokenizer, agreement, state, committed):
+    """A pickled Revisions, its fields checked (a forged record raises StreamStateError on use)."""
+    cdef Revisions out = Revisions(tokenizer, agreement)
+    if type(state) is not dict or type(committed) is not str:
+        raise StreamStateError("a pickled Revisions is not one new_revisions made; start a new one")
+    if state and type(state.get(_STATE_KEY)) is not HypothesisState:
+        raise _forged()
+    out.state = state
+    out.text.append(committed)
+    return out
+
+
+cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times, GrowText sink):
     """One call of decode_hypothesis; the state is written only once it has succeeded."""
     cdef IdBuffer ids
     ids.ids = NULL
@@ -550,12 +673,13 @@ cdef object _step(tok, hypothesis_ids, dict state, bint final, agreement, times)
     ids.column = NULL
     try:
         # box: where a PieceTable's steps keep their pending bytes during the call
-        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids, [b""])
+        return _call(tok, hypothesis_ids, state, final, agreement, times, &ids, [b""], sink)
     finally:
         release_ids(&ids)
 
 
-cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids, list box):
+cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times, IdBuffer* ids, list box,
+                  GrowText sink):
     cdef Py_ssize_t n, width, total, w0, agreed, k, cut, skip, j, m, last_piece, n_tail
     cdef Py_ssize_t letter, settled, end, pos, first, n_agree, searched, n_pending, limit
     cdef bint lean_stream, after, timed = times is not None
@@ -703,12 +827,13 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             pieces.append(out)
     # -- final: everything is committed ----------------------------------------------------------
     if OASR_RARE(final):
-        return _close(tok, state, rec, tag, n, pending, starts, skip, pieces, tail_ids, tail_times, rest, end_stream,
+        return _close(tok, state, sink, rec, tag, n, pending, starts, skip, pieces, tail_ids, tail_times, rest,
+                      end_stream,
                       revision)
     text = _text_of(pieces, n_pending + agreed if searching else 0, &limit)
     if not searching:
         partial = text[skip:] + held if held else text[skip:]
-        if committed_text == NULL:
+        if committed_text == NULL and sink is None:
             state[_COMMITTED] = ""
         _store(state, rec, tag, n, tail_ids, 0, stream, pending, starts, skip, used, n_agree, searched, revision)
         return "", partial
@@ -781,7 +906,9 @@ cdef object _call(tok, hypothesis_ids, dict state, bint final, agreement, times,
             stream = steps._advance(stream, tail_ids[:k], [])
         else:
             stream = _lean(<dict>after_each[k - 1]) if lean_stream else after_each[k - 1]
-    if delta or committed_text == NULL:
+    if sink is not None:
+        sink.append(delta)  # (a Revisions: its buffer, amortised O(1))
+    elif delta or committed_text == NULL:
         oasr_append(state, _COMMITTED, delta)
     _store(state, rec, tag, n, tail_ids, k, stream, new_pending, new_starts, skip, used, n_agree,
            0 if k or timed or n_agree == 1 else agreed, revision)
@@ -852,7 +979,7 @@ cdef int _store(dict state, HypothesisState rec, object tag, Py_ssize_t n, tuple
     return 0
 
 
-cdef tuple _close(tok, dict state, HypothesisState rec, tag, Py_ssize_t n, tuple pending, object starts,
+cdef tuple _close(tok, dict state, GrowText sink, HypothesisState rec, tag, Py_ssize_t n, tuple pending, object starts,
                   Py_ssize_t skip, list pieces, tuple tail, list tail_times, str rest, object closed_stream, revision):
     """final=True: every id of the tail was stepped (pieces: the pending tokens' text, then what
     each id settled) and the stream ended (rest: what the end rendered); commit everything."""
@@ -889,7 +1016,10 @@ cdef tuple _close(tok, dict state, HypothesisState rec, tag, Py_ssize_t n, tuple
         if length > skip:
             grouped = <Words>group_words(pieces, starts_all)
             words = [_absolute(grouped[j], index) for j in range(grouped._n) if grouped._rows[4 * j + 1] > skip]
-    oasr_append(state, _COMMITTED, delta)
+    if sink is not None:
+        sink.append(delta)
+    else:
+        oasr_append(state, _COMMITTED, delta)
     out = rec.copy() if rec is not None else HypothesisState.__new__(HypothesisState)
     out.n = n + len(tail)
     out.n_obj = PyLong_FromSsize_t(out.n)

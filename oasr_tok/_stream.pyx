@@ -23,12 +23,12 @@ cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memset
 
 from oasr_tok._growtext cimport GrowText, TextData, text_append_reserved, text_reserve
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
-from oasr_tok._piece_table cimport PieceTable, TableCursor, TableMethods, _some_address_twice, set_stream_type
+from oasr_tok._piece_table cimport PieceTable, TableCursor, TableMethods, Vars, _some_address_twice, set_stream_type
 from oasr_tok._stream_record cimport StreamRecord
 
 from oasr_tok.envelopes import feed as _envelope_feed
@@ -244,7 +244,9 @@ cdef class Stream:
     cdef str _step(self, IdBuffer* ids, bint final):
         cdef StreamRecord record = self.record
         cdef str delta
-        cdef TableCursor saved_cursor = None
+        cdef Vars saved_v
+        cdef bytes saved_pending = None
+        cdef bint saved_in_prompt = False
         cdef Py_ssize_t saved_n = 0
         if record.closed:
             if ids.n:
@@ -256,7 +258,7 @@ cdef class Stream:
         if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
             return self._general(ids, final)
         if record.envelope is not None:
-            saved_cursor = self.cursor.copy_cursor()
+            saved_v, saved_pending, saved_in_prompt = self.cursor.v, self.cursor.pending, self.cursor.in_prompt
             saved_n = self.settled.t.n
         delta = self.table.advance_cursor(self.cursor, ids.ids, ids.n, False)
         self.settled.append(delta)
@@ -264,7 +266,7 @@ cdef class Stream:
             try:
                 delta = record.envelope.text(delta, False)
             except BaseException:
-                self.cursor = saved_cursor
+                self.cursor.v, self.cursor.pending, self.cursor.in_prompt = saved_v, saved_pending, saved_in_prompt
                 self.settled.truncate(saved_n)
                 raise
         elif record.stops and not _starts_no_stop(<PyObject*>delta, record.first_chars, record.n_first):
@@ -546,6 +548,9 @@ cdef struct PlainStep:
     Py_ssize_t* emitted
     Py_ssize_t* tokens
     Py_ssize_t old_n, old_emitted, old_tokens
+    Vars old_v                # a table step's cursor before it (old_pending: a reference held)
+    PyObject* old_pending
+    bint old_in_prompt
     int mode
     bint stopped_char         # a piece holds a stop string's first character: the filter decides
 
@@ -601,16 +606,16 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
         if _some_address_twice(streams, n):
             raise StreamStateError("a stream is given twice in the batch; each stream has its own place")
         for k in range(n):
-            obj = <object>PyList_GET_ITEM(streams, k)
-            if type(obj) is not Stream:
-                raise StreamStateError(f"stream {k}: a batch of Streams takes Streams (tok.new_stream()), "
-                                       f"got {type(obj).__name__}")
-            s = <Stream>obj
-            try:
-                s._check_free()
-                _check_maker(tok, s)
-            except TokenizerError as exc:
-                raise type(exc)(f"stream {k}: {exc}") from None
+            if type(<object>PyList_GET_ITEM(streams, k)) is not Stream:
+                return None  # dicts among the streams: the caller's per-stream path (nothing moved)
+        for k in range(n):
+            s = <Stream>PyList_GET_ITEM(streams, k)
+            if s.busy or (tok is not s.tokenizer and not _same_maker(tok, s)):
+                try:
+                    s._check_free()
+                    _check_maker(tok, s)
+                except TokenizerError as exc:
+                    raise type(exc)(f"stream {k}: {exc}") from None
             p = &steps[k]
             if one_per_stream:
                 p.ids = all_ids.ids + k
@@ -622,11 +627,15 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
                 stopped = s.record.stop
                 raise StreamStateError(f"stream {k}: this stream stopped at {stopped.text!r}; it takes no more ids"
                                        if stopped is not None else f"stream {k}: {stream_closed_error()}")
-            whole = whole or s._foreign_parser()
+            if s.record.envelope is not None and not whole:
+                whole = s._foreign_parser()
             first = p.ids[0] if p.n else -1
             if not s._usual(p.n, first, final):
                 p.mode = STEP_GENERAL
                 continue
+            p.old_n = s.settled.t.n
+            p.old_emitted = s.record.emitted
+            p.old_tokens = s.record.tokens
             if s.record.envelope is not None or not s.table.plain_through(
                     &s.cursor.v, s.cursor.pending, s.cursor.in_prompt, p.ids, p.n):
                 p.mode = STEP_USUAL
@@ -647,9 +656,6 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             p.n_first = s.record.n_first if s.record.stops else 0
             p.emitted = &s.record.emitted
             p.tokens = &s.record.tokens
-            p.old_n = s.settled.t.n
-            p.old_emitted = s.record.emitted
-            p.old_tokens = s.record.tokens
             plain_count += 1
         # Busy from here on: no other call (another thread, Python code a step below runs) may
         # use these streams until this one returns.
@@ -657,7 +663,7 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             s = <Stream>PyList_GET_ITEM(streams, k)
             s.busy = True
             marked = k + 1
-            if steps[k].mode == STEP_PLAIN and steps[k].n:
+            if steps[k].mode == STEP_PLAIN and steps[k].n and s.settled.cached is not None:
                 s.settled.cached = None
         # -- the plain steps, without the GIL -----------------------------------------------
         if plain_count:
@@ -676,35 +682,47 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
                         p.emitted[0] += p.text.n - added
                         p.tokens[0] += p.n
         # -- the deltas, and every other step, in order ------------------------------------------
-        for k in range(n):
-            s = <Stream>PyList_GET_ITEM(streams, k)
-            p = &steps[k]
-            try:
+        k = 0
+        try:
+            while k < n:
+                s = <Stream>PyList_GET_ITEM(streams, k)
+                p = &steps[k]
                 if p.mode == STEP_PLAIN:
                     delta = <object>p.plain[p.ids[0]] if p.n == 1 else s.settled.slice(p.old_n)
                     if p.stopped_char:
                         delta = s.record.filter(delta, s.record.tokens, False)
                         s.record.tokens += p.n
                 else:
-                    saved[k] = s._save(whole)
+                    if p.mode == STEP_USUAL and not whole:
+                        # (the record's other fields and the parser: a usual step leaves them, or
+                        # only oasr_tok's own parser moves, which raises on no checked id)
+                        p.old_v = s.cursor.v
+                        p.old_pending = <PyObject*>s.cursor.pending
+                        Py_INCREF(s.cursor.pending)
+                        p.old_in_prompt = s.cursor.in_prompt
+                    else:
+                        saved[k] = s._save(whole)
                     one.ids = p.ids
                     one.n = p.n
                     one.heap = NULL
                     one.in_place = NULL
                     one.column = NULL
                     delta = s._step(&one, final)
-            except BaseException as exc:
-                for i in range(n):  # every stream back: the plain steps after k moved too
-                    if i <= k or steps[i].mode == STEP_PLAIN:
-                        _roll_back(<Stream>PyList_GET_ITEM(streams, i), &steps[i], saved[i])
-                if isinstance(exc, TokenizerError):
-                    raise type(exc)(f"stream {k}: {exc}") from exc
-                raise
-            Py_INCREF(delta)
-            PyList_SET_ITEM(out, k, delta)
+                Py_INCREF(delta)
+                PyList_SET_ITEM(out, k, delta)
+                k += 1
+        except BaseException as exc:
+            for i in range(n):  # every stream back: the plain steps after k moved too
+                if i <= k or steps[i].mode == STEP_PLAIN:
+                    _roll_back(<Stream>PyList_GET_ITEM(streams, i), &steps[i], saved[i])
+            if isinstance(exc, TokenizerError):
+                raise type(exc)(f"stream {k}: {exc}") from exc
+            raise
     finally:
         for k in range(marked):
             (<Stream>PyList_GET_ITEM(streams, k)).busy = False
+        for k in range(n):
+            Py_XDECREF(steps[k].old_pending)
         PyMem_Free(steps)
         release_ids(&all_ids)
         if bufs != NULL:
@@ -716,7 +734,17 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
 
 cdef int _roll_back(Stream s, PlainStep* p, object saved) except -1:
     """A stream of a failed batch, back to what it was before the batch."""
-    if p.mode == STEP_PLAIN:
+    if p.mode == STEP_USUAL and p.old_pending != NULL:
+        s.cursor.v = p.old_v
+        s.cursor.pending = <bytes>p.old_pending
+        s.cursor.in_prompt = p.old_in_prompt
+        s.settled.truncate(p.old_n)
+        s.record.emitted = p.old_emitted
+        s.record.tokens = p.old_tokens
+        s.record.pending = ""
+        s.record.stop = None
+        s.record.closed = False
+    elif p.mode == STEP_PLAIN:
         s.settled.truncate(p.old_n)
         s.settled.cached = None
         s.record.emitted = p.old_emitted

@@ -46,9 +46,9 @@ value it did not make; `_rest(value) -> str`, the text that ending the stream no
 
 from __future__ import annotations
 
-from ._revisions import WINDOW, decode_hypothesis
+from ._revisions import WINDOW, Revisions, decode_hypothesis
 
-__all__ = ["WINDOW", "decode_hypothesis"]
+__all__ = ["WINDOW", "Revisions", "decode_hypothesis"]
 
 # WINDOW (how many committed ids before the commit point each call compares with the hypothesis
 # to detect that the recogniser revised committed ids; ids further back are never read) and the

@@ -17,6 +17,7 @@ from ._stream import new_stream as _new_stream
 from .contract import TokenizerContract
 from .envelopes import Transcript, decode_envelope
 from .errors import StreamStateError, TokenizerError
+from .revisions import Revisions
 from .revisions import decode_hypothesis as _decode_hypothesis  # imported once, not per call
 from .serving import check_stream
 
@@ -35,18 +36,18 @@ class Streaming(TokenizerContract):
         def decode_hypothesis(
             self,
             hypothesis_ids: Sequence[int],
-            state: dict[str, Any],
+            state: dict[str, Any] | Revisions,
             final: bool = False,
-            agreement: int = 2,
+            agreement: int | None = None,
             times: None = None,
         ) -> tuple[str, str]: ...
         @overload
         def decode_hypothesis(
             self,
             hypothesis_ids: Sequence[int],
-            state: dict[str, Any],
+            state: dict[str, Any] | Revisions,
             final: bool = False,
-            agreement: int = 2,
+            agreement: int | None = None,
             *,
             times: Sequence[float],
         ) -> tuple[str, str, list[Word]]: ...
@@ -54,26 +55,26 @@ class Streaming(TokenizerContract):
         def decode_hypothesis(
             self,
             hypothesis_ids: Sequence[int],
-            state: dict[str, Any],
+            state: dict[str, Any] | Revisions,
             final: bool,
-            agreement: int,
+            agreement: int | None,
             times: Sequence[float],
         ) -> tuple[str, str, list[Word]]: ...
         @overload
         def decode_hypothesis(
             self,
             hypothesis_ids: Sequence[int],
-            state: dict[str, Any],
+            state: dict[str, Any] | Revisions,
             final: bool = False,
-            agreement: int = 2,
+            agreement: int | None = None,
             times: Sequence[float] | None = None,
         ) -> tuple[str, str] | tuple[str, str, list[Word]]: ...
         def decode_hypothesis(
             self,
             hypothesis_ids: Sequence[int],
-            state: dict[str, Any],
+            state: dict[str, Any] | Revisions,
             final: bool = False,
-            agreement: int = 2,
+            agreement: int | None = None,
             times: Sequence[float] | None = None,
         ) -> tuple[str, str] | tuple[str, str, list[Word]]:
             """Stream a hypothesis that the recogniser may rewrite: give its whole current best
@@ -87,6 +88,28 @@ class Streaming(TokenizerContract):
         # The compiled function is the method itself (it binds as one): a Python frame that
         # only passed the arguments on cost a twentieth of a call.
         decode_hypothesis = _decode_hypothesis
+
+    def new_revisions(self, agreement: int = 2) -> Revisions:
+        """The state of a hypothesis stream for decode_hypothesis: its committed text in a growable
+        buffer (a call costs the same at any length of committed text), revisions.committed all of
+        it. docs/decoding.md § Revisions.
+
+        Args:
+            agreement: how many consecutive hypotheses must agree on ids before they commit.
+
+        Returns:
+            An oasr_tok Revisions (a read-only Mapping too: revisions["committed"]).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> import oasr_tok
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> revisions = tok.new_revisions(agreement=2)
+            >>> ids = tok.encode("the café opens")
+            >>> tok.decode_hypothesis(ids, revisions, final=True)
+            ('the café opens', '')
+        """
+        return Revisions(self, agreement)
 
     def new_stream(
         self,
@@ -153,9 +176,12 @@ class Streaming(TokenizerContract):
         # The batch's own list: the caller's may change while a batch of Streams lets go of the GIL.
         batch: list[Any] = list(states)
         one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1
-        if batch and all(type(state) is Stream for state in batch):
+        if batch and type(batch[0]) is Stream:
             rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(batch), lengths)
-            return feed_streams(self, rows, batch, final, one_per_stream)
+            deltas = feed_streams(self, rows, batch, final, one_per_stream)
+            if deltas is not None:
+                return deltas
+            # (a dict among them: nothing moved; the per-stream path below)
         engine = getattr(self, "_table", None)
         if (
             type(engine) is PieceTable
