@@ -9,11 +9,10 @@ from __future__ import annotations
 import sys
 from array import array  # noqa: F401  (named in a string: it is generic for type checkers only)
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_type
 
 import numpy
 import numpy.typing
-from typing_extensions import assert_type
 
 import oasr_tok
 from oasr_tok import subtitles
