@@ -191,15 +191,15 @@ class Qwen3ASRParser(EnvelopeParser):
         if "language none" in meta.lower():
             self.fields["no_speech"] = True
             return
+        # qwen-asr's parse_asr_output: the first line that starts with "language " names it
+        # (a blank or other line before it is passed over).
         for line in meta.splitlines():
             line = line.strip()
-            if not line:
-                continue
             if line.lower().startswith(_LANGUAGE):
                 value = line[len(_LANGUAGE) :].strip()
                 if value:
                     self.fields["language"] = value[:1].upper() + value[1:].lower()
-            break
+                break
 
 
 # -- SenseVoice -------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ Two choices are the user's (docs/kinds/wav2vec2.md § transformers' face):
   as everywhere in oasr_tok), or renders as the unknown token (``"unk"``, as transformers does).
 * ``drop_pad_before_grouping``: transformers' ``skip_special_tokens=True`` drops the CTC blank
   ``<pad>`` with the other special tokens *before* grouping repeats, so ``H E L <pad> L O``
-  reads ``HELO``: a known bug, since the blank is what separates a doubled letter. By default
-  the blank is dropped after grouping whatever ``skip_special_tokens`` says (``HELLO``);
-  ``drop_pad_before_grouping=True`` gives transformers' result exactly.
+  reads ``HELO``, since the blank is what separates a doubled letter. This class exists to give
+  transformers' text, so that is the default; ``drop_pad_before_grouping=False`` drops the
+  blank after grouping whatever ``skip_special_tokens`` says (``HELLO``, the CTC-correct
+  reading: docs/kinds/wav2vec2.md says when to want it).
 
 The rest is transformers' rule, in its order: ids become vocabulary strings (the tokens'
 own case), special tokens other than the word delimiter are dropped when asked, repeats are
@@ -30,12 +31,13 @@ recogniser's greedy output) and keep the vocabulary's case.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ._ids import batch_rows
+from ._ids import check_ids
 from .errors import SpecError, TokenizerError
 from .tokenizer import Tokenizer
 
@@ -102,7 +104,7 @@ def word_offsets_from_char_offsets(
 class Wav2Vec2CTCDecoder:
     """transformers' Wav2Vec2CTCTokenizer decode methods over an oasr_tok wav2vec2 tokenizer."""
 
-    def __init__(self, tokenizer: Tokenizer, *, unknown_ids: str = "error", drop_pad_before_grouping: bool = False):
+    def __init__(self, tokenizer: Tokenizer, *, unknown_ids: str = "error", drop_pad_before_grouping: bool = True):
         from .kinds.wav2vec2 import Wav2Vec2Tokenizer
 
         if not isinstance(tokenizer, Wav2Vec2Tokenizer):
@@ -151,10 +153,9 @@ class Wav2Vec2CTCDecoder:
         tokens = self._tokens
         size = len(tokens)
         if self.unknown_ids == "unk":
-            checked = batch_rows([ids])[0]  # integers (typed errors for anything else), any value
-            negative = next((i for i in checked if i < 0), None)
-            if negative is not None:
-                self.tokenizer.check_ids([negative])  # a negative id is no id: InvalidIdError
+            # Integers of any size (a bool, float, str or None: NonIntegerIdError, a negative id:
+            # InvalidIdError, as everywhere); past the tables, the unknown token.
+            checked = check_ids(ids, sys.maxsize)
             out = [tokens[i] if i < size else self.unk_token for i in checked]
         else:
             out = [tokens[i] for i in self.tokenizer.check_ids(ids)]
@@ -171,7 +172,7 @@ class Wav2Vec2CTCDecoder:
         output_word_offsets: bool = False,
     ) -> dict[str, Any]:
         """transformers' convert_tokens_to_string: {"text", "char_offsets", "word_offsets"}."""
-        if not tokens:
+        if not tokens:  # (transformers: both offset lists, asked for or not)
             return {"text": "", "char_offsets": [], "word_offsets": []}
         if group_tokens:
             runs = [(token, sum(1 for _ in run)) for token, run in groupby(tokens)]
@@ -261,6 +262,8 @@ class Wav2Vec2CTCDecoder:
         ]
         if output_char_offsets or output_word_offsets:
             outputs = [d for d in decoded if isinstance(d, CTCDecoderOutput)]
-            keys = outputs[0].keys() if outputs else ["text"]
+            # The columns asked for (transformers takes the first row's keys: an empty first row
+            # adds a column not asked for, filled with None for the other rows).
+            keys = ["text"] + ["char_offsets"] * output_char_offsets + ["word_offsets"] * output_word_offsets
             return CTCDecoderOutput(**{k: [getattr(d, k) for d in outputs] for k in keys})
         return [d for d in decoded if isinstance(d, str)]

@@ -32,6 +32,8 @@ def encode_lines(tok: Any, lines: Iterable[str]) -> list[str]:
         )
     if isinstance(lines, str):
         raise EncodeError("encode_lines takes a list of lines, got one str (split it into lines)")
+    if not isinstance(lines, Iterable):
+        raise EncodeError(f"encode_lines takes a list of lines (str), got {type(lines).__name__}")
     out: list[str] = []
     failed: list[str] = []
     for number, line in enumerate(lines, start=1):

@@ -104,7 +104,8 @@ class NeMoTokenizer:
             if not isinstance(token, str):
                 raise SpecError(f"a legacy special token is a str, got {token!r}")
             role = name[: -len("_token")] if isinstance(name, str) and name.endswith("_token") else None
-            if role in ROLES and role not in self._given:
+            # (NeMo's legacy unk_id is always the model's own unk, whatever the names say)
+            if role in ROLES and role != "unk" and role not in self._given:
                 self._given[role] = token
             known = processor.piece_to_id(token)
             if known == unk and token not in self._legacy:

@@ -15,7 +15,7 @@ compiled byte-level engine under the "ignore" rule: a token that ends inside a c
 its bytes back, and bytes that can no longer become a character print nothing, as icefall's
 recovery drops them.
 
-icefall maps `<unk>`'s rendering " ⁇ " to spaces (byte_utils.py maps U+2047 to byte 0x20);
+`<unk>`'s rendering " ⁇ " is read as spaces, as sherpa-onnx's bbpe byte table reads U+2047 (icefall's byte_utils.py has no entry for it and raises KeyError);
 so does this kind. A character outside the byte alphabet (a piece of a model not trained the
 icefall way) stands for its own UTF-8 bytes here, where icefall's lookup raises KeyError.
 """
@@ -59,7 +59,7 @@ def _alphabet() -> list[str]:
 #: byte -> the character icefall spells it with.
 BYTE_TO_CHAR: tuple[str, ...] = tuple(_alphabet())
 _CHAR_TO_BYTE = {ch: bytes([b]) for b, ch in enumerate(BYTE_TO_CHAR)}
-_CHAR_TO_BYTE["\u2047"] = b" "  # SentencePiece renders <unk> as " ⁇ "; icefall reads U+2047 as a space
+_CHAR_TO_BYTE["\u2047"] = b" "  # SentencePiece renders <unk> as " ⁇ "; sherpa-onnx reads U+2047 as a space
 _WHITESPACE = re.compile(r"\s+")
 _SPELL = {b: ch for b, ch in enumerate(BYTE_TO_CHAR)}
 

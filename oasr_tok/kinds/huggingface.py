@@ -90,6 +90,9 @@ def load_backend(path: str) -> Any:
         except json.JSONDecodeError as bad:
             line = bad.lineno
             reason = bad  # the JSON error says more than serde's
+        except RecursionError:
+            # (the runtime's parser stops at 128 levels; Python's at the interpreter's limit)
+            reason = ValueError("its JSON is nested too deeply (a list or object inside another, thousands deep)")
         raise MalformedAssetError(
             f"{path}{':' + str(line) if line else ''}: not a tokenizer.json the tokenizers runtime can load: {reason}",
             path=path,
@@ -227,7 +230,15 @@ def vocabulary_of_runtime(backend: Any, where: str) -> Vocabulary:
         texts[token_id] = text
     for token_id in clashes:  # an id two texts claim (a malformed model vocabulary): the runtime's answer
         texts[token_id] = backend.id_to_token(token_id)
-    special_text = frozenset(t.content for t in backend.get_added_tokens_decoder().values() if t.special)
+    added = backend.get_added_tokens_decoder()
+    if backend.normalizer is not None:
+        # get_vocab gives an added token's content as written; a normalized one is kept (and
+        # decoded) as the normalizer writes it, which id_to_token answers (a ByteLevel
+        # normalizer: "međa" is kept as "meÄĳa", which the ByteLevel decoder reads back).
+        for token_id, token in added.items():
+            if token.normalized and 0 <= token_id < size:
+                texts[token_id] = backend.id_to_token(token_id)
+    special_text = frozenset(t.content for t in added.values() if t.special)
     decoder = json.loads(backend.decoder.__getstate__()) if backend.decoder is not None else None
     return Vocabulary(texts, special_text, decoder, not clashes)
 
@@ -272,9 +283,14 @@ def vocabulary_of_json(data: Any, where: str, config_ids: Collection[int] = ()) 
     added_ids: dict[str, int] = {}
     special_text = set()
     highest = -1
+    normalizer = data.get("normalizer")
     for entry in added:
         content = entry.get("content") if isinstance(entry, dict) else None
         if not isinstance(content, str) or not content or content in added_ids:
+            return None
+        if normalizer is not None and entry.get("normalized", not entry.get("special")):
+            # The runtime keeps such a token as the normalizer writes it (a ByteLevel normalizer:
+            # in the byte alphabet, which the ByteLevel decoder reads back): it says the text.
             return None
         token_id = model_ids.get(content)
         if token_id is None:
