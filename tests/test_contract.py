@@ -48,6 +48,30 @@ def test_pieces_concatenate_to_decode(case, data):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @given(data=st.data())
+def test_decode_is_the_reference_decode(case, data):
+    """decode is the compiled join for several kinds, so it is not itself the oracle: every case
+    names its reference library's decode (equal on the same drawn ids), or says why it has none
+    and which test compares it with its reference instead (docs/architecture.md)."""
+    if case.reference is None:
+        assert case.reference_note, f"{case.name} names no reference decode and does not say why"
+        return
+    tok, interesting, realistic = _inputs(case)
+    reference = _reference_of(case)
+    ids = data.draw(id_streams(tok, interesting, realistic, max_size=40), label="ids")
+    assert tok.decode(ids) == reference(ids)
+
+
+_REFERENCES: dict = {}
+
+
+def _reference_of(case):
+    if case.name not in _REFERENCES:
+        _REFERENCES[case.name] = case.reference(case.tokenizer())
+    return _REFERENCES[case.name]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+@given(data=st.data())
 def test_any_split_streams_to_decode_without_retraction(case, data):
     tok, interesting, realistic = _inputs(case)
     ids = data.draw(id_streams(tok, interesting, realistic))

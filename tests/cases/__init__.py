@@ -23,6 +23,10 @@ class KindCase:
     texts: strings whose encode() (or a case-specific id list) gives realistic streams.
     realistic: optional callable tok -> list of id lists for realistic hypotheses (used when
       the kind cannot encode, e.g. symbol tables fed with SentencePiece ids).
+    reference: optional callable tok -> (ids -> str): the reference library's own decode of
+      the same files, which tok.decode must equal (decode is the compiled join for several
+      kinds, so the contract suite needs an oracle outside the package); reference_note says
+      why a case has none and which test compares the kind with its reference instead.
     """
 
     name: str
@@ -31,6 +35,8 @@ class KindCase:
     texts: tuple[str, ...] = ()
     realistic: Callable[[Tokenizer], list[list[int]]] | None = None
     extra: dict = field(default_factory=dict)
+    reference: Callable[[Tokenizer], Callable[[list[int]], str]] | None = None
+    reference_note: str = ""
 
     def tokenizer(self) -> Tokenizer:
         return _built(self)

@@ -112,12 +112,30 @@ def _odd_realistic(tok):
     ]
 
 
+def reference(tok):
+    """FunASR's own rules (tests/funasr_reference.py: sentence_postprocess of funasr 1.2.x, line
+    for line) on the token strings, special ids stripped first: parity mode only."""
+    from funasr_reference import reference_decode
+
+    tokens = [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+    special = tok.special_ids
+    return lambda ids: reference_decode(tokens, special, ids)
+
+
+_CLEAN = "mode 'clean' is this project's own fix of FunASR's data-losing quirks: it has no reference library"
+
+
+def _parity(mode: str) -> dict:
+    return {"reference": reference} if mode == "parity" else {"reference_note": _CLEAN}
+
+
 CASES = [
     KindCase(
         f"funasr_char/paraformer-{form}[{mode}]",
         _build(shared(f"{REAL}.{form}"), {"mode": mode}),
         interesting=_interesting,
         realistic=_realistic(REAL_TEXTS),
+        **_parity(mode),
     )
     for form in ("txt", "json")
     for mode in ("parity", "clean")
@@ -127,35 +145,41 @@ CASES = [
         _build(shared(f"{REAL}.txt"), {"special_ids": []}),
         interesting=_interesting,
         realistic=_realistic(REAL_TEXTS),
+        reference=reference,
     ),
     KindCase(
         "funasr_char/small-txt[parity]",
         _build(own("funasr_char/small/tokens.txt")),
         interesting=_interesting,
         realistic=_realistic(SMALL_TEXTS),
+        reference=reference,
     ),
     KindCase(
         "funasr_char/small-json[clean]",
         _build(own("funasr_char/small/tokens.json"), {"mode": "clean"}),
         interesting=_interesting,
         realistic=_realistic(SMALL_TEXTS),
+        reference_note=_CLEAN,
     ),
     KindCase(
         "funasr_char/odd[parity]",
         _build(own("funasr_char/odd/tokens.json")),
         interesting=_interesting,
         realistic=_odd_realistic,
+        reference=reference,
     ),
     KindCase(
         "funasr_char/odd[parity, no specials]",
         _build(own("funasr_char/odd/tokens.json"), {"special_ids": []}),
         interesting=_interesting,
         realistic=_odd_realistic,
+        reference=reference,
     ),
     KindCase(
         "funasr_char/odd[clean]",
         _build(own("funasr_char/odd/tokens.json"), {"mode": "clean"}),
         interesting=_interesting,
         realistic=_odd_realistic,
+        reference_note=_CLEAN,
     ),
 ]

@@ -53,6 +53,13 @@ def build(name: str):
     return lambda: build_tokenizer(TokenizerSpec("huggingface", FILES[name]()))
 
 
+def reference(tok):
+    """The `tokenizers` runtime of the same files (the kind's backend: built by tokenizers from
+    them, the config's added tokens merged), its decode with special tokens skipped."""
+    backend = tok.backend
+    return lambda ids: backend.decode(ids, skip_special_tokens=True)
+
+
 def interesting(tok) -> list[int]:
     backend = tok.backend
     found: list[int] = []
@@ -89,4 +96,7 @@ def interesting(tok) -> list[int]:
     return found
 
 
-CASES = [KindCase(f"huggingface/{name}", build(name), interesting=interesting, texts=MULTISCRIPT) for name in FILES]
+CASES = [
+    KindCase(f"huggingface/{name}", build(name), interesting=interesting, texts=MULTISCRIPT, reference=reference)
+    for name in FILES
+]

@@ -33,11 +33,17 @@ def _realistic(tok) -> list[list[int]]:
     return streams
 
 
+_REFERENCE_NOTE = (
+    "the example plug-in kind (tests/example_kind.py): its decode is the plug-in's own statement, there is no library"
+)
+
+
 CASES = [
     KindCase(
         "letters/example-plugin",
         _build,
         interesting=lambda tok: [0, 1, 2, tok.vocab_size - 1],
         realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
     )
 ]

@@ -78,8 +78,17 @@ def interesting(tok) -> list[int]:
     return sorted(set(ids + spaces + words + plain + [0, size - 1]))
 
 
+def reference(tok):
+    """sentencepiece's own decode of the ids left after stripping special_ids (DESIGN)."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=tok.spec.file("model"))
+    special = tok.special_ids
+    return lambda ids: sp.decode([i for i in ids if i not in special])
+
+
 CASES = [
-    KindCase(f"sentencepiece/{name}", _build(name), interesting=interesting, texts=MULTISCRIPT)
+    KindCase(f"sentencepiece/{name}", _build(name), interesting=interesting, texts=MULTISCRIPT, reference=reference)
     for name in SHARED_MODELS + OWN_MODELS
 ] + [
     KindCase(
@@ -87,6 +96,7 @@ CASES = [
         _build(name, {"special_ids": []}),
         interesting=interesting,
         texts=MULTISCRIPT,
+        reference=reference,
     )
     for name in ("mistral-v1.model", "bpe-bytefallback.model", "bpe-nodummy-emptyunk.model")
 ]

@@ -95,12 +95,16 @@ def _sp_ids(tok):
     return [sp.encode(text.upper()) for text in MULTISCRIPT]
 
 
+_REFERENCE_NOTE = "no reference library: its rules are the legacy detokenizer's (docs/kinds/symbol_table.md), checked against sherpa/icefall tables in tests/test_symbol_table.py"
+
+
 CASES = [
     KindCase(
         f"symbol_table/{name}",
         _table(name),
         interesting=_boundaries,
         realistic=_sp_ids if name.startswith("icefall") else None,
+        reference_note=_REFERENCE_NOTE,
     )
     for name in TABLES
 ] + [
@@ -108,5 +112,6 @@ CASES = [
         "symbol_table/generated-bytes",
         lambda: build_tokenizer(TokenizerSpec("symbol_table", {"units": _generated_table()})),
         interesting=_generated_interesting,
+        reference_note=_REFERENCE_NOTE,
     )
 ]

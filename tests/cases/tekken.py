@@ -84,7 +84,22 @@ def realistic(tok) -> list[list[int]]:
     return streams
 
 
+def reference(tok):
+    """mistral-common's Tekkenizer of the same tekken.json, special tokens ignored."""
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    theirs = Tekkenizer.from_file(tok.spec.file("tekken"))
+    return lambda ids: theirs.decode(ids, SpecialTokenPolicy.IGNORE)
+
+
 CASES = [
-    KindCase(f"tekken/{name.removesuffix('.json')}", build(name), interesting=interesting, realistic=realistic)
+    KindCase(
+        f"tekken/{name.removesuffix('.json')}",
+        build(name),
+        interesting=interesting,
+        realistic=realistic,
+        reference=reference,
+    )
     for name in NAMES
 ]

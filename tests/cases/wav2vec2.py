@@ -89,15 +89,43 @@ def _realistic(tok) -> list[list[int]]:
     return out or [[index["|"]]]
 
 
+_REFERENCE_NOTE = "tests/test_wav2vec2.py compares with transformers' Wav2Vec2CTCTokenizer (its options mapped per variant) on token ids and frames"
+
+
 CASES = [
-    KindCase("wav2vec2/base-960h", _build("base-960h"), interesting=_interesting, realistic=_realistic),
-    KindCase("wav2vec2/lower-case", _build("lower-case"), interesting=_interesting, realistic=_realistic),
+    KindCase(
+        "wav2vec2/base-960h",
+        _build("base-960h"),
+        interesting=_interesting,
+        realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
+    ),
+    KindCase(
+        "wav2vec2/lower-case",
+        _build("lower-case"),
+        interesting=_interesting,
+        realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
+    ),
     KindCase(
         "wav2vec2/mms-like-fra",
         _build("mms-like", {"target_lang": "fra"}),
         interesting=_interesting,
         realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
     ),
-    KindCase("wav2vec2/cleanup-lower", _cleanup_build, interesting=_interesting, realistic=_realistic),
-    KindCase("wav2vec2/added-tokens-json", _added_tokens_json_build, interesting=_interesting, realistic=_realistic),
+    KindCase(
+        "wav2vec2/cleanup-lower",
+        _cleanup_build,
+        interesting=_interesting,
+        realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
+    ),
+    KindCase(
+        "wav2vec2/added-tokens-json",
+        _added_tokens_json_build,
+        interesting=_interesting,
+        realistic=_realistic,
+        reference_note=_REFERENCE_NOTE,
+    ),
 ]

@@ -21,7 +21,22 @@ def _interesting(tok) -> list[int]:
     return [i for i in found if i is not None] + sorted(tok.special_ids) + [tok.vocab_size - 1]
 
 
+_REFERENCE_NOTE = "tests/test_wordpiece.py compares with the tokenizers WordPiece decoder on the same vocabulary, its options mapped per case"
+
+
 CASES = [
-    KindCase("wordpiece/uncased", _build("uncased", {}), interesting=_interesting, texts=MULTISCRIPT),
-    KindCase("wordpiece/cased", _build("cased", {"lowercase": False}), interesting=_interesting, texts=MULTISCRIPT),
+    KindCase(
+        "wordpiece/uncased",
+        _build("uncased", {}),
+        interesting=_interesting,
+        texts=MULTISCRIPT,
+        reference_note=_REFERENCE_NOTE,
+    ),
+    KindCase(
+        "wordpiece/cased",
+        _build("cased", {"lowercase": False}),
+        interesting=_interesting,
+        texts=MULTISCRIPT,
+        reference_note=_REFERENCE_NOTE,
+    ),
 ]
