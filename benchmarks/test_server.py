@@ -1,12 +1,17 @@
 """The server loop (docs/decoding.md § The server loop): many streams advanced by one token
 each per step, stop strings, streams primed from a prompt.
 
-* **Batch**: 256 and 1,024 concurrent streams, one token each per step, 200 steps, Qwen3 and
-  Whisper ids (each stream its own offset into the passages): `decode_incremental_batch` with
-  the step as a 1-D int64 array, against the Python loop over `decode_incremental` and against
-  one `DecodeStream.step` per stream. Per stream-token. Rows of their own: the same batch of
-  streams new_stream made with 4 stop strings, and with the model's envelope (qwen3_asr,
-  whisper).
+* **Batch** (issue 43's targets): 256 and 1,024 concurrent streams made by
+  `new_stream(prefill=48 ids, stop=2 strings)`, one id each per step, 200 steps, Qwen3 and
+  Whisper ids (each stream its own offset into the passages: every script, emoji, characters
+  split across tokens): `decode_incremental_batch` with the step as a 1-D int64 array, against
+  the same streams each fed by `stream.feed([id])` (our per-stream loop, paired round by round)
+  and against one `DecodeStream.step` per stream (primed with the same prompt). Per
+  stream-token. Rows beside them: a batch and a loop of `{}` states (the dict contract), and a
+  batch of streams with the model's envelope (qwen3_asr, whisper).
+* **Two threads**: one thread stepping its batch of 1,024 such streams, against two threads each
+  stepping a batch of its own at once (a server with two model replicas): per stream-token, so
+  the two-thread row at half the one-thread row would be perfect scaling.
 * **Stop strings**: one stream fed one id per call through 4 stop strings that never match (the
   cost of watching for them), against a plain stream ({}) of the same ids.
 * **Prefill**: `new_stream(prefill=...)` after a 100-token and a 100,000-token prompt ending with
@@ -14,6 +19,8 @@ each per step, stop strings, streams primed from a prompt.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
@@ -26,12 +33,15 @@ PEERS = {
     "whisper/faster-whisper-base": "whisper/faster-whisper-base/tokenizer.json",
 }
 STEPS = 200
+PREFILL = 48
 STOPS = ["<|im_end|>", "\n\nUser:", "###", "STOP HERE"]  # none occurs in the passages
+SERVER_STOPS = STOPS[:2]
 IMPLS = [
-    "oasr_tok batch",
-    "oasr_tok batch, new_stream(stop=4)",
+    "oasr_tok batch of Streams",
+    "oasr_tok loop of Streams",
+    "oasr_tok batch of dicts",
+    "oasr_tok loop of dicts",
     "oasr_tok batch, new_stream(envelope)",
-    "oasr_tok loop",
     "DecodeStream",
 ]
 ENVELOPES = {"huggingface/qwen3": "qwen3_asr", "whisper/faster-whisper-base": "whisper"}
@@ -40,6 +50,15 @@ ENVELOPES = {"huggingface/qwen3": "qwen3_asr", "whisper/faster-whisper-base": "w
 def _steps(label: str, n: int) -> list[np.ndarray]:
     ids = hypothesis(label, 6_000)
     return [np.array([ids[(k * 37 + t) % 5_000] for k in range(n)], dtype=np.int64) for t in range(STEPS)]
+
+
+def _prompts(label: str, n: int) -> list[list[int]]:
+    ids = hypothesis(label, 6_000)
+    return [ids[(k * 53) % 5_000 : (k * 53) % 5_000 + PREFILL] for k in range(n)]
+
+
+def _server_streams(tok, prompts):
+    return lambda: [tok.new_stream(prefill=p, stop=SERVER_STOPS) for p in prompts]
 
 
 @pytest.mark.parametrize("label", BATCH_CASES)
@@ -52,21 +71,30 @@ def test_batch(benchmark, label: str, n: int, impl: str) -> None:
     except Unavailable as exc:
         pytest.skip(str(exc))
     steps = _steps(label, n)
+    prompts = _prompts(label, n)
     singles = [[[int(i)] for i in step] for step in steps]
-    if impl.startswith("oasr_tok batch"):
-        batch = tok.decode_incremental_batch
+    batch = tok.decode_incremental_batch
 
-        def run(states):
-            for step in steps:
-                batch(step, states)
+    def run_batch(states):
+        for step in steps:
+            batch(step, states)
 
-        if impl.endswith("new_stream(stop=4)"):
-            make = lambda: [tok.new_stream(stop=STOPS) for _ in range(n)]
-        elif impl.endswith("new_stream(envelope)"):
-            make = lambda: [tok.new_stream(envelope=ENVELOPES[label]) for _ in range(n)]
-        else:
-            make = lambda: [{} for _ in range(n)]
-    elif impl == "oasr_tok loop":
+    def run_streams_loop(streams):
+        for step in singles:
+            for ids, stream in zip(step, streams):
+                stream.feed(ids)
+
+    reference = make_reference = None
+    if impl == "oasr_tok batch of Streams":
+        run, make = run_batch, _server_streams(tok, prompts)
+        reference, make_reference = run_streams_loop, make  # the paired ratio to our own loop
+    elif impl == "oasr_tok loop of Streams":
+        run, make = run_streams_loop, _server_streams(tok, prompts)
+    elif impl == "oasr_tok batch of dicts":
+        run, make = run_batch, lambda: [{} for _ in range(n)]
+    elif impl == "oasr_tok batch, new_stream(envelope)":
+        run, make = run_batch, lambda: [tok.new_stream(envelope=ENVELOPES[label]) for _ in range(n)]
+    elif impl == "oasr_tok loop of dicts":
         step_one = tok.decode_incremental
 
         def run(states):
@@ -83,13 +111,63 @@ def test_batch(benchmark, label: str, n: int, impl: str) -> None:
                 for (token_id,), stream in zip(step, streams):
                     stream.step(runtime, token_id)
 
-        make = lambda: [DecodeStream(skip_special_tokens=True) for _ in range(n)]
+        def make():
+            streams = [DecodeStream(skip_special_tokens=True) for _ in range(n)]
+            for stream, prompt in zip(streams, prompts):  # primed with the same prompt
+                for token_id in prompt:
+                    stream.step(runtime, token_id)
+            return streams
+
     timed(
         benchmark,
         run,
         make,
         per=n * STEPS,
         info={"suite": "server", "case": label, "op": f"batch of {n}", "impl": impl, "n": n},
+        reference=reference,
+        make_reference=make_reference,
+    )
+
+
+@pytest.mark.parametrize("label", BATCH_CASES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_two_threads_two_batches(benchmark, label: str, threads: int) -> None:
+    try:
+        tok = tokenizer(label)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    n = 1_024
+    steps = _steps(label, n)
+    prompts = _prompts(label, n)
+    batch = tok.decode_incremental_batch
+    make_one = _server_streams(tok, prompts)
+
+    def work(streams) -> None:
+        for step in steps:
+            batch(step, streams)
+
+    def run(lives) -> None:
+        if threads == 1:
+            work(lives[0])
+            return
+        workers = [threading.Thread(target=work, args=(live,)) for live in lives]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    timed(
+        benchmark,
+        run,
+        lambda: [make_one() for _ in range(threads)],
+        per=threads * n * STEPS,
+        info={
+            "suite": "server",
+            "case": label,
+            "op": f"{threads} thread(s), batches of {n}",
+            "impl": "threads",
+            "n": n,
+        },
     )
 
 

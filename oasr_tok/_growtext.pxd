@@ -11,6 +11,7 @@ cdef struct TextData:
 
 
 cdef int text_reserve(TextData* t, int kind, Py_ssize_t extra) except -1
+cdef int text_reserve_nogil(TextData* t, int kind, Py_ssize_t extra) noexcept nogil
 cdef void text_append_reserved(TextData* t, PyObject* text) noexcept nogil
 
 

@@ -27,11 +27,18 @@ cdef Py_ssize_t _MAX_CHARS = (<Py_ssize_t>1 << 62) // 4
 cdef int text_reserve(TextData* t, int kind, Py_ssize_t extra) except -1:
     """Room for `extra` more characters of storage `kind` (what is held widened when `kind` is
     wider): after it, text_append_reserved of that much text cannot fail."""
+    if text_reserve_nogil(t, kind, extra) < 0:
+        raise MemoryError("a transcript longer than memory can hold")
+    return 0
+
+
+cdef int text_reserve_nogil(TextData* t, int kind, Py_ssize_t extra) noexcept nogil:
+    """text_reserve without the GIL: -1 (nothing changed) where memory cannot be had."""
     cdef Py_ssize_t need, size, i
     cdef char* grown
     cdef int wide = kind if kind > t.kind else t.kind
     if extra < 0 or extra > _MAX_CHARS - t.n:
-        raise MemoryError("a transcript longer than memory can hold")
+        return -1
     need = t.n + extra
     if need <= t.capacity and wide == t.kind:
         return 0
@@ -41,11 +48,11 @@ cdef int text_reserve(TextData* t, int kind, Py_ssize_t extra) except -1:
     if wide == t.kind:
         grown = <char*>PyMem_RawRealloc(t.data, <size_t>size * wide)
         if grown == NULL:
-            raise MemoryError()
+            return -1
     else:  # every character held is copied once into the wider storage
         grown = <char*>PyMem_RawMalloc(<size_t>size * wide)
         if grown == NULL:
-            raise MemoryError()
+            return -1
         for i in range(t.n):
             PyUnicode_WRITE(wide, grown, i, PyUnicode_READ(t.kind, t.data, i))
         PyMem_RawFree(t.data)
@@ -61,6 +68,8 @@ cdef void text_append_reserved(TextData* t, PyObject* text) noexcept nogil:
     cdef Py_ssize_t m = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* src = PyUnicode_DATA(text)
+    if m == 0:
+        return  # (t.data may still be NULL: memcpy takes no NULL, even for no bytes)
     if kind == t.kind:
         memcpy(t.data + t.n * kind, src, <size_t>m * kind)
     else:
@@ -114,7 +123,8 @@ cdef class GrowText:
     cdef GrowText copy_text(self):
         cdef GrowText other = GrowText()
         text_reserve(&other.t, self.t.kind, self.t.n)
-        memcpy(other.t.data, self.t.data, <size_t>self.t.n * self.t.kind)
+        if self.t.n:
+            memcpy(other.t.data, self.t.data, <size_t>self.t.n * self.t.kind)
         other.t.n = self.t.n
         other.cached = self.cached
         return other

@@ -563,8 +563,8 @@ cdef extern from *:
 # _shared_ints[v]: the int of value v that _int_list made first, kept for every later list (ints
 # are immutable: lists share them, as a recogniser's own lists share theirs), or NULL. The per-call
 # cache (the fallback below) makes an int for every id it has not met in that call: for the
-# first thousand ids of a transcript most of them (Qwen3, 1,000 ids: 470 new ints a call, 8% of
-# a huggingface decode). The table covers the largest vocabulary read so far, up to SHARED_INTS
+# first thousand ids of a transcript most of them (about half, a measurable part of a
+# decode: benchmarks/RESULTS.md § Measurements behind the code). The table covers the largest vocabulary read so far, up to SHARED_INTS
 # ids; what it holds is at most one int per id of that vocabulary.
 cdef PyObject** _shared_ints = NULL
 cdef Py_ssize_t _shared_len = 0
@@ -618,7 +618,7 @@ cdef list _int_list(const IdBuffer* buf, const unsigned char* drop, Py_ssize_t v
     ids sharing one int: the shared table's, or where a vocabulary is too large for it (or the
     build has no GIL), a small direct-mapped cache of this call's recent ones. A transcript
     repeats a few thousand ids: a fresh int for each of a million costs an allocation and,
-    when the list goes, a free (45 ns an id, as much as some decodes that read the list), and
+    when the list goes, a free (as much as some decodes that read the list cost), and
     spreads the list over 32 MB where a list of the same ints a recogniser built has a few.
     The list is made with room for every id and cut to the ones kept (no pass to count them)."""
     cdef Py_ssize_t j, n = buf.n, k = 0, value, slot, slots = 64, start, count
@@ -707,8 +707,8 @@ def runtime_ids(ids, Py_ssize_t vocab_size, bytes skip=None):
     """check_ids for a reader that takes any sequence and iterates it once (the `tokenizers`
     runtime): a list that is already all that comes back as it is; anything else as a
     CheckedIds, which hands out the same ints check_ids' list would hold, one at a time,
-    without that list. (Built, filled and freed, that list cost 1.8 ns an id more than the
-    check of a list of the same ids: an array came back slower than the list.)"""
+    without that list. (Built, filled and freed, that list made an array come back slower than
+    the list of the same ids.)"""
     cdef const unsigned char* drop = NULL
     if skip is not None:
         if len(skip) != vocab_size:

@@ -3,6 +3,7 @@
 # which also reads a kind's engine from TableMethods' field, as its decode_incremental does.
 from cpython.object cimport PyObject
 
+from oasr_tok._growtext cimport TextData
 from oasr_tok._ids cimport IdBuffer
 from oasr_tok._textbuf cimport oasr_textstate
 
@@ -22,6 +23,12 @@ cdef struct Prepared:
     PyObject* prompt_flag   # NULL: the state has none
     bint in_prompt
     oasr_textstate text_read
+
+
+cdef enum:  # what PieceTable.step_one did
+    STEP_DONE = 0
+    STEP_NEEDS_GIL = 1    # the id's step is another: nothing was changed
+    STEP_NO_MEMORY = -1   # the text could not grow: nothing was changed
 
 
 ctypedef object (*stream_feed_fn)(object tok, object stream, object new_ids, bint final)
@@ -49,6 +56,8 @@ cdef class PieceTable:
     cdef const unsigned char* _flags
     cdef const unsigned char* _bytes
     cdef PyObject** _plain    # per id: the str a plain id renders once no rule is pending, else NULL
+    cdef const char** _piece_data  # mode bytes: per id its piece's bytes (borrowed), NULL for a skipped id
+    cdef Py_ssize_t* _piece_size
     cdef int mode, rule, lead_rule
     cdef bint has_first
     cdef str errors
@@ -79,6 +88,8 @@ cdef class PieceTable:
     cdef str advance_cursor(self, TableCursor c, const Py_ssize_t* ids, Py_ssize_t n, bint final)
     cdef str cursor_tail(self, TableCursor c)
     cdef int load_cursor(self, TableCursor c, tuple snapshot) except -1
+    cdef int step_one(self, Vars* v, unsigned char* held, Py_ssize_t* n_held, bint* in_prompt, Py_ssize_t tid,
+                      TextData* text) noexcept nogil
 
 
 cdef int _some_address_twice(list states, Py_ssize_t n) except -1

@@ -33,6 +33,7 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 
 cimport cython
 
+from oasr_tok._growtext cimport TextData, text_append_reserved, text_reserve_nogil
 from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
 from oasr_tok._ids import ReadAgain
 from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
@@ -40,7 +41,10 @@ from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_erro
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
+    int PyUnicode_KIND(PyObject*) nogil
+    Py_ssize_t raw_length "PyUnicode_GET_LENGTH"(PyObject*) nogil
     Py_ssize_t PyUnicode_GET_LENGTH(object)
+    void PyUnicode_WRITE(int kind, void* data, Py_ssize_t index, Py_UCS4 value) nogil
     Py_ssize_t PyBytes_GET_SIZE(object)
     char* PyBytes_AS_STRING(object)
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
@@ -190,9 +194,29 @@ cdef class PieceTable:
         for i in range(n):
             # Borrowed: self.pieces / self.texts keep these alive as long as the table lives.
             self._plain[i] = NULL if (self._flags[i] or plain[i] is None) else <PyObject*>plain[i]
+        # Mode bytes: each piece's bytes, for the step that runs without the GIL (step_one);
+        # borrowed from self.pieces, as above.
+        PyMem_Free(self._piece_data)
+        PyMem_Free(self._piece_size)
+        self._piece_data = NULL
+        self._piece_size = NULL
+        if self.mode == MODE_BYTES:
+            self._piece_data = <const char**>PyMem_Malloc(max(n, 1) * sizeof(char*))
+            self._piece_size = <Py_ssize_t*>PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
+            if self._piece_data == NULL or self._piece_size == NULL:
+                raise MemoryError()
+            for i in range(n):
+                if self._flags[i] & F_SKIP or type(self.pieces[i]) is not bytes:
+                    self._piece_data[i] = NULL
+                    self._piece_size[i] = 0
+                else:
+                    self._piece_data[i] = PyBytes_AS_STRING(self.pieces[i])
+                    self._piece_size[i] = PyBytes_GET_SIZE(self.pieces[i])
 
     def __dealloc__(self):
         PyMem_Free(self._plain)
+        PyMem_Free(self._piece_data)
+        PyMem_Free(self._piece_size)
 
     def joined_form(self):
         """(pieces, errors) when what this table renders for ids is
@@ -446,8 +470,8 @@ cdef class PieceTable:
             return ""
         # The loop is _run's (the same rules, checked against each other by
         # tests/test_stream_engine.py's step_snapshot test), kept here with the pending bytes in a
-        # local: _run's list for them, made on every call, cost this per-token path 14% more
-        # instructions (callgrind, one id a call).
+        # local: _run's list for them, made on every call, is a measurable part of this per-token
+        # path (benchmarks/RESULTS.md § Measurements behind the code).
         fast = _plain_state(&v, pending)
         for i in range(n):
             tid = ids.ids[i]
@@ -586,6 +610,133 @@ cdef class PieceTable:
         if c.v.closed:
             return ""
         return self._tail(c.v, c.pending)
+
+    cdef int step_one(self, Vars* v, unsigned char* held, Py_ssize_t* n_held, bint* in_prompt, Py_ssize_t tid,
+                      TextData* text) noexcept nogil:
+        """One id's usual step with no Python object made or changed, so without the GIL: a
+        prompt block's ids, a plain skipped id, a plain piece, and in mode "bytes" (rule
+        "replace") any piece, its bytes joined to the held ones (held[:n_held], an unfinished
+        character: at most 3) and decoded as CPython's UTF-8 decoder with errors="replace" does
+        (one U+FFFD per maximal invalid subpart; a valid unfinished character at the end held).
+        The characters go to `text`. Returns STEP_DONE; STEP_NEEDS_GIL when the id's step is
+        another (a rule pending, a byte piece of a text table, a long piece), with nothing
+        changed; STEP_NO_MEMORY (nothing changed) when `text` could not grow. The rules are
+        _step's, and tests/test_streams.py holds both to the dict path on every kind."""
+        cdef unsigned char f
+        cdef PyObject* raw
+        cdef unsigned char joined[JOIN_BYTES]
+        cdef unsigned int out[JOIN_BYTES]  # code points (Py_UCS4 is a character type to Cython)
+        cdef Py_ssize_t m, size, i, j, k, count = 0, rest
+        cdef unsigned char c, x, lo, hi
+        cdef unsigned int cp, widest = 0
+        cdef int kind
+        if v.closed:
+            return STEP_NEEDS_GIL
+        if tid == self.prompt_open:  # (never, without a prompt rule: -1)
+            in_prompt[0] = True
+            return STEP_DONE
+        if tid == self.prompt_close:
+            in_prompt[0] = False
+            return STEP_DONE
+        if in_prompt[0]:
+            return STEP_DONE  # inside a prompt block an id renders nothing and changes nothing
+        f = self._flags[tid]
+        if f & F_SKIP:
+            return STEP_DONE if f == F_SKIP else STEP_NEEDS_GIL
+        if v.first or v.lead or v.run_invalid:
+            return STEP_NEEDS_GIL
+        raw = self._plain[tid]
+        if n_held[0] == 0 and raw != NULL:
+            if text_reserve_nogil(text, PyUnicode_KIND(raw), raw_length(raw)) < 0:
+                return STEP_NO_MEMORY
+            text_append_reserved(text, raw)
+            return STEP_DONE
+        if self.mode != MODE_BYTES or self.rule != RULE_REPLACE or self._piece_data[tid] == NULL:
+            return STEP_NEEDS_GIL
+        m = n_held[0] + self._piece_size[tid]
+        if m > JOIN_BYTES:
+            return STEP_NEEDS_GIL
+        if n_held[0]:
+            memcpy(joined, held, n_held[0])
+        if self._piece_size[tid]:
+            memcpy(joined + n_held[0], self._piece_data[tid], self._piece_size[tid])
+        i = 0
+        rest = 0
+        while i < m:
+            c = joined[i]
+            if c < 0x80:
+                out[count] = c
+                count += 1
+                i += 1
+                continue
+            lo, hi = 0x80, 0xBF
+            if 0xC2 <= c <= 0xDF:
+                size = 2
+            elif 0xE0 <= c <= 0xEF:
+                size = 3
+                if c == 0xE0:
+                    lo = 0xA0
+                elif c == 0xED:
+                    hi = 0x9F
+            elif 0xF0 <= c <= 0xF4:
+                size = 4
+                if c == 0xF0:
+                    lo = 0x90
+                elif c == 0xF4:
+                    hi = 0x8F
+            else:
+                out[count] = 0xFFFD  # no lead byte: invalid on its own
+                count += 1
+                i += 1
+                continue
+            j = 1
+            while j < size:
+                if i + j >= m:
+                    break
+                x = joined[i + j]
+                if j == 1:
+                    if x < lo or x > hi:
+                        break
+                elif x < 0x80 or x > 0xBF:
+                    break
+                j += 1
+            if j == size:
+                if size == 2:
+                    cp = c & 0x1F
+                elif size == 3:
+                    cp = c & 0x0F
+                else:
+                    cp = c & 0x07
+                for k in range(1, size):
+                    cp = (cp << 6) | (joined[i + k] & 0x3F)
+                out[count] = cp
+                count += 1
+                i += size
+            elif i + j >= m:
+                rest = m - i  # a valid unfinished character at the end: held
+                break
+            else:
+                out[count] = 0xFFFD  # the maximal invalid subpart joined[i:i + j]
+                count += 1
+                i += j
+        for k in range(count):
+            if out[k] > widest:
+                widest = out[k]
+        if widest < 0x100:
+            kind = 1
+        elif widest < 0x10000:
+            kind = 2
+        else:
+            kind = 4
+        if count and text_reserve_nogil(text, kind, count) < 0:
+            return STEP_NO_MEMORY
+        for k in range(count):
+            PyUnicode_WRITE(text.kind, text.data, text.n + k, <Py_UCS4>out[k])
+        text.n += count
+        if rest:
+            memcpy(held, joined + m - rest, rest)
+        n_held[0] = rest
+        return STEP_DONE
 
     cdef int load_cursor(self, TableCursor c, tuple snapshot) except -1:
         """Set the cursor to a snapshot (its pickled form), checked: a forged one raises."""
@@ -1014,7 +1165,7 @@ cdef str _decode_prefix(const unsigned char* data, Py_ssize_t n, Py_ssize_t* con
 cdef str _whole_run_text(bytes run):
     # A held run is a valid UTF-8 prefix, so a non-final decode does not raise: a character
     # left incomplete (the usual case, rendered as the tail on every streamed byte) shows as
-    # unconsumed bytes instead of as an exception, which cost ~4 us per byte token.
+    # unconsumed bytes instead of as an exception, which cost more than the rest of the step.
     cdef Py_ssize_t consumed = 0
     cdef str text
     try:
@@ -1136,8 +1287,8 @@ def byte_level_pieces(list tokens, bytes in_alphabet, bytes byte_of):
     character's byte when every character is in the alphabet, else the token's own UTF-8.
     For each code point below len(in_alphabet): whether it is in the alphabet (1 or 0), and
     its byte (_bytelevel.py builds both; its token_bytes says the same for one token). A whole
-    vocabulary is converted at load: Qwen3's 151,646 tokens in a few ms, against 40 ms for a
-    str.translate each."""
+    vocabulary is converted at load, a tenth of what a str.translate per token costs
+    (benchmarks/RESULTS.md § Measurements behind the code)."""
     cdef Py_ssize_t n = PyList_GET_SIZE(tokens), i, k, size, capacity = 0
     cdef Py_ssize_t limit = PyBytes_GET_SIZE(in_alphabet)
     cdef const unsigned char* member = <const unsigned char*>PyBytes_AS_STRING(in_alphabet)

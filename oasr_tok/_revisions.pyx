@@ -71,8 +71,8 @@ cdef extern from *:
     /* A branch the usual call (a PieceTable kind, two hypotheses agreeing, no times, not final)
        does not take: laid out after the usual path, so that path's code is one compact run.
        Its instruction-cache misses, more than its instructions, are what a call costs beyond
-       one decode_incremental of its tail (callgrind's cache simulation, icefall's BPE: 279
-       misses a call, 259 with this layout; the reference call: 14). */
+       one decode_incremental of its tail (benchmarks/RESULTS.md § Measurements behind the
+       code). */
     #define OASR_RARE(x) __builtin_expect(!!(x), 0)
     """
     bint OASR_GIL_BUILD

@@ -21,14 +21,24 @@ the usual step.
 """
 cimport cython
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
-from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.string cimport memset
+from libc.string cimport memcmp, memcpy, memset
 
-from oasr_tok._growtext cimport GrowText, TextData, text_append_reserved, text_reserve
+from oasr_tok._growtext cimport GrowText, TextData, text_append_reserved, text_reserve_nogil
 from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
-from oasr_tok._piece_table cimport PieceTable, TableCursor, TableMethods, Vars, _some_address_twice, set_stream_type
+from oasr_tok._piece_table cimport (
+    STEP_DONE,
+    STEP_NEEDS_GIL,
+    STEP_NO_MEMORY,
+    PieceTable,
+    TableCursor,
+    TableMethods,
+    Vars,
+    _some_address_twice,
+    set_stream_type,
+)
 from oasr_tok._stream_record cimport StreamRecord
 
 from oasr_tok.envelopes import feed as _envelope_feed
@@ -37,7 +47,10 @@ from oasr_tok.errors import StreamStateError, TokenizerError, short_repr, stream
 from oasr_tok.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
 
 cdef extern from "Python.h":
+    bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject*)
     Py_ssize_t PyUnicode_GET_LENGTH(PyObject*) nogil
+    Py_ssize_t raw_length "PyUnicode_GET_LENGTH"(PyObject*) nogil
     int PyUnicode_KIND(PyObject*) nogil
     void* PyUnicode_DATA(PyObject*) nogil
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
@@ -260,8 +273,10 @@ cdef class Stream:
         if record.envelope is not None:
             saved_v, saved_pending, saved_in_prompt = self.cursor.v, self.cursor.pending, self.cursor.in_prompt
             saved_n = self.settled.t.n
-        delta = self.table.advance_cursor(self.cursor, ids.ids, ids.n, False)
-        self.settled.append(delta)
+        delta = self._one(ids.ids[0]) if ids.n == 1 else None
+        if delta is None:
+            delta = self.table.advance_cursor(self.cursor, ids.ids, ids.n, False)
+            self.settled.append(delta)
         if record.envelope is not None:
             try:
                 delta = record.envelope.text(delta, False)
@@ -275,6 +290,32 @@ cdef class Stream:
             record.emitted += len(delta)
         record.tokens += ids.n
         return delta
+
+    cdef str _one(self, Py_ssize_t tid):
+        """One id stepped by the table's step_one (no Python object made but the delta): the
+        text it settled, or None when its step is another (nothing changed)."""
+        cdef unsigned char held[4]
+        cdef Py_ssize_t n_held = len(self.cursor.pending), before = n_held, old_n = self.settled.t.n
+        cdef int done
+        cdef PyObject* plain
+        if n_held > 3:
+            return None
+        if n_held:
+            memcpy(held, <char*>self.cursor.pending, n_held)
+        done = self.table.step_one(&self.cursor.v, held, &n_held, &self.cursor.in_prompt, tid, &self.settled.t)
+        if done == STEP_NEEDS_GIL:
+            return None
+        if done == STEP_NO_MEMORY:
+            raise MemoryError()
+        if n_held != before or (n_held and memcmp(held, <char*>self.cursor.pending, n_held)):
+            self.cursor.pending = PyBytes_FromStringAndSize(<char*>held, n_held)
+        if self.settled.t.n == old_n:
+            return ""
+        self.settled.cached = None
+        plain = self.table._plain[tid]
+        if before == 0 and n_held == 0 and plain != NULL:
+            return <str>plain
+        return self.settled.slice(old_n)
 
     cdef str _kind_step(self, object ids, bint final):
         """The kind's own step of `ids` (a list of checked ids): the text it settles."""
@@ -533,55 +574,106 @@ def feed_for(tok, Stream stream, new_ids, final=False):
 # -- the batch ------------------------------------------------------------------------------
 
 cdef enum:
-    STEP_PLAIN = 1    # plain pieces only: appended without the GIL
-    STEP_USUAL = 2    # the compiled usual step, with the GIL
-    STEP_GENERAL = 3  # serving.py's rules
+    STEP_ONE = 1      # one id, the table's step_one: taken without the GIL
+    STEP_PLAIN = 2    # several ids, plain pieces only: appended without the GIL
+    STEP_USUAL = 3    # the compiled usual step, with the GIL
+    STEP_GENERAL = 4  # serving.py's rules
 
 
-cdef struct PlainStep:
+cdef struct Step:
+    # What the steps without the GIL read and change: C memory of the stream's (held by the batch)
     TextData* text
-    PyObject** plain          # the table's per-id str (borrowed: the table outlives the batch)
+    Vars* v
+    bint* in_prompt
+    Py_ssize_t* emitted
+    Py_ssize_t* tokens
     const Py_ssize_t* ids
     Py_ssize_t n
     const Py_UCS4* firsts     # the stop strings' first characters (n_first: 0 without stops)
     Py_ssize_t n_first
-    Py_ssize_t* emitted
-    Py_ssize_t* tokens
+    unsigned char held[4]     # STEP_ONE: the cursor's held bytes, before and after the step
+    Py_ssize_t n_held
+    # What the stream was before the batch (a rollback); old_pending: a reference held
     Py_ssize_t old_n, old_emitted, old_tokens
-    Vars old_v                # a table step's cursor before it (old_pending: a reference held)
+    Vars old_v
     PyObject* old_pending
     bint old_in_prompt
     int mode
-    bint stopped_char         # a piece holds a stop string's first character: the filter decides
+    bint stopped_char         # the new text holds a stop string's first character: the filter decides
+
+
+cdef inline bint _text_starts_no_stop(TextData* t, Py_ssize_t start, const Py_UCS4* firsts,
+                                      Py_ssize_t n_first) noexcept nogil:
+    """Whether no character of t[start:] is the first of a stop string."""
+    cdef Py_ssize_t i, k
+    cdef Py_UCS4 c
+    for i in range(start, t.n):
+        c = PyUnicode_READ(t.kind, t.data, i)
+        for k in range(n_first):
+            if firsts[k] == c:
+                return False
+    return True
+
+
+# One Step array kept between batches (taken and given back under the GIL, so a second thread's
+# batch, or a nested one, makes its own): a 1,024-stream batch needs 150 KB, which malloc hands
+# out as fresh pages (zeroed by the kernel on every call) when it is freed and asked for again.
+cdef Step* _spare_steps = NULL
+cdef Py_ssize_t _spare_size = 0
+
+
+cdef Step* _take_steps(Py_ssize_t n) except NULL:
+    global _spare_steps, _spare_size
+    cdef Step* steps
+    if _spare_steps != NULL and _spare_size >= n:
+        steps = _spare_steps
+        _spare_steps = NULL
+    else:
+        steps = <Step*>PyMem_Malloc(max(n, 1) * sizeof(Step))
+        if steps == NULL:
+            raise MemoryError()
+    memset(steps, 0, n * sizeof(Step))
+    return steps
+
+
+cdef void _give_back_steps(Step* steps, Py_ssize_t n) noexcept:
+    global _spare_steps, _spare_size
+    if _spare_steps == NULL:
+        _spare_steps, _spare_size = steps, n
+    elif _spare_size < n:
+        PyMem_Free(_spare_steps)
+        _spare_steps, _spare_size = steps, n
+    else:
+        PyMem_Free(steps)
 
 
 def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
     """tok.decode_incremental_batch over Streams: the deltas, in order. Every row and every
     stream is read and checked before any stream moves (a bad one: its error, prefixed "stream
-    k: "); then the plain usual steps are taken without the GIL, then the rest in order; an
-    error there (an envelope parser's) rolls every stream back. `streams` is the batch's own
-    list (the caller's may change while the GIL is let go)."""
-    cdef Py_ssize_t k, n = PyList_GET_SIZE(streams), i, first, added, chars, vocab_size
+    k: "), and None (nothing moved) when a stream is no Stream; then the usual steps of one id,
+    and of plain pieces, are taken without the GIL; then the rest in order, with it; an error
+    there (an envelope parser's) rolls every stream back. `streams` is the batch's own list (the
+    caller's may change while the GIL is let go)."""
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(streams), i, first, added, vocab_size
     cdef IdBuffer all_ids
     cdef IdBuffer* bufs = NULL
-    cdef PlainStep* steps = NULL
-    cdef Py_ssize_t ready = 0, marked = 0, plain_count = 0
+    cdef Step* steps = NULL
+    cdef Py_ssize_t ready = 0, marked = 0, free_steps = 0
     cdef list out = PyList_New(n)
     cdef list saved
     cdef Stream s
-    cdef PlainStep* p
+    cdef Step* p
     cdef PyObject* raw
-    cdef int kind
     cdef bint whole = False
     cdef IdBuffer one
+    cdef PieceTable table = _table_of(tok)
+    cdef int done, kind
     if n == 0:
         return out
     vocab_size = (<Stream>streams[0]).vocab_size if type(streams[0]) is Stream else tok.vocab_size
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
-    steps = <PlainStep*>PyMem_Calloc(n, sizeof(PlainStep))
-    if steps == NULL:
-        raise MemoryError()
+    steps = _take_steps(n)
     memset(&all_ids, 0, sizeof(IdBuffer))
     saved = [None] * n
     try:
@@ -633,53 +725,72 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             if not s._usual(p.n, first, final):
                 p.mode = STEP_GENERAL
                 continue
+            # A usual step: what undoes it, in C (no snapshot objects in the loop)
             p.old_n = s.settled.t.n
             p.old_emitted = s.record.emitted
             p.old_tokens = s.record.tokens
-            if s.record.envelope is not None or not s.table.plain_through(
-                    &s.cursor.v, s.cursor.pending, s.cursor.in_prompt, p.ids, p.n):
+            p.old_v = s.cursor.v
+            p.old_pending = <PyObject*>s.cursor.pending
+            Py_INCREF(s.cursor.pending)
+            p.old_in_prompt = s.cursor.in_prompt
+            if s.record.envelope is not None or table is None:
                 p.mode = STEP_USUAL
                 continue
-            # Plain pieces: room for them now, so that the appends below cannot fail.
-            chars = 0
-            kind = 1
-            for i in range(p.n):
-                raw = s.table._plain[p.ids[i]]
-                chars += PyUnicode_GET_LENGTH(raw)
-                if PyUnicode_KIND(raw) > kind:
-                    kind = PyUnicode_KIND(raw)
-            text_reserve(&s.settled.t, kind, chars)
-            p.mode = STEP_PLAIN
             p.text = &s.settled.t
-            p.plain = s.table._plain
-            p.firsts = s.record.first_chars
-            p.n_first = s.record.n_first if s.record.stops else 0
+            p.v = &s.cursor.v
+            p.in_prompt = &s.cursor.in_prompt
             p.emitted = &s.record.emitted
             p.tokens = &s.record.tokens
-            plain_count += 1
+            p.firsts = s.record.first_chars
+            p.n_first = s.record.n_first if s.record.stops else 0
+            if p.n == 1:
+                p.n_held = len(s.cursor.pending)
+                if p.n_held <= 3:
+                    if p.n_held:
+                        memcpy(p.held, <char*>s.cursor.pending, p.n_held)
+                    p.mode = STEP_ONE
+                    free_steps += 1
+                    continue
+            elif table.plain_through(&s.cursor.v, s.cursor.pending, s.cursor.in_prompt, p.ids, p.n):
+                p.mode = STEP_PLAIN
+                free_steps += 1
+                continue
+            p.mode = STEP_USUAL
         # Busy from here on: no other call (another thread, Python code a step below runs) may
         # use these streams until this one returns.
         for k in range(n):
             s = <Stream>PyList_GET_ITEM(streams, k)
             s.busy = True
             marked = k + 1
-            if steps[k].mode == STEP_PLAIN and steps[k].n and s.settled.cached is not None:
-                s.settled.cached = None
-        # -- the plain steps, without the GIL -----------------------------------------------
-        if plain_count:
+        # -- the usual steps of one id and of plain pieces, without the GIL ---------------------
+        if free_steps:
             with nogil:
                 for k in range(n):
                     p = &steps[k]
-                    if p.mode != STEP_PLAIN:
+                    if p.mode == STEP_ONE:
+                        done = table.step_one(p.v, p.held, &p.n_held, p.in_prompt, p.ids[0], p.text)
+                        if done != STEP_DONE:
+                            p.mode = STEP_USUAL  # (nothing changed: taken with the GIL below)
+                            continue
+                    elif p.mode == STEP_PLAIN:
+                        added = 0
+                        kind = 1
+                        for i in range(p.n):
+                            raw = table._plain[p.ids[i]]
+                            added += raw_length(raw)
+                            if PyUnicode_KIND(raw) > kind:
+                                kind = PyUnicode_KIND(raw)
+                        if text_reserve_nogil(p.text, kind, added) < 0:
+                            p.mode = STEP_USUAL
+                            continue
+                        for i in range(p.n):
+                            text_append_reserved(p.text, table._plain[p.ids[i]])
+                    else:
                         continue
-                    added = p.text.n
-                    for i in range(p.n):
-                        raw = p.plain[p.ids[i]]
-                        text_append_reserved(p.text, raw)
-                        if p.n_first and not _starts_no_stop(raw, p.firsts, p.n_first):
-                            p.stopped_char = True
-                    if not p.stopped_char:
-                        p.emitted[0] += p.text.n - added
+                    if p.n_first and not _text_starts_no_stop(p.text, p.old_n, p.firsts, p.n_first):
+                        p.stopped_char = True
+                    else:
+                        p.emitted[0] += p.text.n - p.old_n
                         p.tokens[0] += p.n
         # -- the deltas, and every other step, in order ------------------------------------------
         k = 0
@@ -687,20 +798,24 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             while k < n:
                 s = <Stream>PyList_GET_ITEM(streams, k)
                 p = &steps[k]
-                if p.mode == STEP_PLAIN:
-                    delta = <object>p.plain[p.ids[0]] if p.n == 1 else s.settled.slice(p.old_n)
+                if p.mode == STEP_ONE or p.mode == STEP_PLAIN:
+                    if p.text.n != p.old_n:
+                        s.settled.cached = None
+                    if p.mode == STEP_ONE and (p.n_held != len(s.cursor.pending)
+                                               or memcmp(p.held, <char*>s.cursor.pending, p.n_held)):
+                        s.cursor.pending = PyBytes_FromStringAndSize(<char*>p.held, p.n_held)
+                    raw = table._plain[p.ids[0]] if p.mode == STEP_ONE else NULL
+                    if p.text.n == p.old_n:
+                        delta = ""
+                    elif raw != NULL and p.n_held == 0 and PyBytes_GET_SIZE(p.old_pending) == 0:
+                        delta = <str>raw  # the piece itself (what step_one appended), not a copy
+                    else:
+                        delta = s.settled.slice(p.old_n)
                     if p.stopped_char:
                         delta = s.record.filter(delta, s.record.tokens, False)
                         s.record.tokens += p.n
                 else:
-                    if p.mode == STEP_USUAL and not whole:
-                        # (the record's other fields and the parser: a usual step leaves them, or
-                        # only oasr_tok's own parser moves, which raises on no checked id)
-                        p.old_v = s.cursor.v
-                        p.old_pending = <PyObject*>s.cursor.pending
-                        Py_INCREF(s.cursor.pending)
-                        p.old_in_prompt = s.cursor.in_prompt
-                    else:
+                    if p.mode == STEP_GENERAL or whole:
                         saved[k] = s._save(whole)
                     one.ids = p.ids
                     one.n = p.n
@@ -712,8 +827,8 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
                 PyList_SET_ITEM(out, k, delta)
                 k += 1
         except BaseException as exc:
-            for i in range(n):  # every stream back: the plain steps after k moved too
-                if i <= k or steps[i].mode == STEP_PLAIN:
+            for i in range(n):  # every stream back: the steps taken without the GIL after k too
+                if i <= k or steps[i].mode == STEP_ONE or steps[i].mode == STEP_PLAIN:
                     _roll_back(<Stream>PyList_GET_ITEM(streams, i), &steps[i], saved[i])
             if isinstance(exc, TokenizerError):
                 raise type(exc)(f"stream {k}: {exc}") from exc
@@ -723,7 +838,7 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             (<Stream>PyList_GET_ITEM(streams, k)).busy = False
         for k in range(n):
             Py_XDECREF(steps[k].old_pending)
-        PyMem_Free(steps)
+        _give_back_steps(steps, n)
         release_ids(&all_ids)
         if bufs != NULL:
             for k in range(ready):
@@ -732,19 +847,14 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
     return out
 
 
-cdef int _roll_back(Stream s, PlainStep* p, object saved) except -1:
+cdef int _roll_back(Stream s, Step* p, object saved) except -1:
     """A stream of a failed batch, back to what it was before the batch."""
-    if p.mode == STEP_USUAL and p.old_pending != NULL:
+    if saved is not None:
+        s._restore(<tuple>saved)
+    elif p.old_pending != NULL:  # a usual step: undone from what the batch kept in C
         s.cursor.v = p.old_v
         s.cursor.pending = <bytes>p.old_pending
         s.cursor.in_prompt = p.old_in_prompt
-        s.settled.truncate(p.old_n)
-        s.record.emitted = p.old_emitted
-        s.record.tokens = p.old_tokens
-        s.record.pending = ""
-        s.record.stop = None
-        s.record.closed = False
-    elif p.mode == STEP_PLAIN:
         s.settled.truncate(p.old_n)
         s.settled.cached = None
         s.record.emitted = p.old_emitted
@@ -752,8 +862,6 @@ cdef int _roll_back(Stream s, PlainStep* p, object saved) except -1:
         s.record.pending = ""
         s.record.stop = None
         s.record.closed = False
-    elif saved is not None:
-        s._restore(<tuple>saved)
     return 0
 
 

@@ -123,7 +123,7 @@ def _parsed(path: str, what: str) -> Any:
     """The file parsed, less the value of a tokenizer.json's model.merges, which is not
     parsed at all: nothing in oasr_tok reads it (decoding needs no merges; the `tokenizers`
     runtime reads the file itself), and it is half of the file and most of its parse (Qwen3:
-    151,387 strings; Whisper's load: 58 -> 46 ms, and less RSS than the runtime's). The cut
+    151,387 strings; the cold-load rows of benchmarks/RESULTS.md). The cut
     is made only when the file names "merges" once, as a key whose value is an array, and is
     kept only when the parse shows it was model.merges; otherwise (and for any error, whose
     line must be the file's) the file is parsed in full."""
@@ -152,7 +152,7 @@ def _parsed(path: str, what: str) -> Any:
 
 def all_json_ids(values: Collection[Any]) -> bool:
     """Whether every value is a token id by json_id's rule, said in bulk (a vocabulary has
-    150,000: a call each cost Qwen3's load 40 ms)."""
+    150,000: a call each was a visible part of Qwen3's load)."""
     return not values or (set(map(type, values)) == {int} and min(values) >= 0)
 
 

@@ -147,7 +147,7 @@ def _group_may_be_declared() -> bool:
     """Whether any installed distribution may declare the entry-point group: a look at the
     entry_points.txt of each *.dist-info / *.egg-info on sys.path for the group's name.
     importlib.metadata is asked only then: importing it and reading every distribution's
-    metadata cost each load 25-30 ms, more than `tokenizers` takes to load a 32,000-token
+    metadata cost each load more than `tokenizers` takes to load a 32,000-token
     tokenizer.json. Whatever this look cannot see through (a zip on sys.path, a distribution
     finder other than the standard path finder) counts as "may"."""
     from importlib.machinery import PathFinder
@@ -192,7 +192,7 @@ def available_kinds() -> list[str]:
 def _check_backend(kind: str) -> None:
     """BackendNotInstalledError with the install hint when the kind's package is missing. Found,
     not imported: a kind imports it when it needs it (the huggingface kind only at its first
-    encode; importing `tokenizers` cost each load 6 ms)."""
+    encode; importing `tokenizers` was a visible part of each load)."""
     entry = _BUILTINS[kind]
     if entry.backend is None:
         return

@@ -159,7 +159,7 @@ def evidence_order() -> list[str]:
 def _resolution(path: str | os.PathLike[str], every_detector: bool = True) -> Resolution:
     """What the evidence at `path` says. Without every_detector (load and resolve), the
     detectors after the first find are asked only while one could still outrank it: a
-    detector ranked below imports its kind's module for nothing (7 ms of a Whisper load),
+    detector ranked below imports its kind's module for nothing (a visible part of a load),
     and a file it would refuse is one the chosen kind does not read. describe asks all."""
     path = os.path.abspath(os.fspath(path))
     if os.path.isdir(path):

@@ -11,8 +11,8 @@ from ..errors import EncodeError, SpecError, short_repr
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 #: bytes.join first fills one Py_buffer (80 bytes) per item: a million pieces make an 80 MB
-#: scratch array whose page faults cost more than the copying (1M icefall pieces: 110 ms in
-#: one join, 37 ms in joins of 4,096 joined again). str.join has no such array; neither has
+#: scratch array whose page faults cost more than the copying (a third of it, joined in chunks of
+#: 4,096: benchmarks/RESULTS.md § Measurements behind the code). str.join has no such array; neither has
 #: _join.join_pieces, which gathers pieces by id.
 _JOIN_CHUNK = 4096
 

@@ -140,8 +140,8 @@ class DecoderPlan:
 
     def render_all(self, tokens: list[str]) -> list[str]:
         """render(t, False) of every token: for a chain of Replace steps, each replace made once
-        over the whole vocabulary joined by a character none of them holds (Mistral's 32,000
-        tokens: 2 ms, against 20 ms a call per token), else a call per token."""
+        over the whole vocabulary joined by a character none of them holds (a tenth of a call per
+        token: benchmarks/RESULTS.md § Measurements behind the code), else a call per token."""
         pairs = self.replacements
         if pairs is not None:
             joined = "\x00".join(tokens)
@@ -378,7 +378,8 @@ def table_from_tokens(tokens: Sequence[str | None], plan: DecoderPlan, where: st
         pieces[i] = rest
         if first is not None:
             first[i] = plan.render(token, True)
-        # (fallback_byte's first test said inline: a call per token cost Mistral's load 10 ms)
+        # (fallback_byte's first test said inline: a call per token was most of a ByteFallback
+        # table's load; benchmarks/RESULTS.md § Measurements behind the code)
         if plan.byte_fallback and (rest[:3] == "<0x" or (first is not None and first[i][:3] == "<0x")):
             value = fallback_byte(rest)
             if first is not None and fallback_byte(first[i]) != value:

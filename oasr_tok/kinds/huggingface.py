@@ -441,8 +441,8 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         # The runtime's decode with special tokens skipped, rendered by the table the streams
-        # use: 100,000 Qwen3 ids in 2.1 ms against the runtime's 12.3 (100 ids: 2.8 us
-        # against 11.3), and no runtime to build at load.
+        # use: faster than the runtime's at every length (benchmarks/RESULTS.md), and no runtime
+        # to build at load.
         if self._joined is not None:
             # A byte-level table (Qwen's, GPT-2's): the runtime's decode is its pieces joined and
             # decoded once, as the table's own stream would render them; a long join lets go of
