@@ -564,8 +564,9 @@ cdef extern from *:
 # are immutable: lists share them, as a recogniser's own lists share theirs), or NULL. The per-call
 # cache (the fallback below) makes an int for every id it has not met in that call: for the
 # first thousand ids of a transcript most of them (about half, a measurable part of a
-# decode: benchmarks/RESULTS.md § Measurements behind the code). The table covers the largest vocabulary read so far, up to SHARED_INTS
-# ids; what it holds is at most one int per id of that vocabulary.
+# decode: benchmarks/RESULTS.md § Measurements behind the code). The table covers the
+# largest vocabulary read so far, up to SHARED_INTS ids; what it holds is at most one int per
+# id of that vocabulary.
 cdef PyObject** _shared_ints = NULL
 cdef Py_ssize_t _shared_len = 0
 
