@@ -5,7 +5,9 @@ Methodology. One recogniser script per case: call t sees the ids up to 3t, the l
 them replaced by other ids on every other call (a beam that keeps changing its mind about the
 newest word), so the uncommitted tail stays bounded while the transcript grows. The script is
 run untimed until N tokens are committed; the state is deep-copied for each round, and the
-timed loop makes the next K calls of the script (their hypotheses built beforehand). The
+timed loop makes K more calls (their hypotheses built beforehand) that append the same ids at
+every N (the corpus's first ones, rewritten the same way), so that the rows differ in how much
+was committed and not in what the timed tails hold. The
 reference row feeds, for each of the same K calls, the tail that call saw (the ids after its
 commit point) to decode_incremental in one call, from a mid-stream state of the same kind.
 
@@ -67,7 +69,17 @@ def _prepare(label: str, n: int):
         tok.decode_hypothesis(_hypothesis_at(ids, t), state)
         t += 1
     proto = copy.deepcopy(state)
-    timed_hyps = [_hypothesis_at(ids, t + j) for j in range(K)]  # built before the timed loop
+    # The timed calls go on with the same ids at every position (the corpus's first ones), so
+    # the rows differ only in how much was committed before them, not in what the tails hold
+    # (the corpus is not uniform: its CJK and emoji stretches cost a ByteFallback table more).
+    seen = ids[: STEP * (t - 1)]
+    future = ids[: STEP * (K + 2)]
+    timed_hyps = []
+    for j in range(K):
+        hyp = seen + future[: STEP * (j + 1)]
+        if (t + j) % 2 and len(hyp) > REWRITE:
+            hyp = hyp[:-REWRITE] + [future[(7 * q + j) % len(future)] for q in range(REWRITE)]
+        timed_hyps.append(hyp)  # built before the timed loop
     tails = []
     probe = copy.deepcopy(state)
     for hyp in timed_hyps:

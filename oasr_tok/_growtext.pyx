@@ -122,7 +122,9 @@ cdef class GrowText:
 
     cdef GrowText copy_text(self):
         cdef GrowText other = GrowText()
-        text_reserve(&other.t, self.t.kind, self.t.n)
+        # The source's capacity, not its length: a copy (a fork, a state copied per round) that
+        # grows must not pay for moving the whole text at its next append.
+        text_reserve(&other.t, self.t.kind, self.t.capacity if self.t.capacity > 64 else 64)
         if self.t.n:
             memcpy(other.t.data, self.t.data, <size_t>self.t.n * self.t.kind)
         other.t.n = self.t.n

@@ -228,7 +228,15 @@ cdef class Stream:
         Returns:
             The newly settled text: never taken back.
 
-        A failed call leaves the stream as it was."""
+        A failed call leaves the stream as it was.
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> stream = tok.new_stream()
+            >>> stream.feed(tok.encode("the café")), stream.feed([], final=True), stream.closed
+            ('the café', '', True)
+        """
         cdef IdBuffer ids
         if type(final) is not bool:
             final = bool(final)

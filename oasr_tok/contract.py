@@ -67,9 +67,29 @@ class TokenizerContract(abc.ABC):
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any] | Stream, final: bool = False) -> str:
         """Feed `new_ids` to the stream whose state is `state` (a dict the caller owns, {} at
-        the start, or one new_stream made) and return the text that is now settled.
+        the start, or a Stream new_stream made) and return the text that is now settled.
         state["text"] is the decode of all ids so far. final=True flushes what was held back
-        and closes the stream. A failed call leaves `state` as it was."""
+        and closes the stream. A failed call leaves `state` as it was.
+
+        Args:
+            new_ids: the ids that arrived (a list, a NumPy array, any integer buffer).
+            state: {} at the start of a stream (then the same dict each call), or a Stream.
+            final: flush what was held back (a character not finished yet) and close.
+
+        Returns:
+            The text these ids settled: never taken back; the deltas plus the flush are
+            decode(all ids).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> ids = tok.encode("the café opens at 9 😀")
+            >>> state = {}
+            >>> [tok.decode_incremental(chunk, state) for chunk in (ids[:3], ids[3:9], ids[9:])]
+            ['the café o', 'pens at 9 ', '😀']
+            >>> tok.decode_incremental([], state, final=True), state["text"] == tok.decode(ids)
+            ('', True)
+        """
         if type(state) is Stream:  # a stream new_stream made (_stream.pyx)
             return feed_for(self, state, new_ids, final)
         new = self.check_ids(new_ids)

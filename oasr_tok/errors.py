@@ -17,6 +17,7 @@ __all__ = [
     "EncodeNotSupportedError",
     "EncodeError",
     "StreamStateError",
+    "RegistryWarning",
     "TimingError",
     "ResolveError",
     "PiecesNotSupportedError",
@@ -60,6 +61,11 @@ class SpecError(TokenizerError, ValueError):
 
 class UnknownKindError(TokenizerError, LookupError):
     """No tokenizer kind is registered under the requested name."""
+
+
+class RegistryWarning(UserWarning):
+    """A kind that was not registered: an entry point naming a built-in kind or a kind another
+    package's entry point already names."""
 
 
 class RegistryError(TokenizerError, ValueError):

@@ -17,12 +17,13 @@ import importlib.util
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .contract import TokenizerContract
-from .errors import BackendNotInstalledError, RegistryError, SpecError, UnknownKindError
+from .errors import BackendNotInstalledError, RegistryError, RegistryWarning, SpecError, UnknownKindError
 from .spec import TokenizerSpec
 
 __all__ = [
@@ -135,12 +136,35 @@ ENTRY_POINT_GROUP = "oasr_tok.kinds"
 def _entry_points() -> dict[str, Any]:
     """Kinds other packages declare under the `oasr_tok.kinds` entry-point group (name ->
     entry point; loaded only when that kind is built or resolution asks its detector). A
-    built-in name is never shadowed."""
+    built-in name is never shadowed, and two distributions never share a name: such an entry
+    point is not loaded, with a RegistryWarning that names it and its distribution (once per
+    process), never dropped without a word."""
     if not _group_may_be_declared():
         return {}
     from importlib.metadata import entry_points
 
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTINS}
+    found: dict[str, Any] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        taken = (
+            "a built-in kind" if ep.name in _BUILTINS else "another package's entry point" if ep.name in found else None
+        )
+        if taken is None:
+            found[ep.name] = ep
+            continue
+        where = getattr(getattr(ep, "dist", None), "name", None) or "an installed distribution"
+        key = (ep.name, ep.value, where)
+        if key not in _warned:
+            _warned.add(key)
+            warnings.warn(
+                f"the entry point {ep.name} = {ep.value} of {where} (group {ENTRY_POINT_GROUP!r}) names {taken}: "
+                "it is not loaded; give the kind another name",
+                RegistryWarning,
+                stacklevel=3,
+            )
+    return found
+
+
+_warned: set[tuple[str, str, str]] = set()
 
 
 def _group_may_be_declared() -> bool:

@@ -224,8 +224,22 @@ def resolve(path: str | os.PathLike[str]) -> TokenizerSpec:
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
-    """build_tokenizer(resolve(path)). An explicit spec file's bad options are its errors:
-    they name it."""
+    """The tokenizer of a checkpoint folder or a tokenizer file: build_tokenizer(resolve(path)).
+    An explicit spec file's bad options are its errors: they name it.
+
+    Args:
+        path: a folder (its side files are read in a fixed order of evidence: describe(path)
+            says what was found and why), a tokenizer file, a .nemo archive, or a
+            tokenizer_spec.json.
+
+    Returns:
+        The Tokenizer of the kind the evidence names.
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> oasr_tok.load(DATA / "whisper")
+        <WhisperTokenizer kind='whisper' vocab_size=...>
+    """
     with reading_once():
         chosen = _resolution(path, every_detector=False).chosen
         try:

@@ -155,7 +155,22 @@ class Streaming(TokenizerContract):
         (`envelope`: "qwen3_asr", "sensevoice", "whisper", "canary", "voxtral", or one
         registered with oasr_tok.envelopes.register_envelope): a Transcript whose `text` is
         the words alone and whose fields say what the envelope said. A stream made with
-        new_stream(envelope=...) gives the same words delta by delta. docs/envelopes.md."""
+        new_stream(envelope=...) gives the same words delta by delta. docs/envelopes.md.
+
+        Args:
+            ids: the ids the model generated (its prompt's special ids left out or in).
+            envelope: the format's name.
+
+        Returns:
+            A Transcript: .text, .language, .task, .emotion, .event, .itn, .timestamps, .tags.
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "huggingface")
+            >>> t = tok.decode_envelope(tok.encode("language English<asr_text>the café opens"), "qwen3_asr")
+            >>> t.language, t.text
+            ('English', 'the café opens')
+        """
         return decode_envelope(self, ids, envelope)
 
     def decode_incremental_batch(
@@ -167,10 +182,35 @@ class Streaming(TokenizerContract):
         lengths: Sequence[int] | None = None,
     ) -> list[str]:
         """Advance N streams at once: N deltas, each exactly what decode_incremental(new_ids[i],
-        states[i], final) gives. `new_ids`: a list of id lists, a 1-D integer array (one id per
-        stream: a decode step), or a 2-D integer array with `lengths` (row i's first lengths[i]
-        ids). Every id and every state is checked before any stream moves: a bad one raises a
-        typed error naming the stream, and every state is left as it was."""
+        states[i], final) gives. Every id and every stream is checked before any stream moves:
+        a bad one raises a typed error naming the stream, and every stream is left as it was.
+        A batch of Streams steps their usual steps without the GIL (docs/decoding.md § The
+        server loop).
+
+        Args:
+            new_ids: a list of id lists, a 1-D integer array (one id per stream: a decode
+                step), or a 2-D integer array with `lengths` (row i's first lengths[i] ids).
+            states: the streams: Streams (tok.new_stream()), or dict states ({} to start).
+            final: flush and close every stream.
+            lengths: with a 2-D array, how many ids of each row are real.
+
+        Returns:
+            The N deltas, in the streams' order.
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> streams = [tok.new_stream(), tok.new_stream(stop=["op"])]
+            >>> rows = [tok.encode("the café"), tok.encode("the café opens")]
+            >>> for step in range(4):
+            ...     print(tok.decode_incremental_batch([r[step : step + 1] for r in rows], streams))
+            ['the', 'the']
+            [' café', ' café']
+            ['', ' ']
+            ['', '']
+            >>> streams[1].stop
+            StopMatch(text='op', token_index=3, char_offset=9)
+        """
         if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
             raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
         # The batch's own list: the caller's may change while a batch of Streams lets go of the GIL.

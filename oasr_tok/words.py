@@ -107,7 +107,26 @@ class TimedOutput(TokenizerContract):
         reduction: str = "mean",
     ) -> Words:
         """Timed words cut out of the transcript, with a confidence each when `scores` (one
-        log-probability per id) are given; see docs/decoding.md § Word timings."""
+        log-probability per id) are given; see docs/decoding.md § Word timings.
+
+        Args:
+            ids: the token ids of the transcript.
+            starts: each id's start time (any unit; a list or an array).
+            ends: each id's end time; by default the next id's start (the last id's own start).
+            scores: each id's log-probability: a word's confidence is reduced from its ids'.
+            reduction: "mean", "min" or "product" of the ids' probabilities.
+
+        Returns:
+            Words: a sequence of Word (text, start, end, first_token, last_token, confidence),
+            each text exactly a substring of decode(ids), with columnar views (starts, ends...).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> ids = tok.encode("the café opens")
+            >>> [(w.text, w.start, w.end) for w in tok.word_timings(ids, [40 * i for i in range(len(ids))])]
+            [('the', 0, 40), ('café', 40, 80), ('opens', 80, 160)]
+        """
         engine = getattr(self, "_table", None)
         if type(engine) is not PieceTable:
             return group_words(self.token_pieces(ids), starts, ends, scores, reduction=reduction)

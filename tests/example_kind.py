@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from oasr_tok import Tokenizer, TokenizerSpec
-from oasr_tok._piece_table import FLAG_SKIP, PieceTable, TableMethods
+from oasr_tok.kinds.api import FLAG_SKIP, PieceTable, TableMethods, Tokenizer, TokenizerSpec
 
 MAGIC = "# oasr-letters"
 FILE_NAME = "letters.txt"

@@ -155,3 +155,52 @@ def test_the_quick_look_for_plugins_never_misses_one(tmp_path, monkeypatch):
     archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
     monkeypatch.setattr(sys, "path", [str(other), str(archive)])
     assert registry._group_may_be_declared()
+
+
+def test_the_example_plugin_imports_only_the_public_kind_api():
+    """A kind author needs nothing private: tests/example_kind.py (and docs/architecture.md's
+    example) import oasr_tok.kinds.api alone, and every name it exports is real."""
+    import ast
+
+    from oasr_tok.kinds import api
+
+    source = (ROOT / "tests" / "example_kind.py").read_text("utf-8")
+    imported = {n.module for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom) and n.module}
+    assert {m for m in imported if m.startswith("oasr_tok")} == {"oasr_tok.kinds.api"}
+    adding = (ROOT / "docs" / "architecture.md").read_text("utf-8").split("## Adding a kind")[1].split("\n## ")[0]
+    assert "oasr_tok._" not in adding
+    assert all(hasattr(api, name) for name in api.__all__)
+
+
+def test_an_entry_point_naming_a_taken_kind_is_refused_with_a_warning(tmp_path):
+    """An entry point that names a built-in kind (or one another package's entry point names)
+    is not loaded, and a RegistryWarning says which and whose: never dropped without a word."""
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(os.path.join(ROOT, "tests", "example_kind.py"), site / "letters_plugin.py")
+    for name, body in (
+        ("impostor", "sentencepiece = letters_plugin:factory\n"),
+        ("twin", "letters = letters_plugin:factory\n"),
+        ("first", "letters = letters_plugin:factory\n"),
+    ):
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text("[oasr_tok.kinds]\n" + body, encoding="utf-8")
+    code = (
+        "import warnings, oasr_tok\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    kinds = oasr_tok.available_kinds()\n"
+        "print('letters' in kinds)\n"
+        "for w in seen: print(w.category.__name__, '|', w.message)\n"
+    )
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(site) + os.pathsep + env["PYTHONPATH"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "True"  # one of the two packages naming letters is loaded
+    warned = [line for line in lines[1:] if line.startswith("RegistryWarning")]
+    assert any("sentencepiece" in w and "a built-in kind" in w and "impostor" in w for w in warned), warned
+    assert any("letters" in w and "another package" in w for w in warned), warned
