@@ -41,6 +41,8 @@ from oasr_tok._piece_table cimport (
 )
 from oasr_tok._stream_record cimport StreamRecord
 
+from collections.abc import Mapping
+
 from oasr_tok.envelopes import feed as _envelope_feed
 from oasr_tok.envelopes import new_parser, prime
 from oasr_tok.errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
@@ -874,3 +876,4 @@ cdef int _roll_back(Stream s, Step* p, object saved) except -1:
 
 
 set_stream_type(Stream, _feed_for)
+Mapping.register(Stream)  # a read-only Mapping view: isinstance(stream, Mapping) holds

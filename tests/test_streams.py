@@ -147,6 +147,9 @@ def test_the_mapping_view_reads_what_a_dict_state_holds():
     with pytest.raises(KeyError):
         stream["_tok"]
     assert isinstance(stream, Stream) and stream.tokenizer is tok
+    from collections.abc import Mapping
+
+    assert isinstance(stream, Mapping) and not isinstance(stream, dict)
 
 
 def test_the_vllm_rule_of_stop_strings_that_complete_at_one_token():
