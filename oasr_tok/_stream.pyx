@@ -143,8 +143,8 @@ cdef class Stream:
 
     cdef int _check_free(self) except -1:
         if self.busy:
-            raise StreamStateError("this stream is being stepped by a decode_incremental_batch call; "
-                                   "use it once that call has returned")
+            raise StreamStateError("this stream is being stepped by another call (a decode_incremental_batch, "
+                                   "or a feed in another thread); use it once that call has returned")
         return 0
 
     @property
@@ -244,9 +244,13 @@ cdef class Stream:
             final = bool(final)
         self._check_free()
         read_ids(&ids, new_ids, self.vocab_size)
+        # Busy while it steps: Python code the step may run (an envelope parser, a kind's own
+        # step) or another thread cannot step this stream in the middle of it.
+        self.busy = True
         try:
             return self._step(&ids, final)
         finally:
+            self.busy = False
             release_ids(&ids)
 
     cdef bint _usual(self, Py_ssize_t count, Py_ssize_t first_id, bint final) except -1:

@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import oasr_tok
-from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError
+from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError, envelopes
 from oasr_tok.envelopes import EnvelopeParser, register_envelope
 
 from cases import all_cases
@@ -291,6 +291,13 @@ def test_python_code_inside_a_batch_cannot_touch_its_streams(action):
     returns; a parser that raises rolls every stream of the batch back."""
     tok = CASES[0].tokenizer()
     register_envelope("meddler", _Meddler, replace=True)
+    try:
+        _meddle(tok, action)
+    finally:
+        envelopes._FORMATS.pop("meddler", None)  # (the formats list other tests check stays as shipped)
+
+
+def _meddle(tok, action):
     ids = [i for i in range(tok.vocab_size) if tok.decode([i]).strip() and i not in tok.special_ids][:3]
     plain = [tok.new_stream() for _ in range(3)]
     meddler = tok.new_stream(envelope="meddler")
@@ -445,3 +452,32 @@ def test_new_revisions_checks_its_agreement():
     revisions = tok.new_revisions(agreement=3)
     with pytest.raises(StreamStateError, match="agreement=3"):
         tok.decode_hypothesis([1], revisions, agreement=2)
+
+
+def test_a_parser_that_feeds_its_own_stream_gets_a_typed_error():
+    """Re-entering a stream from inside its own step (its envelope parser feeding it) is refused:
+    a stream is busy while it steps, so nothing interleaves with a step half done."""
+    tok = CASES[0].tokenizer()
+    ids = [i for i in range(tok.vocab_size) if tok.decode([i]).strip() and i not in tok.special_ids][:3]
+
+    class Reentrant(EnvelopeParser):
+        name = "reentrant"
+        target = None
+        seen: list = []
+
+        def text(self, delta, final):
+            try:
+                Reentrant.target.feed([ids[0]])
+            except StreamStateError as exc:
+                Reentrant.seen.append(str(exc))
+            return delta
+
+    register_envelope("reentrant", Reentrant, replace=True)
+    try:
+        stream = tok.new_stream(envelope="reentrant")
+    finally:
+        envelopes._FORMATS.pop("reentrant", None)
+    Reentrant.target = stream
+    assert stream.feed(ids[:1]) == tok.decode(ids[:1])
+    assert Reentrant.seen and "being stepped by another call" in Reentrant.seen[0]
+    assert stream.text == tok.decode(ids[:1])
