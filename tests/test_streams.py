@@ -433,6 +433,7 @@ def test_a_whisper_prompt_block_that_began_long_ago_stays_unprinted():
 @given(data=st.data())
 def test_new_revisions_is_decode_hypothesis_on_a_dict(case, data):
     tok, interesting, realistic = case.inputs()
+    _registered(case)
     base = data.draw(id_streams(tok, interesting, realistic, max_size=25))
     revisions, state = tok.new_revisions(agreement=2), {}
     for k in range(0, len(base) + 1, 3):
