@@ -62,20 +62,6 @@ cdef tuple _PUBLIC_KEYS = ("text", "stop")
 cdef tuple _ENVELOPE_KEYS = ("text", "stop", "envelope")
 
 
-cdef inline bint _starts_no_stop(PyObject* text, const Py_UCS4* firsts, Py_ssize_t n_first) noexcept nogil:
-    """Whether no character of the str `text` is the first of a stop string."""
-    cdef Py_ssize_t i, k, n = PyUnicode_GET_LENGTH(text)
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void* data = PyUnicode_DATA(text)
-    cdef Py_UCS4 c
-    for i in range(n):
-        c = PyUnicode_READ(kind, data, i)
-        for k in range(n_first):
-            if firsts[k] == c:
-                return False
-    return True
-
-
 cdef PieceTable _table_of(object tok):
     """The tokenizer's PieceTable when its streaming is that table's own (the kind did not
     replace decode_incremental), else None: its own decode_incremental steps a private dict."""
@@ -298,7 +284,7 @@ cdef class Stream:
                 self.cursor.v, self.cursor.pending, self.cursor.in_prompt = saved_v, saved_pending, saved_in_prompt
                 self.settled.truncate(saved_n)
                 raise
-        elif record.stops and not _starts_no_stop(<PyObject*>delta, record.first_chars, record.n_first):
+        elif record.stops and not record.starts_no_stop(delta):
             delta = record.filter(delta, record.tokens, False)
         else:
             record.emitted += len(delta)
