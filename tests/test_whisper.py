@@ -19,6 +19,7 @@ from oasr_tok.kinds._bytelevel import BYTE_TO_CHAR
 
 from cases import MULTISCRIPT
 from cases.whisper import FILES, decoder_outputs
+from cases.whisper import runtime_decode as reference  # the oracle, one home
 from paths import shared
 
 NAMES = list(FILES)
@@ -31,19 +32,6 @@ def load(name: str):
 
     path = FILES[name]()
     return build_tokenizer(TokenizerSpec("whisper", {"tokenizer": path})), Tokenizer.from_file(path)
-
-
-def reference(tok, rt, ids):
-    """The oracle: drop prompt blocks and ids >= eot, then the runtime's decode with specials skipped."""
-    kept, in_prompt = [], False
-    for i in ids:
-        if i == tok.sot_prev:
-            in_prompt = True
-        elif i == tok.sot:
-            in_prompt = False
-        elif i < tok.eot and not in_prompt:
-            kept.append(i)
-    return rt.decode(kept, skip_special_tokens=True)
 
 
 def byte_id(rt, value: int) -> int:

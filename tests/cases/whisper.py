@@ -97,25 +97,26 @@ def decoder_outputs(tok) -> list[list[int]]:
     ]
 
 
+def runtime_decode(tok, runtime, ids):
+    """The oracle: prompt blocks and ids >= eot dropped (DESIGN), the rest decoded by the
+    `tokenizers` runtime with special tokens skipped."""
+    kept, in_prompt = [], False
+    for i in ids:
+        if i == tok.sot_prev:
+            in_prompt = True
+        elif i == tok.sot:
+            in_prompt = False
+        elif i < tok.eot and not in_prompt:
+            kept.append(i)
+    return runtime.decode(kept, skip_special_tokens=True)
+
+
 def reference(tok):
-    """The `tokenizers` runtime of the same tokenizer.json: prompt blocks and ids >= eot dropped
-    (DESIGN), the rest decoded with special tokens skipped."""
+    """runtime_decode on the `tokenizers` runtime of the same tokenizer.json."""
     from tokenizers import Tokenizer
 
     runtime = Tokenizer.from_file(tok.spec.file("tokenizer"))
-
-    def decode(ids):
-        kept, in_prompt = [], False
-        for i in ids:
-            if i == tok.sot_prev:
-                in_prompt = True
-            elif i == tok.sot:
-                in_prompt = False
-            elif i < tok.eot and not in_prompt:
-                kept.append(i)
-        return runtime.decode(kept, skip_special_tokens=True)
-
-    return decode
+    return lambda ids: runtime_decode(tok, runtime, ids)
 
 
 CASES = [
