@@ -19,11 +19,15 @@ strict = (
         "-Werror=int-conversion",
     ]
 )
+engine = here / "oasr_tok" / "_engine"
 extensions = [
     Extension(
-        f"oasr_tok.{pyx.stem}", [str(pyx.relative_to(here))], include_dirs=["oasr_tok"], extra_compile_args=strict
+        f"oasr_tok._engine.{pyx.stem}",
+        [str(pyx.relative_to(here))],
+        include_dirs=[str(engine.relative_to(here))],
+        extra_compile_args=strict,
     )
-    for pyx in sorted((here / "oasr_tok").glob("*.pyx"))
+    for pyx in sorted(engine.glob("*.pyx"))
 ]
 
 setup(ext_modules=cythonize(extensions, language_level=3))

@@ -24,7 +24,7 @@ def main(folder: str) -> int:
         for needed in ("oasr_tok/py.typed", "oasr_tok/__init__.py", "oasr_tok/data/demo/demo.json"):
             if needed not in names:
                 problems.append(f"{wheel.name} lacks {needed}")
-        compiled = [n for n in names if n.startswith("oasr_tok/_") and n.endswith((".so", ".pyd"))]
+        compiled = [n for n in names if n.startswith("oasr_tok/_engine/") and n.endswith((".so", ".pyd"))]
         if not compiled:
             problems.append(f"{wheel.name} has no compiled module")
         # A type checker sees a compiled module through its stub only: every one needs its .pyi.
@@ -38,14 +38,14 @@ def main(folder: str) -> int:
         problems += [
             f"{sdist.name} ships {n} without its stub {n[:-4]}.pyi"
             for n in names
-            if n.startswith("oasr_tok/_") and n.endswith(".pyx") and n[:-4] + ".pyi" not in names
+            if n.startswith("oasr_tok/_engine/") and n.endswith(".pyx") and n[:-4] + ".pyi" not in names
         ]
         for needed in (
             "setup.py",
             "pyproject.toml",
             "LICENSE",
             "tests/conftest.py",
-            "oasr_tok/_piece_table.pyx",
+            "oasr_tok/_engine/piece_table.pyx",
             "fixtures/make_fixtures.py",
         ):
             if needed not in names:

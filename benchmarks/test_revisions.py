@@ -39,7 +39,7 @@ import pytest
 from bench_cases import STREAM_CASES, Unavailable, hypothesis, tokenizer
 from conftest import timed
 
-from oasr_tok._revisions import lean as _lean
+from oasr_tok._engine.revisions import lean as _lean
 
 POSITIONS = [100, 10_000, 100_000]
 K = 64  # calls per round

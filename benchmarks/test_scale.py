@@ -34,7 +34,7 @@ def test_nbest_throughput(benchmark, impl: str) -> None:
         import ray
         import ray.data
 
-        from oasr_tok.batch import Transcriber
+        from oasr_tok.toolkits.batch import Transcriber
 
         if not ray.is_initialized():
             ray.init(include_dashboard=False, log_to_driver=False)

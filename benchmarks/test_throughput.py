@@ -121,9 +121,9 @@ def _reference_grouping():
 
 def _compiled_grouping():
     try:
-        from oasr_tok._words import group_words
+        from oasr_tok._engine.words import group_words
     except ModuleNotFoundError:
-        raise Unavailable("oasr_tok._words (compiled word grouping) has not landed yet") from None
+        raise Unavailable("oasr_tok._engine.words (compiled word grouping) has not landed yet") from None
     return group_words
 
 

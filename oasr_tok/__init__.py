@@ -1,13 +1,14 @@
 """oasr_tok: token ids back into text — whole, streamed, per token and as timed words — for
 every tokenizer kind behind one contract (docs/architecture.md)."""
 
-from . import hotwords
-from ._ctc import collapse_ctc
-from ._stream import Stream
-from .build import build_tokenizer
-from .description import Description, describe
-from .detokenizer import Detokenizer
-from .envelopes import Transcript
+from . import _moved
+from ._engine.ctc import collapse_ctc
+from ._engine.serving import StopMatch
+from ._engine.stream import Stream
+from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
+from .core.specials import SpecialTokens
+from .core.tokenizer import Tokenizer
+from .core.words import Word, Words
 from .errors import (
     AssetError,
     AssetNotFoundError,
@@ -32,17 +33,19 @@ from .errors import (
     UnknownPieceError,
     UnknownSpecialTokenError,
 )
-from .nemo import NeMoTokenizer
-from .registry import available_kinds, register_tokenizer, unregister_tokenizer
-from .resolution import load, resolve
-from .segments import Segment
-from .serving import StopMatch
+from .loading.build import build_tokenizer
+from .loading.description import Description, describe
+from .loading.resolution import load, resolve
+from .outputs.envelopes import Transcript
+from .outputs.segments import Segment
 from .spec import TokenizerSpec
-from .specials import SpecialTokens
-from .tokenizer import Tokenizer
-from .words import Word, Words
+from .toolkits import hotwords
+from .toolkits.detokenizer import Detokenizer
+from .toolkits.nemo import NeMoTokenizer
 
 __version__ = "0.3.0.dev0"
+
+_moved.install()
 
 __all__ = [
     "Tokenizer",

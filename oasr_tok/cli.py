@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from .errors import TokenizerError, short_repr
 
 if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+    from .core.tokenizer import Tokenizer
 
 __all__ = ["main"]
 
@@ -44,7 +44,7 @@ class _Failure(Exception):
 
 
 def _load(path: str) -> Tokenizer:
-    from .resolution import load
+    from .loading.resolution import load
 
     try:
         return load(path)
@@ -133,7 +133,7 @@ def _emit(out: IO[str], value: Any, as_json: bool) -> None:
 
 
 def _describe(args: argparse.Namespace, out: IO[str]) -> int:
-    from .description import describe
+    from .loading.description import describe
 
     try:
         description = describe(args.path)
@@ -296,7 +296,7 @@ def _words(args: argparse.Namespace, out: IO[str]) -> int:
 
 def _published(words: Any, args: argparse.Namespace, where: str) -> str:
     """The words of one request as the file --format names (times taken as seconds)."""
-    from . import subtitles
+    from .outputs import subtitles
 
     if args.format == "ctm":
         utterance = args.utterance or ("utt" if where == "stdin" else f"utt{where.split()[-1]}")

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .build import build_tokenizer
 from .errors import BackendNotInstalledError, UnknownKindError
+from .loading.build import build_tokenizer
 from .spec import TokenizerSpec
 
 __all__ = ["main", "run_entry", "DATA"]
@@ -101,9 +101,9 @@ _SECONDS_PER_UNIT = {"s": 1.0, "ms": 0.001, "frame": 0.04}
 
 
 def _srt_preview(words: Any, unit: str, count: int = 3) -> str:
-    """The first few SRT cues of the words (oasr_tok.subtitles' reader-friendly cues)."""
-    from . import subtitles
-    from .words import Word
+    """The first few SRT cues of the words (oasr_tok.outputs.subtitles' reader-friendly cues)."""
+    from .core.words import Word
+    from .outputs import subtitles
 
     scale = _SECONDS_PER_UNIT.get(unit)
     if scale is None:
@@ -198,7 +198,7 @@ def _print_record(record: dict[str, Any], out: IO[str]) -> None:
     if line:
         write(f"            {line}")
     if record.get("srt"):
-        write("   srt      (the first cues of oasr_tok.subtitles.cues, as SubRip)")
+        write("   srt      (the first cues of oasr_tok.outputs.subtitles.cues, as SubRip)")
         for srt_line in record["srt"].rstrip("\n").split("\n"):
             write(f"            {srt_line}" if srt_line else "")
     write()

@@ -170,4 +170,4 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
-    """No envelope format is registered under the requested name (oasr_tok.envelopes)."""
+    """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from oasr_tok.resolution import load
+from oasr_tok.loading.resolution import load
 
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
@@ -266,7 +266,7 @@ def test_words_format_srt_vtt_tsv_json_ctm():
     import srt
     import webvtt
 
-    from oasr_tok import subtitles
+    from oasr_tok.outputs import subtitles
 
     tok = load(ICEFALL)
     request, words = _words_request(tok, "HELLO WORLD THIS IS A LONG TEST OF THE SUBTITLE WRITERS FOR THE COMMAND LINE")
@@ -287,7 +287,7 @@ def test_words_format_srt_vtt_tsv_json_ctm():
 
 
 def test_words_scores_give_confidences_in_json_and_ctm():
-    from oasr_tok import subtitles
+    from oasr_tok.outputs import subtitles
 
     tok = load(ICEFALL)
     request, _ = _words_request(tok, "HELLO WORLD AGAIN")

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, build_tokenizer, subtitles
-from oasr_tok.words import REDUCTIONS, Word, Words, group_words
+from oasr_tok.core.words import REDUCTIONS, Word, Words, group_words
 
 from paths import OWN, shared
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from oasr_tok import demo
-from oasr_tok.registry import builtin_kinds
+from oasr_tok.core.registry import builtin_kinds
 
 
 def run(capsys, *argv):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import oasr_tok
-from oasr_tok.registry import builtin_kinds
+from oasr_tok.core.registry import builtin_kinds
 
 from paths import ROOT
 
@@ -86,7 +86,7 @@ def test_the_version_is_the_changelogs():
 
 def test_the_documented_order_of_evidence_is_the_registrys():
     """docs/cli.md's table of evidence lists the detectors in the order resolution asks them."""
-    from oasr_tok.registry import PLUGIN_PRECEDENCE, detectors
+    from oasr_tok.core.registry import PLUGIN_PRECEDENCE, detectors
 
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d+) \| .* \| ([a-z_0-9]+|as named|the plug-in's) \|$", text, re.M)

@@ -11,8 +11,8 @@ import pytest
 
 import oasr_tok
 from oasr_tok import Stream, Tokenizer
+from oasr_tok.core.revisions import Revisions
 from oasr_tok.kinds import api
-from oasr_tok.revisions import Revisions
 
 DOCUMENTED = {
     "oasr_tok.load": oasr_tok.load,

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import StreamStateError, TokenizerSpec, Transcript, UnknownEnvelopeError, build_tokenizer
-from oasr_tok.envelopes import EnvelopeParser, envelope_formats, register_envelope
+from oasr_tok.outputs.envelopes import EnvelopeParser, envelope_formats, register_envelope
 
 from paths import ROOT, own, shared
 
@@ -340,7 +340,7 @@ def test_a_registered_format_streams_like_a_built_in(qwen):
         with pytest.raises(UnknownEnvelopeError, match="exists"):
             register_envelope("upper", Upper)
     finally:
-        from oasr_tok import envelopes
+        from oasr_tok.outputs import envelopes
 
         envelopes._FORMATS.pop("upper")
 

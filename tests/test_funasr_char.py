@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import TokenizerSpec, build_tokenizer
-from oasr_tok.words import Word
+from oasr_tok.core.words import Word
 
 from cases import vocabulary
 from funasr_reference import reference_decode, sentence_postprocess

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import MalformedAssetError, TokenizerSpec, build_tokenizer
-from oasr_tok._clean_spaces import clean_feed, clean_flush
-from oasr_tok.kinds._gguf_reader import DeferredStrings, read_gguf_metadata
-from oasr_tok.kinds.gguf import llama_clean_spaces
+from oasr_tok._engine.clean_spaces import clean_feed, clean_flush
+from oasr_tok.kinds.gguf.reader import DeferredStrings, read_gguf_metadata
+from oasr_tok.kinds.gguf.tokenizer import llama_clean_spaces
 
 from llama_reference import _clean_spaces, detokenize
 from paths import OWN, PACKAGE_PARENT, shared, subprocess_env
@@ -322,7 +322,7 @@ FUZZ_CHILD = textwrap.dedent(
     """
     import random, sys
     from oasr_tok import MalformedAssetError, AssetError, TokenizerSpec, build_tokenizer
-    from oasr_tok.kinds._gguf_reader import read_gguf_metadata
+    from oasr_tok.kinds.gguf.reader import read_gguf_metadata
     src, work = sys.argv[1], sys.argv[2]
     data = open(src, "rb").read()
     rng = random.Random(17)
@@ -672,7 +672,7 @@ def test_chat_template_from_the_gguf_renders_as_transformers(name: str) -> None:
 
 def test_named_chat_templates_are_read_from_their_keys(tmp_path: Path) -> None:
     source = _ours(path_of("gpt2-cleanspaces"))
-    from oasr_tok.kinds._gguf_reader import read_gguf_metadata as read
+    from oasr_tok.kinds.gguf.reader import read_gguf_metadata as read
 
     meta = read(path_of("gpt2-cleanspaces"))
     writer = gguf.GGUFWriter(str(tmp_path / "named.gguf"), arch="llama")

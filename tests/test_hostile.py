@@ -198,7 +198,7 @@ def test_tokenizer_config_keys_must_be_ids(tmp_path, key):
 
 
 def test_a_tiktoken_file_does_not_resolve_as_a_symbol_table(tmp_path):
-    from oasr_tok.detection import is_tiktoken_ranks
+    from oasr_tok.files.detection import is_tiktoken_ranks
 
     assert is_tiktoken_ranks(TIKTOKEN)
     assert not is_tiktoken_ranks(SHERPA)

@@ -13,7 +13,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre
 
 import oasr_tok
 from oasr_tok import EncodeError, InvalidIdError, MalformedAssetError, NonIntegerIdError, StreamStateError
-from oasr_tok.hf_ctc import Wav2Vec2CTCDecoder
+from oasr_tok.toolkits.hf_ctc import Wav2Vec2CTCDecoder
 
 from paths import own
 
@@ -169,7 +169,7 @@ def test_g12_hotwords_encode_lines_refuses_what_is_not_a_list_of_lines(lines):
 
     tok = oasr_tok.load(DATA / "sentencepiece")
     with pytest.raises(EncodeError, match="list of lines"):
-        oasr_tok.hotwords.encode_lines(tok, lines)
+        oasr_tok.toolkits.hotwords.encode_lines(tok, lines)
 
 
 def test_the_transformers_face_gives_transformers_text_by_default():

@@ -168,7 +168,7 @@ def test_the_compiled_funasr_machine_checks_its_bounds():
     """Item 3, in a child process (an out-of-bounds write may crash or corrupt the heap):
     an owned Track cannot start with pending elements, and attribute() checks what it reads."""
     result = in_child("""
-        from oasr_tok._funasr import Track, attribute, CJK, SKIP
+        from oasr_tok._engine.funasr import Track, attribute, CJK, SKIP
         out = {}
         try:
             track = Track(("", True, False, ("a", "b", "c"), 0, 0, "", False), True)

@@ -1,5 +1,5 @@
 """Hotwords for tokens.txt models: a symbol table with its modeling_unit encodes as sherpa-onnx's
-text2token does, and oasr_tok.hotwords.encode_lines writes its hotwords / keywords lines, line
+text2token does, and oasr_tok.toolkits.hotwords.encode_lines writes its hotwords / keywords lines, line
 for line equal to the ones fixtures/make_hotwords_expected.py got from sherpa-onnx 2.0.1's own
 text2token (its sherpa_onnx/utils.py, loaded by path) on the real tables of ../shared/fixtures."""
 
@@ -11,7 +11,7 @@ import pytest
 
 import oasr_tok
 from oasr_tok import EncodeError, EncodeNotSupportedError, SpecError, TokenizerSpec, build_tokenizer
-from oasr_tok.hotwords import encode_lines
+from oasr_tok.toolkits.hotwords import encode_lines
 
 from paths import OWN, own, shared
 

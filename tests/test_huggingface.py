@@ -733,27 +733,27 @@ def test_a_load_parses_the_tokenizer_json_once(monkeypatch, target):
     # Every detector that glances at a lone .json (spec, huggingface, whisper, tekken,
     # funasr_char) and the build share one parse; nothing is kept after the load.
     import oasr_tok
-    from oasr_tok import files
+    from oasr_tok.files import readers
 
     parsed = []
-    original = files.parse_json
+    original = readers.parse_json
 
     def counted(path, text, what, object_pairs_hook=None):
         parsed.append(os.path.basename(path))
         return original(path, text, what, object_pairs_hook)
 
-    monkeypatch.setattr(files, "parse_json", counted)
+    monkeypatch.setattr(readers, "parse_json", counted)
     from oasr_tok.kinds import _tokenizer_json
 
     _tokenizer_json._glance.cache_clear()
     tok = oasr_tok.load(shared(target))
     assert parsed.count("tokenizer.json") == 1
-    assert getattr(files._scope, "contents", None) is None
+    assert getattr(readers._scope, "contents", None) is None
     assert tok.decode(tok.encode("today 今天")) == "today 今天"
 
 
 def test_the_compiled_byte_alphabet_refuses_what_is_not_a_token():
-    from oasr_tok._piece_table import byte_level_pieces
+    from oasr_tok._engine.piece_table import byte_level_pieces
     from oasr_tok.kinds._bytelevel import tokens_bytes
 
     for bad in ([5], [b"x"], ["a", 3.0], [["a"]]):

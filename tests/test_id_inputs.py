@@ -236,7 +236,7 @@ PIECES = [" a", "b", " c", ",", " d", "e", "f", " g", "h", " i", " j", "k"]
     "name,times,as_list", [pytest.param(*layout, id=layout[0]) for layout in _time_layouts(len(PIECES))]
 )
 def test_times_of_every_buffer_layout_read_as_their_list(name, times, as_list):
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     assert _timed(group_words, PIECES, times) == _timed(group_words, PIECES, as_list)
     ends = list(as_list)  # each token ends at its own start
@@ -248,7 +248,7 @@ def test_times_of_every_buffer_layout_read_as_their_list(name, times, as_list):
 
 @pytest.mark.parametrize("dtype", TIME_DTYPES)
 def test_empty_time_buffers(dtype):
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     assert group_words([], np.array([], dtype=dtype)) == group_words([], [])
     with pytest.raises(oasr_tok.TimingError, match="starts has 0 times for 1 tokens"):
@@ -286,7 +286,7 @@ BAD_TIME_ARRAYS = [
 
 @pytest.mark.parametrize("what,starts,ends", BAD_TIME_ARRAYS, ids=[w for w, _, _ in BAD_TIME_ARRAYS])
 def test_bad_time_buffers_raise_the_list_error(what, starts, ends):
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     pieces = [" a", " b", " c"]
     expected = _timed(group_words, pieces, starts.tolist(), None if ends is None else ends.tolist())
@@ -295,7 +295,7 @@ def test_bad_time_buffers_raise_the_list_error(what, starts, ends):
 
 
 def test_0d_and_2d_time_arrays_get_a_short_timing_error():
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     with pytest.raises(oasr_tok.TimingError, match="starts must be a sequence of numbers, got ndarray"):
         group_words([" a"], np.array(0.5))
@@ -309,7 +309,7 @@ def test_0d_and_2d_time_arrays_get_a_short_timing_error():
 
 
 def test_a_time_buffer_is_copied():
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     starts = np.array([0.0, 1.0, 2.0])
     words = group_words([" a", " b", " c"], starts)
@@ -325,7 +325,7 @@ def test_a_time_buffer_is_copied():
     pieces=hst.lists(hst.sampled_from([" a", "b", ",", " (", "一", " ", "", "c "]), min_size=120, max_size=120),
 )
 def test_float_time_buffers_match_their_list(gaps, dtype, step, pieces):
-    from oasr_tok.words import group_words
+    from oasr_tok.core.words import group_words
 
     values = np.cumsum(np.array(gaps, dtype=dtype)).astype(dtype)  # non-decreasing in its own dtype
     if step == 1:
@@ -639,8 +639,8 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
     """_ids.join_pieces against b"".join and a plain statement of its leading rule, on every
     layout; stops give None; bad ids get check_ids' errors; a piece that is not bytes is a
     TypeError, never a crash."""
-    from oasr_tok._ids import check_ids
-    from oasr_tok._join import join_pieces
+    from oasr_tok._engine.ids import check_ids
+    from oasr_tok._engine.join import join_pieces
 
     pieces = [bytes([65 + i]) * (i % 3) for i in range(40)]
     first = [p.lower() for p in pieces]
@@ -680,7 +680,7 @@ def test_join_pieces_gathers_what_a_join_of_the_pieces_gives():
 def test_join_pieces_over_tuples_and_long_ids_gives_what_lists_give(n: int) -> None:
     """From 32,768 ids a join over tuples walks without the GIL: the same bytes, the same None
     at a stop, the same errors (a bad id named by check_ids, a piece that is not bytes)."""
-    from oasr_tok._join import join_pieces
+    from oasr_tok._engine.join import join_pieces
 
     rng = random.Random(n)
     pieces = [bytes([65 + i % 26]) * (i % 4) for i in range(300)]
@@ -710,8 +710,8 @@ def test_join_pieces_over_tuples_and_long_ids_gives_what_lists_give(n: int) -> N
 
 
 def test_gather_picks_what_a_comprehension_over_the_checked_ids_picks():
-    from oasr_tok._ids import check_ids
-    from oasr_tok._join import gather
+    from oasr_tok._engine.ids import check_ids
+    from oasr_tok._engine.join import gather
 
     table = [f"t{i}" for i in range(40)]
     skip = bytes(1 if i % 5 == 0 else 0 for i in range(40))
@@ -736,7 +736,7 @@ def test_check_ids_of_a_buffer_is_its_list_with_and_without_skip(length):
     in it are made: from the shared table (a vocabulary of up to 2**19 ids), or past it from a
     per-call cache, where ids 4096 apart fall on one slot and ids past 2**30 are not one-digit
     ints."""
-    from oasr_tok._ids import check_ids
+    from oasr_tok._engine.ids import check_ids
 
     rng = np.random.default_rng(length)
     vocab = 3 * 4096 + 5
@@ -761,7 +761,7 @@ def test_runtime_ids_hands_out_what_check_ids_lists(length):
     """runtime_ids (what the huggingface kind hands its runtime) iterates to check_ids' list in
     every layout, with and without skip, the same int objects included; a plain list is
     returned as it is; a bad id gets check_ids' error, short buffer or long."""
-    from oasr_tok._ids import check_ids, runtime_ids
+    from oasr_tok._engine.ids import check_ids, runtime_ids
 
     rng = np.random.default_rng(length)
     vocab = 3 * 4096 + 5
@@ -792,7 +792,7 @@ def test_runtime_ids_skips_a_long_run_of_dropped_ids_and_goes_through_the_runtim
     """A million skipped ids in a row are passed over in one call (no recursion per block);
     the tokenizers runtime reads a CheckedIds as it reads a list, and an InvalidIdError raised
     while it reads comes out of it as it was raised."""
-    from oasr_tok._ids import runtime_ids
+    from oasr_tok._engine.ids import runtime_ids
 
     skip = b"\1" + bytes(99)
     assert list(runtime_ids(np.zeros(1_000_000, dtype=np.int32), 100, skip)) == []
@@ -881,8 +881,8 @@ BUFFER_CHILD = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     sys.setswitchinterval(1e-5)
     import oasr_tok
-    from oasr_tok._ids import check_ids, runtime_ids
-    from oasr_tok._join import gather, join_pieces
+    from oasr_tok._engine.ids import check_ids, runtime_ids
+    from oasr_tok._engine.join import gather, join_pieces
     from paths import shared
     tok = oasr_tok.build_tokenizer(
         oasr_tok.TokenizerSpec("sentencepiece", {{"model": shared("sentencepiece/mistral-v1.model")}})

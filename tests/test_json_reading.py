@@ -12,9 +12,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from oasr_tok._jsonscan import array_end
+from oasr_tok._engine.jsonscan import array_end
 from oasr_tok.errors import MalformedAssetError
-from oasr_tok.files import read_json, reading_once
+from oasr_tok.files.readers import read_json, reading_once
 
 from paths import shared
 

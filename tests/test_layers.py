@@ -11,36 +11,30 @@ from paths import ROOT
 
 PACKAGE = ROOT / "oasr_tok"
 
-LAYERS = {
-    5: {"__init__", "__main__", "cli", "demo", "description", "detokenizer", "nemo", "hf_ctc", "batch", "hotwords"},
-    4: {"resolution", "build", "nemo_archive"},
-    3: {"kinds"},
-    2: {"tokenizer", "contract", "streaming", "prompting", "chat", "words", "pickling", "registry", "detection"}
-    | {"revisions", "_revisions"},
-    1: {"errors", "spec", "specials", "files", "archive", "assets", "segments", "subtitles", "serving", "envelopes"}
-    | {
-        "_ids",
-        "_join",
-        "_textbuf",
-        "_piece_table",
-        "_ctc",
-        "_funasr",
-        "_clean_spaces",
-        "_gguf",
-        "_jsonscan",
-        "_words",
-        "_wordtypes",
-    }
-    | {"_stream_record", "_stream", "_growtext"},
-}
+# The rooms, ground floor first: each imports only from its own floor or one below (root
+# modules are rooms of their own; docs/architecture.md § Rooms draws them).
+FLOORS = [
+    {"errors", "spec", "_moved"},
+    {"outputs"},
+    {"_engine"},
+    {"files"},
+    {"core"},
+    {"kinds"},
+    {"loading"},
+    {"toolkits"},
+    {"cli", "demo", "__init__", "__main__"},
+]
+ENGINE = PACKAGE / "_engine"
+#: The most modules the package's root may hold (issue 45: the rest live in rooms).
+ROOT_MODULES = 12
 
 
 def _layer(module: str) -> int:
     top = module.split(".")[0]
-    for layer, names in LAYERS.items():
+    for floor, names in enumerate(FLOORS, 1):
         if top in names:
-            return layer
-    raise AssertionError(f"oasr_tok.{module} is in no layer of docs/architecture.md")
+            return floor
+    raise AssertionError(f"oasr_tok.{module} is in no room of docs/architecture.md")
 
 
 def _name(path) -> str:
@@ -90,7 +84,7 @@ def test_every_import_points_down_the_layers():
         mine = _layer(_name(path))
         for target in _imports(path):
             if _layer(target) > mine:
-                upward.append(f"{_name(path)} (layer {mine}) imports {target} (layer {_layer(target)})")
+                upward.append(f"{_name(path)} (floor {mine}) imports {target} (floor {_layer(target)})")
     assert not upward, "\n".join(sorted(upward))
 
 
@@ -119,12 +113,12 @@ def test_no_import_circles():
 
 
 def test_the_text_buffer_is_compiled_into_one_module():
-    """_textbuf.h's code (the in-place text write, the state checks) has one compiled home,
-    oasr_tok._textbuf; every other compiled module reaches it through _textbuf.pxd's functions
-    and sees only its state record's type (_textstate.h)."""
-    sources = sorted(PACKAGE.glob("*.pyx")) + sorted(PACKAGE.glob("*.pxd")) + sorted(PACKAGE.glob("*.h"))
-    including = {p.name for p in sources if re.search(r'["<]_textbuf\.h[">]', p.read_text(encoding="utf-8"))}
-    assert including == {"_textbuf.pyx"}
+    """textbuf.h's code (the in-place text write, the state checks) has one compiled home,
+    oasr_tok._engine.textbuf; every other compiled module reaches it through textbuf.pxd's
+    functions and sees only its state record's type (textstate.h)."""
+    sources = sorted(ENGINE.glob("*.pyx")) + sorted(ENGINE.glob("*.pxd")) + sorted(ENGINE.glob("*.h"))
+    including = {p.name for p in sources if re.search(r'["<]textbuf\.h[">]', p.read_text(encoding="utf-8"))}
+    assert including == {"textbuf.pyx"}
 
 
 def test_free_threading_declarations_are_the_documented_ones():
@@ -132,7 +126,7 @@ def test_free_threading_declarations_are_the_documented_ones():
     § Threads lists it as declared (the page says what the others still need)."""
     declared = {
         p.stem
-        for p in PACKAGE.glob("*.pyx")
+        for p in ENGINE.glob("*.pyx")
         if re.search(
             r"^# cython:.*\bfreethreading_compatible\s*=\s*True", p.read_text(encoding="utf-8").split("\n", 1)[0]
         )
@@ -144,10 +138,55 @@ def test_free_threading_declarations_are_the_documented_ones():
 
 
 def test_only_the_text_buffer_reaches_into_cpython_private_api():
-    """The in-place text write (_textbuf.h, documented there) is the one place that reads
+    """The in-place text write (textbuf.h, documented there) is the one place that reads
     CPython's private str fields; no other compiled source calls a private function (_Py...)
     or reads a private struct field. PyUnstable_* is public (PEP 689)."""
     private = re.compile(r"\b_Py[A-Z]\w*|->\s*(ob_digit|ob_item|wstr|utf8|hash|ma_\w+)\b|\bob_digit\b")
-    sources = [p for p in PACKAGE.glob("*") if p.suffix in {".pyx", ".pxd", ".h"} and p.name != "_textbuf.h"]
+    sources = [p for p in ENGINE.glob("*") if p.suffix in {".pyx", ".pxd", ".h"} and p.name != "textbuf.h"]
     found = {(p.name, m.group(0)) for p in sources for m in private.finditer(p.read_text(encoding="utf-8"))}
     assert not found
+
+
+def test_the_root_holds_few_modules_and_every_compiled_one_is_in_the_engine():
+    root = sorted(p.name for p in PACKAGE.iterdir() if p.suffix in {".py", ".pyx"})
+    assert len(root) <= ROOT_MODULES, root
+    compiled = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.pyx"))
+    assert compiled and all(name.startswith("_engine/") for name in compiled), compiled
+
+
+def test_every_room_is_on_a_floor():
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    rooms |= {p.stem for p in PACKAGE.glob("*.py")}
+    assert rooms == set().union(*FLOORS)
+
+
+def test_the_old_public_paths_are_the_moved_modules():
+    """`import oasr_tok.<old>` (0.2's paths) gives the module object now at its room's path, in
+    a fresh interpreter (nothing imported before but oasr_tok), with its own __spec__ intact."""
+    import subprocess
+    import sys
+
+    from oasr_tok._moved import MOVED
+
+    from paths import subprocess_env
+
+    program = (
+        "import importlib, sys, oasr_tok\n"
+        "from oasr_tok._moved import MOVED\n"
+        "for old, new in MOVED.items():\n"
+        "    was = importlib.import_module('oasr_tok.' + old)\n"
+        "    now = importlib.import_module('oasr_tok.' + new)\n"
+        "    assert was is now and now.__spec__.name == 'oasr_tok.' + new, (old, new)\n"
+        "from oasr_tok.subtitles import to_srt\n"
+        "from oasr_tok.nemo import NeMoTokenizer\n"
+        "assert NeMoTokenizer is oasr_tok.NeMoTokenizer\n"
+        "print(len(MOVED))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(len(MOVED))
+    # An unknown name is still an ordinary ModuleNotFoundError.
+    import pytest
+
+    with pytest.raises(ModuleNotFoundError):
+        __import__("oasr_tok.no_such_module")

@@ -17,7 +17,7 @@ from oasr_tok import (
     PiecesNotSupportedError,
     SpecError,
 )
-from oasr_tok.resolution import load
+from oasr_tok.loading.resolution import load
 
 from cases import MULTISCRIPT
 from paths import own, shared
@@ -244,7 +244,7 @@ def test_nemo_tokenizer_spec_subclasses_nemos_own_class(monkeypatch):
     import sys
     import types
 
-    import oasr_tok.nemo as adapter_module
+    import oasr_tok.toolkits.nemo as adapter_module
 
     # The shape of nemo.collections.common.tokenizers.tokenizer_spec.TokenizerSpec: an ABC
     # with the six abstract conversions.
@@ -279,7 +279,7 @@ def test_nemo_tokenizer_spec_subclasses_nemos_own_class(monkeypatch):
 def test_nemo_tokenizer_spec_without_nemo_is_a_typed_error(monkeypatch):
     import sys
 
-    import oasr_tok.nemo as adapter_module
+    import oasr_tok.toolkits.nemo as adapter_module
     from oasr_tok import BackendNotInstalledError
 
     monkeypatch.setitem(sys.modules, "nemo", None)

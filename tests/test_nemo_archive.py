@@ -24,7 +24,7 @@ from tokenizers import BertWordPieceTokenizer
 
 import oasr_tok
 from oasr_tok import AssetNotFoundError, MalformedAssetError, ResolveError, TokenizerSpec, build_tokenizer
-from oasr_tok.archive import read_member
+from oasr_tok.files.archive import read_member
 
 from nemo_reference import CanaryTokenizer, SentencePieceTokenizer, canary2_user_turn
 from paths import own, subprocess_env

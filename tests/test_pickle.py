@@ -15,7 +15,7 @@ import pytest
 
 from oasr_tok import NeMoTokenizer, Tokenizer, TokenizerSpec, build_tokenizer
 from oasr_tok.kinds.symbol_table import SymbolTableTokenizer
-from oasr_tok.resolution import load
+from oasr_tok.loading.resolution import load
 
 from paths import shared
 from tekken_files import derived as derived_tekken

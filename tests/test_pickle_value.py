@@ -106,7 +106,7 @@ def test_pickles_by_spec_when_asked(name, tmp_path):
 
 
 def test_a_thousand_unpickles_build_once(monkeypatch, tmp_path):
-    from oasr_tok import pickling as module
+    from oasr_tok.core import pickling as module
 
     tok = build_tokenizer(_copy_spec("funasr_char", tmp_path))
     blob = pickle.dumps(tok)

@@ -77,7 +77,7 @@ def test_precedence_decides_against_a_builtin_and_describe_says_why(tmp_path):
         assert d.kind == "symbol_table"
         assert [(e["kind"], e["source"]) for e in d.lost] == [("letters", "letters.txt")]
         reason = d.lost[0]["reason"]
-        assert "precedence 70" in reason and f"precedence {oasr_tok.registry.PLUGIN_PRECEDENCE}" in reason
+        assert "precedence 70" in reason and f"precedence {oasr_tok.core.registry.PLUGIN_PRECEDENCE}" in reason
         # Declared first, it wins, and the unit table is the one that lost.
         oasr_tok.register_tokenizer(
             example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect, precedence=5
@@ -144,7 +144,7 @@ def test_the_quick_look_for_plugins_never_misses_one(tmp_path, monkeypatch):
     names the group; wherever importlib.metadata could find a declaration, it says "may"."""
     from importlib.metadata import entry_points
 
-    from oasr_tok import registry
+    from oasr_tok.core import registry
 
     def declared() -> bool:
         return any(True for _ in entry_points(group=registry.ENTRY_POINT_GROUP))

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - CI installs the extra
     )
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from oasr_tok.batch import Transcriber
+from oasr_tok.toolkits.batch import Transcriber
 
 from paths import PACKAGE_PARENT, shared
 

@@ -24,8 +24,8 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
-from oasr_tok.description import describe
-from oasr_tok.resolution import load, resolve
+from oasr_tok.loading.description import describe
+from oasr_tok.loading.resolution import load, resolve
 
 from paths import PACKAGE_PARENT, ROOT, require_shared, shared, subprocess_env
 
@@ -413,7 +413,7 @@ def test_load_matches_build_tokenizer_of_resolve():
 
 def test_import_oasr_tok_stays_light():
     code = (
-        "import sys, oasr_tok, oasr_tok.cli, oasr_tok.nemo; "
+        "import sys, oasr_tok, oasr_tok.cli, oasr_tok.toolkits.nemo; "
         "heavy = [m for m in ('tokenizers', 'sentencepiece') if m in sys.modules]; "
         "print(heavy); sys.exit(1 if heavy else 0)"
     )

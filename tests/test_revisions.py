@@ -3,7 +3,7 @@
 
 The oracles are the kind's `decode` (committed + partial is the transcript of the hypothesis),
 its `decode_incremental` (what an exact stream of the same ids has settled), and the word
-rules of `oasr_tok.words` applied to the *final* transcript (a commit point never falls inside
+rules of `oasr_tok.core.words` applied to the *final* transcript (a commit point never falls inside
 one of its words)."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from oasr_tok import (
     TokenizerSpec,
     build_tokenizer,
 )
-from oasr_tok._revisions import HypothesisState
-from oasr_tok.revisions import WINDOW
-from oasr_tok.words import group_words
+from oasr_tok._engine.revisions import HypothesisState
+from oasr_tok.core.revisions import WINDOW
+from oasr_tok.core.words import group_words
 
 from cases import all_cases
 from paths import shared
@@ -85,7 +85,7 @@ def _inside_a_word(text: str, at: int) -> bool:
 
 def _lettered_words_after(text: str, at: int) -> int:
     """How many words of `text` that contain a letter end after position `at`."""
-    from oasr_tok._words import char_class
+    from oasr_tok._engine.words import char_class
 
     return sum(1 for a, b in _word_spans(text) if b > at and any(char_class(c) in (2, 3) for c in text[a:b]))
 

@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import oasr_tok
-from oasr_tok._piece_table import FLAG_BYTE, FLAG_END_FIRST, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
+from oasr_tok._engine.piece_table import FLAG_BYTE, FLAG_END_FIRST, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable
 
 ALPHABET = ["a", "b", " ", "\u3000", "é", "中", "\ufffd", "😀", "", "  x"]
 BYTES = [

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError, envelopes
-from oasr_tok.envelopes import EnvelopeParser, register_envelope
+from oasr_tok.outputs.envelopes import EnvelopeParser, register_envelope
 
 from cases import all_cases
 from paths import ROOT

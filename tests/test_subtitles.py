@@ -1,4 +1,4 @@
-"""oasr_tok.subtitles: whisper mode byte for byte against openai-whisper's own writers
+"""oasr_tok.outputs.subtitles: whisper mode byte for byte against openai-whisper's own writers
 (tests/whisper_utils_reference.py, copied verbatim from its sdist and checked by
 fixtures/check_whisper_reference.py) on random results; the default mode's reader rules as
 properties; JSON, CTM; our SRT and WebVTT parsed back by `srt` and `webvtt-py`."""
@@ -16,8 +16,8 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, subtitles
-from oasr_tok.subtitles import Cue, _width
-from oasr_tok.words import Word, group_words
+from oasr_tok.core.words import Word, group_words
+from oasr_tok.outputs.subtitles import Cue, _width
 
 from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 

@@ -22,7 +22,7 @@ from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from oasr_tok._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
+from oasr_tok._engine.piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
 from oasr_tok.errors import (
     InvalidIdError,
     MalformedAssetError,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oasr_tok._textbuf import commit_text, held_tail, settled_text
+from oasr_tok._engine.textbuf import commit_text, held_tail, settled_text
 
 chars = st.sampled_from(["a", "z", " ", "é", "ÿ", "中", "\ufffd", "😀", "\U0010fffd"])
 texts = st.lists(chars, max_size=6).map("".join)

@@ -23,20 +23,21 @@ pytest.importorskip("mypy", reason="mypy is not installed (it comes with the tes
 
 PROGRAMS = Path(__file__).resolve().parent / "typing_programs"
 PACKAGE = PACKAGE_PARENT / "oasr_tok"
+ENGINE = PACKAGE / "_engine"
 
 # Cython's own names in every compiled module, not part of any module's API.
 STUBTEST_ALLOWLIST = """\
-oasr_tok\\._\\w+\\.__test__
-oasr_tok\\._\\w+\\.__pyx_capi__
-oasr_tok\\._\\w+(\\.\\w+)?\\.__reduce_cython__
-oasr_tok\\._\\w+(\\.\\w+)?\\.__setstate_cython__
+oasr_tok\\._engine\\.\\w+\\.__test__
+oasr_tok\\._engine\\.\\w+\\.__pyx_capi__
+oasr_tok\\._engine\\.\\w+(\\.\\w+)?\\.__reduce_cython__
+oasr_tok\\._engine\\.\\w+(\\.\\w+)?\\.__setstate_cython__
 """
 
 
 def _compiled_modules() -> list[str]:
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    names = sorted({p.name.split(".", 1)[0] for p in PACKAGE.iterdir() if p.name.endswith(suffixes)})
-    assert names, f"no compiled module in {PACKAGE}: build the package first"
+    names = sorted({p.name.split(".", 1)[0] for p in ENGINE.iterdir() if p.name.endswith(suffixes)})
+    assert names, f"no compiled module in {ENGINE}: build the package first"
     return names
 
 
@@ -70,7 +71,7 @@ def _errors(output: str, program: str) -> set[tuple[int, str]]:
 
 
 def test_every_compiled_module_has_a_stub_and_the_package_is_typed():
-    missing = [name for name in _compiled_modules() if not (PACKAGE / f"{name}.pyi").is_file()]
+    missing = [name for name in _compiled_modules() if not (ENGINE / f"{name}.pyi").is_file()]
     assert not missing, f"compiled modules without a .pyi stub beside them: {missing}"
     assert (PACKAGE / "py.typed").is_file()
 
@@ -81,7 +82,7 @@ def test_stubs_match_the_compiled_modules(tmp_path: Path):
     # were checked by hand against the .pyx).
     allowlist = tmp_path / "allowlist.txt"
     allowlist.write_text(STUBTEST_ALLOWLIST, encoding="utf-8")
-    modules = [f"oasr_tok.{name}" for name in _compiled_modules()]
+    modules = [f"oasr_tok._engine.{name}" for name in _compiled_modules()]
     out = _run(["mypy.stubtest", "--allowlist", str(allowlist), *modules], tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, build_tokenizer
-from oasr_tok.segments import Segment, segment_words
-from oasr_tok.words import Word
+from oasr_tok.core.words import Word
+from oasr_tok.outputs.segments import Segment, segment_words
 
 from paths import shared
 from whisper_transcribe_reference import Tokenizer as ReferenceTokenizer

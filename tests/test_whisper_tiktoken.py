@@ -20,7 +20,7 @@ import pytest
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import EncodeError, MalformedAssetError, SpecError
-from oasr_tok.kinds.whisper import LANGUAGE_CODES, WhisperTokenizer
+from oasr_tok.kinds.whisper.tokenizer import LANGUAGE_CODES, WhisperTokenizer
 
 from cases import MULTISCRIPT
 from paths import own, shared, subprocess_env
@@ -265,7 +265,7 @@ def test_num_languages_needs_the_tiktoken_source_and_one_source_only():
 
 def test_a_tiktoken_file_alone_resolves_to_whisper_and_is_no_symbol_table():
     from oasr_tok import describe
-    from oasr_tok.detection import is_tiktoken_ranks
+    from oasr_tok.files.detection import is_tiktoken_ranks
 
     assert is_tiktoken_ranks(TIKTOKEN)
     assert not is_tiktoken_ranks(shared("symbol_table/icefall-librispeech-bpe500.tokens.txt"))
@@ -340,7 +340,7 @@ def test_demo_entry_is_what_tiktoken_prints():
     import tiktoken
 
     from oasr_tok import demo
-    from oasr_tok.kinds.whisper import GPT2_PATTERN
+    from oasr_tok.kinds.whisper.tokenizer import GPT2_PATTERN
 
     entry = next(e for e in demo.load_manifest() if "tiktoken" in e["files"])
     path = demo.DATA / entry["files"]["tiktoken"]

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, Word, build_tokenizer
-from oasr_tok.words import group_words
+from oasr_tok.core.words import group_words
 
 from paths import own, shared
 

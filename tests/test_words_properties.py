@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oasr_tok._piece_table import PieceTable
+from oasr_tok._engine.piece_table import PieceTable
+from oasr_tok.core.words import group_words
 from oasr_tok.kinds.wav2vec2 import Wav2Vec2Tokenizer
-from oasr_tok.words import group_words
 
 import words_reference
 from cases import all_cases

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from oasr_tok import Word, Words
-from oasr_tok.words import group_words
+from oasr_tok.core.words import group_words
 
 PIECES = [" to", " be", ",", " or", " not", " 我们"]
 STARTS = [0, 10, 20, 30, 40, 50]

@@ -4,7 +4,7 @@ installing openai-whisper (which pulls torch): format_timestamp, get_start, get_
 ResultWriter, WriteTXT, SubtitlesWriter (iterate_result), WriteVTT, WriteSRT, WriteTSV and
 WriteJSON. Only the standard library is needed.
 
-It is the oracle for oasr_tok.subtitles' whisper mode. `python fixtures/check_whisper_reference.py`
+It is the oracle for oasr_tok.outputs.subtitles' whisper mode. `python fixtures/check_whisper_reference.py`
 downloads the sdist again and checks that every definition here is the original's, node for
 node; `VERSION` names the release it was taken from.
 """

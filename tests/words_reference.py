@@ -1,6 +1,6 @@
 """The word-timing rules of docs/decoding.md § Word timings, in plain Python.
 
-This is the yardstick for the compiled grouping (oasr_tok/_words.pyx): the benchmark measures
+This is the yardstick for the compiled grouping (oasr_tok/_engine/words.pyx): the benchmark measures
 the compiled code against it, and the tests use it as a differential oracle. It is written
 differently on purpose — in phases over whole lists, not as one state machine — so that the
 two implementations share the rules and nothing else.
@@ -151,7 +151,7 @@ def _check(values, name: str, n: int) -> list:
 
 
 def group_words(pieces: Sequence[str], starts, ends=None, carriers=None) -> list[Word]:
-    """The same contract as oasr_tok.words.group_words; with `carriers` (1 per token after which
+    """The same contract as oasr_tok.core.words.group_words; with `carriers` (1 per token after which
     bytes of an unfinished character wait), Tokenizer.word_timings' rule for byte-level kinds:
     a word that starts with the first character of a token's piece also takes the tokens that
     carried that character's bytes."""

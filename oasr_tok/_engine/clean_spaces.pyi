@@ -5,7 +5,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-from oasr_tok._piece_table import PieceTable
+from oasr_tok._engine.piece_table import PieceTable
 
 # held: (pass 1's "" | " ", pass 2's "" | " " | " '", pass 3's "" | " " | " '" | " 'r" | " 'v")
 def clean_feed(held: tuple[str, str, str], text: str, first: int = 0) -> tuple[str, tuple[str, str, str]]: ...

@@ -16,10 +16,10 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 from cpython.object cimport PyObject
 
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_commit_read, oasr_read_text, oasr_tag, oasr_textstate
+from oasr_tok._engine.textbuf cimport oasr_check_owner, oasr_commit_read, oasr_read_text, oasr_tag, oasr_textstate
 
-from oasr_tok._ids import check_ids
-from oasr_tok._textbuf import held_tail
+from oasr_tok._engine.ids import check_ids
+from oasr_tok._engine.textbuf import held_tail
 from oasr_tok.errors import StreamStateError, stream_closed_error
 
 cdef extern from "Python.h":

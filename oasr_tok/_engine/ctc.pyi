@@ -7,9 +7,9 @@ import numpy
 import numpy.typing
 from typing_extensions import disjoint_base
 
-from ._piece_table import PieceTable
-from ._wordtypes import Words
-from .words import Times
+from ..core.words import Times
+from .piece_table import PieceTable
+from .wordtypes import Words
 
 __all__ = ["collapse_ctc", "CTCStream"]
 

@@ -23,11 +23,11 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from oasr_tok._ids cimport (
+from oasr_tok._engine.ids cimport (
     COLUMN_INT32, COLUMN_INT64, COLUMN_UINT32, IdBuffer, id_at, read_ids, read_ids_in_place, release_ids,
 )
-from oasr_tok._ids import ReadAgain
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_commit_tagged, oasr_tag
+from oasr_tok._engine.ids import ReadAgain
+from oasr_tok._engine.textbuf cimport oasr_check_owner, oasr_commit_tagged, oasr_tag
 from oasr_tok.errors import InvalidIdError, NonIntegerIdError, StreamStateError, short_repr, stream_closed_error
 
 __all__ = ["collapse_ctc", "CTCStream"]
@@ -499,8 +499,8 @@ def delimited_words(pieces, starts, ends=None):
     its last; whitespace tokens lend it no time. `ends` None: a token ends where the next one
     starts (the last one at its own start). Times are validated by oasr_tok's word grouping
     (the one home of those rules), so errors are the same TimingErrors."""
-    from oasr_tok._words import group_words, token_times
-    from oasr_tok._wordtypes import Words
+    from oasr_tok._engine.words import group_words, token_times
+    from oasr_tok._engine.wordtypes import Words
 
     cdef list piece_list = list(pieces)
     cdef Py_ssize_t n = PyList_GET_SIZE(piece_list), k, j, length, pos = 0
@@ -532,7 +532,7 @@ def delimited_words(pieces, starts, ends=None):
 
 cdef object _word(str text, Py_ssize_t a, Py_ssize_t b, Py_ssize_t first, Py_ssize_t last,
                   object starts, object ends, Py_ssize_t n):
-    from oasr_tok._wordtypes import Word
+    from oasr_tok._engine.wordtypes import Word
 
     if ends is not None:
         end = ends[last]

@@ -12,8 +12,8 @@ transcript makes no Python object per token, so the cost per token stays flat.""
 
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 
-from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
-from oasr_tok._ids import ReadAgain
+from oasr_tok._engine.ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
+from oasr_tok._engine.ids import ReadAgain
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)

@@ -17,7 +17,7 @@
 # cost more than the walk; a pass that checks them all first costs a third of it). When id_at
 # meets an item that is not an exact int in range (a bad id, an id of another type such as
 # np.int64, or a list changed during the walk by another thread while the GIL was let go) it
-# raises ReadAgain (oasr_tok._ids): the caller drops what it made and walks again over
+# raises ReadAgain (oasr_tok._engine.ids): the caller drops what it made and walks again over
 # read_ids, which copies the ids and names a bad one. So the walk must have no effect the
 # caller cannot drop, and a function that stops early (join_pieces at a stop) reads the rest
 # first, so that a bad id anywhere is still an error. A long one-dimensional buffer of 4- or

@@ -6,9 +6,9 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from libc.string cimport memcpy
 
-from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_at, id_block, read_ids, read_ids_in_place, release_ids
+from oasr_tok._engine.ids cimport ID_BLOCK, IdBuffer, id_at, id_block, read_ids, read_ids_in_place, release_ids
 
-from oasr_tok._ids import ReadAgain
+from oasr_tok._engine.ids import ReadAgain
 
 cdef extern from "Python.h":
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)

@@ -3,9 +3,9 @@
 # which also reads a kind's engine from TableMethods' field, as its decode_incremental does.
 from cpython.object cimport PyObject
 
-from oasr_tok._growtext cimport TextData
-from oasr_tok._ids cimport IdBuffer
-from oasr_tok._textbuf cimport oasr_textstate
+from oasr_tok._engine.growtext cimport TextData
+from oasr_tok._engine.ids cimport IdBuffer
+from oasr_tok._engine.textbuf cimport oasr_textstate
 
 
 cdef struct Vars:

@@ -33,10 +33,10 @@ from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 
 cimport cython
 
-from oasr_tok._growtext cimport TextData, text_append_reserved, text_reserve_nogil
-from oasr_tok._ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
-from oasr_tok._ids import ReadAgain
-from oasr_tok._textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
+from oasr_tok._engine.growtext cimport TextData, text_append_reserved, text_reserve_nogil
+from oasr_tok._engine.ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
+from oasr_tok._engine.ids import ReadAgain
+from oasr_tok._engine.textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
 from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
@@ -62,7 +62,7 @@ def _one_fffd_per_byte(exc):
 codecs.register_error("oasr_tok.per_byte", _one_fffd_per_byte)
 
 cdef object _utf8_decode = codecs.utf_8_decode
-# The compiled Stream's type and step (oasr_tok._stream, which cimports this module: it registers
+# The compiled Stream's type and step (oasr_tok._engine.stream, which cimports this module: it registers
 # them when it is imported, with oasr_tok itself), so that decode_incremental(ids, stream) reaches
 # it with one C call and this module imports nothing above it.
 cdef object _stream_type = None
@@ -1020,7 +1020,7 @@ cdef class TableMethods:
         cdef object engine
         cdef PieceTable table
         cdef IdBuffer ids
-        if type(state) is not dict and type(state) is _stream_type:  # a Stream (oasr_tok._stream)
+        if type(state) is not dict and type(state) is _stream_type:  # a Stream (oasr_tok._engine.stream)
             return _stream_feed(self, state, new_ids, final)
         engine = self._engine()
         if not isinstance(engine, PieceTable):
@@ -1216,7 +1216,7 @@ def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_str
     """decode_incremental of each dict state with its row of ids, every row and every state read
     and checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
     list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
-    stream. The deltas, in order. (Streams new_stream made are oasr_tok._stream's batch.)"""
+    stream. The deltas, in order. (Streams new_stream made are oasr_tok._engine.stream's batch.)"""
     cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
     cdef IdBuffer all_ids
     cdef IdBuffer one

@@ -1,8 +1,8 @@
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, final
 
-from .contract import TokenizerContract
-from .words import Word
+from ..core.contract import TokenizerContract
+from ..core.words import Word
 
 WINDOW: int
 
@@ -57,3 +57,4 @@ class Revisions:
     __hash__: ClassVar[None]  # type: ignore[assignment]
 
 def _revisions_from_fields(tokenizer: Any, agreement: int, state: dict[str, Any], committed: str) -> Revisions: ...
+def use_reference_decode(decode_incremental: Callable[..., str]) -> None: ...

@@ -29,19 +29,18 @@ from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memcmp, memcpy, memmove
 
-from oasr_tok._ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
-from oasr_tok._piece_table cimport PieceTable, TableMethods, Vars, _joined
-from oasr_tok._growtext cimport GrowText
-from oasr_tok._textbuf cimport oasr_append
-from oasr_tok._words cimport commit_break, first_letter
-from oasr_tok._wordtypes cimport Words
+from oasr_tok._engine.ids cimport SMALL_IDS, IdBuffer, read_ids, release_ids
+from oasr_tok._engine.piece_table cimport PieceTable, TableMethods, Vars, _joined
+from oasr_tok._engine.growtext cimport GrowText
+from oasr_tok._engine.textbuf cimport oasr_append
+from oasr_tok._engine.words cimport commit_break, first_letter
+from oasr_tok._engine.wordtypes cimport Words
 
 from math import isfinite
 from numbers import Real
 
-from oasr_tok._ids import check_ids
-from oasr_tok._words import group_words
-from oasr_tok.contract import TokenizerContract
+from oasr_tok._engine.ids import check_ids
+from oasr_tok._engine.words import group_words
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
 
 cdef extern from "Python.h":
@@ -95,8 +94,18 @@ cdef Py_ssize_t _PLACEHOLDER_LEN = 1
 cdef tuple _EMPTY = ()
 cdef dict _NO_DICT = {}
 
-# The contract's reference decode_incremental (it reads all of state["text"]).
-cdef object _abc_decode_incremental = TokenizerContract.decode_incremental
+# The contract's reference decode_incremental (it reads all of state["text"]). The contract
+# (oasr_tok.core.contract) hands it over when it is defined: the engine imports nothing above it.
+cdef object _abc_decode_incremental = None
+
+
+def use_reference_decode(object decode_incremental) -> None:
+    """Called once by oasr_tok.core.contract with TokenizerContract.decode_incremental, the
+    reference a kind that does not replace it streams with (see _keeps_whole_text)."""
+    global _abc_decode_incremental
+    _abc_decode_incremental = decode_incremental
+
+
 cdef object _table_decode_incremental = TableMethods.decode_incremental
 
 
@@ -1033,6 +1042,6 @@ cdef tuple _close(tok, dict state, GrowText sink, HypothesisState rec, tag, Py_s
 
 
 cdef object _absolute(object word, list index):
-    from oasr_tok._wordtypes import Word
+    from oasr_tok._engine.wordtypes import Word
 
     return Word(word.text, word.start, word.end, index[word.first_token], index[word.last_token])

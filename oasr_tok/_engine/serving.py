@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import StreamStateError, short_repr, stream_closed_error
+from ..errors import StreamStateError, short_repr, stream_closed_error
 
 __all__ = ["PREFILL_TAIL", "StopMatch", "check_stops", "check_stream", "is_closed", "prefill_tail"]
 

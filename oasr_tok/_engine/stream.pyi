@@ -2,7 +2,7 @@
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, final
 
-from oasr_tok.serving import StopMatch
+from oasr_tok._engine.serving import StopMatch
 
 PREFILL_TAIL: int
 

@@ -26,9 +26,9 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcmp, memcpy, memset
 
-from oasr_tok._growtext cimport GrowText, TextData, text_append_reserved, text_reserve_nogil
-from oasr_tok._ids cimport IdBuffer, read_ids, release_ids
-from oasr_tok._piece_table cimport (
+from oasr_tok._engine.growtext cimport GrowText, TextData, text_append_reserved, text_reserve_nogil
+from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._engine.piece_table cimport (
     STEP_DONE,
     STEP_NEEDS_GIL,
     STEP_NO_MEMORY,
@@ -39,14 +39,14 @@ from oasr_tok._piece_table cimport (
     _some_address_twice,
     set_stream_type,
 )
-from oasr_tok._stream_record cimport StreamRecord
+from oasr_tok._engine.stream_record cimport StreamRecord
 
 from collections.abc import Mapping
 
-from oasr_tok.envelopes import feed as _envelope_feed
-from oasr_tok.envelopes import new_parser, prime
+from oasr_tok.outputs.envelopes import feed as _envelope_feed
+from oasr_tok.outputs.envelopes import new_parser, prime
 from oasr_tok.errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
-from oasr_tok.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
+from oasr_tok._engine.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
 
 cdef extern from "Python.h":
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
@@ -369,7 +369,7 @@ cdef class Stream:
 
     cdef bint _foreign_parser(self):
         parser = self.record.envelope
-        return parser is not None and type(parser).__module__ != "oasr_tok.envelopes"
+        return parser is not None and type(parser).__module__ != "oasr_tok.outputs.envelopes"
 
     cdef str _general(self, IdBuffer* ids, bint final):
         """Every step that is not the usual one, by serving.py's rules; rolled back on error."""

@@ -12,7 +12,7 @@ it, and since nothing shown can then be taken back, nothing is held back.
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 from oasr_tok.errors import StreamStateError
-from oasr_tok.serving import StopMatch
+from oasr_tok._engine.serving import StopMatch
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object) nogil

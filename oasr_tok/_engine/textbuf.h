@@ -33,9 +33,9 @@
 #include <Python.h>
 #include <assert.h>
 #include <stdint.h>
-#include "_textstate.h"
+#include "textstate.h"
 
-/* Set once by oasr_textbuf_init, when oasr_tok._textbuf is imported. */
+/* Set once by oasr_textbuf_init, when oasr_tok._engine.textbuf is imported. */
 static PyObject *oasr_key_text = NULL, *oasr_key_tail = NULL, *oasr_key_wide = NULL, *oasr_key_tok = NULL;
 
 /* The storage a character needs: 0 ASCII, 1 Latin-1, 2 UCS-2, 4 UCS-4. */
@@ -70,7 +70,7 @@ static Py_ssize_t oasr_find_level(PyObject *s, Py_ssize_t start, Py_ssize_t end,
     return -1;
 }
 
-/* oasr_tok.errors.StreamStateError, looked up when oasr_tok._textbuf is imported (the one
+/* oasr_tok.errors.StreamStateError, looked up when oasr_tok._engine.textbuf is imported (the one
  * module this header is compiled into: oasr_textbuf_init), so no thread races to set it. */
 static PyObject *oasr_state_error_type = NULL;
 

@@ -1,8 +1,8 @@
-# The stream-text buffer and the stream-state checks: compiled once, into oasr_tok._textbuf
+# The stream-text buffer and the stream-state checks: compiled once, into oasr_tok._engine.textbuf
 # (from _textbuf.h), and called from the other compiled modules through these functions.
 from cpython.object cimport PyObject
 
-cdef extern from "_textstate.h":
+cdef extern from "textstate.h":
     ctypedef struct oasr_textstate:  # what oasr_check_tail_read read of a state, for oasr_commit_read
         PyObject* text  # borrowed; NULL: the state has no text yet
         Py_ssize_t n

@@ -3,7 +3,7 @@
 kinds written in Python."""
 from cpython.object cimport PyObject
 
-cdef extern from "_textbuf.h":
+cdef extern from "textbuf.h":
     int _init "oasr_textbuf_init"() except -1
     int _read_text "oasr_read_text"(object state, oasr_textstate* ts) except -1
     int _check_tail_read "oasr_check_tail_read"(object state, object tail, oasr_textstate* ts) except -1

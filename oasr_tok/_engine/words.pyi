@@ -2,8 +2,8 @@
 # against the built module with mypy's stubtest.
 from collections.abc import Sequence
 
-from ._wordtypes import Words
-from .words import Times
+from ..core.words import Times
+from .wordtypes import Words
 
 def char_class(ch: str) -> int: ...
 def token_times(values: Times, name: str = "starts") -> Sequence[float]: ...

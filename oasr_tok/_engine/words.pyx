@@ -27,7 +27,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 from libc.stdlib cimport calloc
 from libc.string cimport memcpy
 
-from oasr_tok._wordtypes cimport Words, new_words, typed_time
+from oasr_tok._engine.wordtypes cimport Words, new_words, typed_time
 
 from oasr_tok.errors import TimingError, short_repr
 
@@ -130,7 +130,7 @@ cdef extern from *:
 # imported and filled as characters are met: the pages of code points never met are never touched.
 _table = <unsigned char *>calloc(MAX_CP, 1)
 if _table == NULL:
-    raise MemoryError("oasr_tok._words: no memory for the character-class table")
+    raise MemoryError("oasr_tok._engine.words: no memory for the character-class table")
 
 
 cdef inline int _cls(Py_UCS4 cp) except -1:

@@ -27,7 +27,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from .errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError, PiecesNotSupportedError
+from ..errors import BackendNotInstalledError, ChatMessageError, ChatTemplateError, PiecesNotSupportedError
 from .prompting import PromptSide
 
 __all__ = ["apply_chat_template", "render_jinja", "render_nemo_style"]

@@ -20,14 +20,15 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._ids import batch_rows, check_ids
-from ._stream import Stream, feed_for
-from ._textbuf import check_owner, commit_text, table_tag
-from .assets import content_identity
-from .errors import AssetError, StreamStateError, stream_closed_error
+from .._engine.ids import batch_rows, check_ids
+from .._engine.revisions import use_reference_decode
+from .._engine.stream import Stream, feed_for
+from .._engine.textbuf import check_owner, commit_text, table_tag
+from ..errors import AssetError, StreamStateError, stream_closed_error
+from ..files.assets import content_identity
 
 if TYPE_CHECKING:
-    from .spec import TokenizerSpec
+    from ..spec import TokenizerSpec
 
 __all__ = ["TokenizerContract"]
 
@@ -175,3 +176,8 @@ class TokenizerContract(abc.ABC):
     def __repr__(self) -> str:
         kind = self.spec.kind if self.spec is not None else type(self).__name__
         return f"<{type(self).__name__} kind={kind!r} vocab_size={self.vocab_size}>"
+
+
+# The revisions engine streams a kind that keeps this reference decode_incremental differently
+# (it reads all of state["text"]); it learns which function that is here, not by importing up.
+use_reference_decode(TokenizerContract.decode_incremental)

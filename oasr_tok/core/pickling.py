@@ -27,11 +27,11 @@ import tempfile
 import threading
 from typing import Any, TypeVar
 
-from .assets import MAX_VALUE_BYTES, Packed, identity_key, payload, register_value_reader
+from ..errors import MalformedAssetError
+from ..files.assets import MAX_VALUE_BYTES, Packed, identity_key, payload, register_value_reader
+from ..spec import TokenizerSpec
 from .contract import TokenizerContract
-from .errors import MalformedAssetError
 from .registry import build
-from .spec import TokenizerSpec
 
 __all__ = [
     "MAX_VALUE_BYTES",

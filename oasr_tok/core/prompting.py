@@ -21,8 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from .contract import TokenizerContract
-from .errors import (
+from ..errors import (
     EncodeError,
     EncodeNotSupportedError,
     KeepSpecialsNotSupportedError,
@@ -30,6 +29,7 @@ from .errors import (
     UnknownPieceError,
     short_repr,
 )
+from .contract import TokenizerContract
 from .specials import SpecialTokens, SpecialTokensBuilder, split_on_special_text
 
 __all__ = ["PromptSide"]

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import BackendNotInstalledError, RegistryError, RegistryWarning, SpecError, UnknownKindError
+from ..spec import TokenizerSpec
 from .contract import TokenizerContract
-from .errors import BackendNotInstalledError, RegistryError, RegistryWarning, SpecError, UnknownKindError
-from .spec import TokenizerSpec
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -63,10 +63,10 @@ _BUILTINS: dict[str, BuiltIn] = {
     "tekken": BuiltIn("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None, 10),
     "huggingface": BuiltIn("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface", 20),
     # Decoding Whisper needs no backend; its encode asks for `tokenizers` when called.
-    "whisper": BuiltIn("oasr_tok.kinds.whisper", "WhisperTokenizer", None, None, 25),
+    "whisper": BuiltIn("oasr_tok.kinds.whisper.tokenizer", "WhisperTokenizer", None, None, 25),
     "wav2vec2": BuiltIn("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None, 30),
     # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
-    "gguf": BuiltIn("oasr_tok.kinds.gguf", "GGUFTokenizer", None, None, 40),
+    "gguf": BuiltIn("oasr_tok.kinds.gguf.tokenizer", "GGUFTokenizer", None, None, 40),
     # before sentencepiece: a model in icefall's byte alphabet is SentencePiece's file too
     "bbpe": BuiltIn("oasr_tok.kinds.bbpe", "BbpeTokenizer", "sentencepiece", "sentencepiece", 45),
     "sentencepiece": BuiltIn(
@@ -79,7 +79,7 @@ _BUILTINS: dict[str, BuiltIn] = {
     "aggregate": BuiltIn("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece", -1),
 }
 #: Detectors that find another kind's files inside a container: name -> (module, precedence).
-_CONTAINERS = {".nemo archive": ("oasr_tok.nemo_archive", 90)}
+_CONTAINERS = {".nemo archive": ("oasr_tok.loading.nemo_archive", 90)}
 #: Where a plug-in's detector stands when it gives no precedence: after every built-in one.
 PLUGIN_PRECEDENCE = 1000
 

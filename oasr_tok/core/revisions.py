@@ -46,7 +46,7 @@ value it did not make; `_rest(value) -> str`, the text that ending the stream no
 
 from __future__ import annotations
 
-from ._revisions import WINDOW, Revisions, decode_hypothesis
+from .._engine.revisions import WINDOW, Revisions, decode_hypothesis
 
 __all__ = ["WINDOW", "Revisions", "decode_hypothesis"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .errors import UnknownSpecialTokenError
+from ..errors import UnknownSpecialTokenError
 
 __all__ = [
     "ROLES",

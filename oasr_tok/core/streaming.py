@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
-from ._ids import batch_rows
-from ._piece_table import PieceTable, TableMethods, feed_batch
-from ._stream import Stream, feed_streams
-from ._stream import new_stream as _new_stream
+from .._engine.ids import batch_rows
+from .._engine.piece_table import PieceTable, TableMethods, feed_batch
+from .._engine.serving import check_stream
+from .._engine.stream import Stream, feed_streams
+from .._engine.stream import new_stream as _new_stream
+from ..errors import StreamStateError, TokenizerError
+from ..outputs.envelopes import Transcript, decode_envelope
 from .contract import TokenizerContract
-from .envelopes import Transcript, decode_envelope
-from .errors import StreamStateError, TokenizerError
 from .revisions import Revisions
 from .revisions import decode_hypothesis as _decode_hypothesis  # imported once, not per call
-from .serving import check_stream
 
 if TYPE_CHECKING:
     from .words import Word
@@ -153,7 +153,7 @@ class Streaming(TokenizerContract):
     def decode_envelope(self, ids: Sequence[int], envelope: str) -> Transcript:
         """The ids' text with the envelope a speech model writes around it taken apart
         (`envelope`: "qwen3_asr", "sensevoice", "whisper", "canary", "voxtral", or one
-        registered with oasr_tok.envelopes.register_envelope): a Transcript whose `text` is
+        registered with oasr_tok.outputs.envelopes.register_envelope): a Transcript whose `text` is
         the words alone and whose fields say what the envelope said. A stream made with
         new_stream(envelope=...) gives the same words delta by delta. docs/envelopes.md.
 

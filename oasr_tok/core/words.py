@@ -13,11 +13,11 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Union, cast
 
-from ._piece_table import PieceTable, TableMethods
-from ._words import group_words as _group_words
-from ._wordtypes import REDUCTIONS, Word, Words, attach_confidences, carry_first_tokens
+from .._engine.piece_table import PieceTable, TableMethods
+from .._engine.words import group_words as _group_words
+from .._engine.wordtypes import REDUCTIONS, Word, Words, attach_confidences, carry_first_tokens
+from ..errors import TimingError, short_repr
 from .contract import TokenizerContract
-from .errors import TimingError, short_repr
 
 if TYPE_CHECKING:
     import numpy

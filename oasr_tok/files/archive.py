@@ -20,7 +20,7 @@ import tarfile
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import AssetNotFoundError, MalformedAssetError, short_repr
+from ..errors import AssetNotFoundError, MalformedAssetError, short_repr
 
 __all__ = [
     "MEMBER_SEPARATOR",
@@ -133,7 +133,7 @@ def nemo_config(archive: str, member: str = "model_config.yaml") -> dict:
     try:
         import yaml
     except ImportError as exc:
-        from .errors import BackendNotInstalledError
+        from ..errors import BackendNotInstalledError
 
         raise BackendNotInstalledError(
             f"reading {archive} needs PyYAML for its model_config.yaml ({exc}); install it with: "

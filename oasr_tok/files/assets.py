@@ -20,11 +20,11 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AssetError, AssetNotFoundError
 from .archive import LABELS_SELECTOR, read_member, split_member
-from .errors import AssetError, AssetNotFoundError
 
 if TYPE_CHECKING:
-    from .spec import TokenizerSpec
+    from ..spec import TokenizerSpec
 
 __all__ = ["MAX_VALUE_BYTES", "content_identity", "identity_key", "payload", "register_value_reader"]
 
@@ -75,7 +75,7 @@ def read_for_value(role: str, path: str) -> tuple[bytes, str]:
             raise AssetError(
                 f"{path} (role {role!r}) is {size} bytes, more than a tokenizer asset travels by value "
                 f"({MAX_VALUE_BYTES}); pickle by spec on a shared file system (tok.pickle_mode = 'spec') "
-                "or register a reader that ships only the tokenizer part (oasr_tok.pickling.register_value_reader)",
+                "or register a reader that ships only the tokenizer part (oasr_tok.core.pickling.register_value_reader)",
                 path=path,
             )
         with open(path, "rb") as handle:

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import MalformedAssetError, ResolveError
-from .files import base64_token, read_lines, starts_with
+from ..errors import MalformedAssetError, ResolveError
+from .readers import base64_token, read_lines, starts_with
 
 __all__ = [
     "SPEC_FILE",

@@ -11,8 +11,8 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..errors import AssetNotFoundError, MalformedAssetError
 from .archive import is_archive_ref, read_member
-from .errors import AssetNotFoundError, MalformedAssetError
 
 
 def existing_file(path: str, what: str) -> str:
@@ -130,7 +130,7 @@ def _parsed(path: str, what: str) -> Any:
     raw = read_bytes(path, what)
     at = raw.find(_MERGES_KEY)
     if at > 0 and raw.find(_MERGES_KEY, at + 1) < 0 and raw[max(0, at - 256) : at].rstrip()[-1:] in (b"{", b","):
-        from ._jsonscan import array_end
+        from .._engine.jsonscan import array_end
 
         after = _KEY_AFTER.match(raw, at + len(_MERGES_KEY))
         start = after.end() if after else -1

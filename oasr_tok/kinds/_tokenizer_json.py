@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MalformedAssetError, short_repr
-from ..files import read_json
+from ..files.readers import read_json
 
 __all__ = ["TokenizerJson", "glance"]
 

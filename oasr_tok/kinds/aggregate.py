@@ -25,15 +25,15 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
+from .._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
+from ..core.tokenizer import Tokenizer
 from ..errors import EncodeError, SpecError
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
 from ._common import reject_unknown_options
 from .sentencepiece import load_processor
 
 if TYPE_CHECKING:
-    from ..words import Word
+    from ..core.words import Word
 
 __all__ = ["AggregateTokenizer", "CANARY_SPECIAL_LANG"]
 
@@ -288,7 +288,7 @@ class AggregateTokenizer(TableMethods, Tokenizer):
 
     @staticmethod
     def _word(text: str, open_word: list[Any], end_char: int, end_frame: int | None, scale: float) -> Word:
-        from ..words import Word
+        from ..core.words import Word
 
         start_frame = open_word[3] if open_word[3] is not None else end_frame
         end = end_frame if end_frame is not None else start_frame

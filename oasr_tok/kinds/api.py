@@ -32,8 +32,17 @@ Example:
 
 from __future__ import annotations
 
-from .._piece_table import FLAG_BREAK, FLAG_BYTE, FLAG_END_FIRST, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..detection import Found, SetAside, folder_names
+from .._engine.piece_table import (
+    FLAG_BREAK,
+    FLAG_BYTE,
+    FLAG_END_FIRST,
+    FLAG_KEEP_FIRST,
+    FLAG_SKIP,
+    PieceTable,
+    TableMethods,
+)
+from ..core.registry import register_tokenizer, unregister_tokenizer
+from ..core.tokenizer import Tokenizer
 from ..errors import (
     AssetNotFoundError,
     EncodeError,
@@ -44,10 +53,9 @@ from ..errors import (
     SpecError,
     TokenizerError,
 )
-from ..files import check_id_span, existing_file, read_bytes, read_json, read_lines, read_text
-from ..registry import register_tokenizer, unregister_tokenizer
+from ..files.detection import Found, SetAside, folder_names
+from ..files.readers import check_id_span, existing_file, read_bytes, read_json, read_lines, read_text
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
 
 __all__ = [
     "FLAG_BREAK",

@@ -27,12 +27,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._join import join_pieces
-from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..detection import Detected, Found, SetAside, folder_names
+from .._engine.join import join_pieces
+from .._engine.piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
+from ..core.tokenizer import Tokenizer
 from ..errors import MalformedAssetError, SpecError
+from ..files.detection import Detected, Found, SetAside, folder_names
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options, special_ids_option
 from .sentencepiece import (
     DEFAULT_SPECIAL_IDS,

@@ -37,14 +37,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
-from .._funasr import Track as _Track
-from .._funasr import abbreviate as _abbreviate
-from .._funasr import attribute as _attribute
-from .._join import gather
-from .._stream import Stream, feed_for
-from .._textbuf import check_owner, check_state, commit_text, table_tag
-from ..detection import (
+from .._engine.funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
+from .._engine.funasr import Track as _Track
+from .._engine.funasr import abbreviate as _abbreviate
+from .._engine.funasr import attribute as _attribute
+from .._engine.join import gather
+from .._engine.stream import Stream, feed_for
+from .._engine.textbuf import check_owner, check_state, commit_text, table_tag
+from ..core.tokenizer import Tokenizer
+from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
+from ..files.detection import (
     Detected,
     Found,
     SetAside,
@@ -53,10 +55,8 @@ from ..detection import (
     plain_text_candidate,
     sniff_text_table,
 )
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files import parse_json, read_json, read_text, text_lines
+from ..files.readers import parse_json, read_json, read_text, text_lines
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options, special_ids_option
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]

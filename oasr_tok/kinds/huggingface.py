@@ -33,15 +33,15 @@ import warnings
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
-from .._ids import batch_rows
-from .._join import join_pieces
-from .._piece_table import PieceTable, TableMethods
-from ..detection import Detected, Found, SetAside, folder_names
+from .._engine.ids import batch_rows
+from .._engine.join import join_pieces
+from .._engine.piece_table import PieceTable, TableMethods
+from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
+from ..core.tokenizer import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError, SpecError, short_repr
-from ..files import all_json_ids, check_id_span, existing_file, json_id, read_json, read_text
+from ..files.detection import Detected, Found, SetAside, folder_names
+from ..files.readers import all_json_ids, check_id_span, existing_file, json_id, read_json, read_text
 from ..spec import TokenizerSpec
-from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ..tokenizer import Tokenizer
 from ._common import checked_text, reject_unknown_options
 from ._hf_decoder import compile_decoder, stream_for
 from ._tokenizer_json import TokenizerJson, glance, is_whisper

@@ -38,16 +38,16 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._ids import check_ids
-from .._join import join_pieces
-from .._piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..archive import is_archive_ref, read_member
-from ..detection import SPEC_FILE, Detected, Found, SetAside, folder_names, markup_evidence, summarise
+from .._engine.ids import check_ids
+from .._engine.join import join_pieces
+from .._engine.piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
+from ..core.specials import SpecialTokens, SpecialTokensBuilder
+from ..core.tokenizer import Tokenizer
 from ..errors import MalformedAssetError, ResolveError, SpecError
-from ..files import existing_file
+from ..files.archive import is_archive_ref, read_member
+from ..files.detection import SPEC_FILE, Detected, Found, SetAside, folder_names, markup_evidence, summarise
+from ..files.readers import existing_file
 from ..spec import TokenizerSpec
-from ..specials import SpecialTokens, SpecialTokensBuilder
-from ..tokenizer import Tokenizer
 from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]

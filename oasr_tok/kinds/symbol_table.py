@@ -18,9 +18,11 @@ import os
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .._join import join_pieces
-from .._piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
-from ..detection import (
+from .._engine.join import join_pieces
+from .._engine.piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
+from ..core.tokenizer import Tokenizer
+from ..errors import EncodeError, MalformedAssetError, short_repr
+from ..files.detection import (
     TIKTOKEN_SET_ASIDE,
     Detected,
     Found,
@@ -32,10 +34,8 @@ from ..detection import (
     sniff_text_table,
     summarise,
 )
-from ..errors import EncodeError, MalformedAssetError, short_repr
-from ..files import read_lines
+from ..files.readers import read_lines
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
 from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
 from ._units import unit_splitter
 

@@ -37,14 +37,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._join import join_pieces
-from .._piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
-from ..detection import Detected, Found, folder_names
+from .._engine.join import join_pieces
+from .._engine.piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
+from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
+from ..core.tokenizer import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError
-from ..files import base64_token, read_json
+from ..files.detection import Detected, Found, folder_names
+from ..files.readers import base64_token, read_json
 from ..spec import TokenizerSpec
-from ..specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ..tokenizer import Tokenizer
 from ._common import checked_text, join_bytes, reject_unknown_options
 
 __all__ = [

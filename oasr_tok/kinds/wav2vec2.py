@@ -36,20 +36,20 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._ctc import CTCStream, delimited_words
-from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
-from .._textbuf import check_owner, commit_text, table_tag
-from ..detection import Detected, Found, SetAside, folder_names
+from .._engine.ctc import CTCStream, delimited_words
+from .._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
+from .._engine.textbuf import check_owner, commit_text, table_tag
+from ..core.tokenizer import Tokenizer
+from ..core.words import scored
 from ..errors import MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files import check_id_span, existing_file, json_id, parse_json, read_json, read_text
+from ..files.detection import Detected, Found, SetAside, folder_names
+from ..files.readers import check_id_span, existing_file, json_id, parse_json, read_json, read_text
 from ..spec import TokenizerSpec
-from ..tokenizer import Tokenizer
-from ..words import scored
 from ._common import reject_unknown_options
 
 if TYPE_CHECKING:
-    from .._wordtypes import Words
-    from ..words import Scores, Times
+    from .._engine.wordtypes import Words
+    from ..core.words import Scores, Times
 
 __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 

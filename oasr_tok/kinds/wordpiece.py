@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..detection import Detected, Found, SetAside, folder_names
 from ..errors import MalformedAssetError, SpecError
-from ..files import read_json, read_lines, read_text
+from ..files.detection import Detected, Found, SetAside, folder_names
+from ..files.readers import read_json, read_lines, read_text
 from ..spec import TokenizerSpec
 from ._common import reject_unknown_options
 from .huggingface import HuggingFaceTokenizer, built_runtime, vocabulary_of_runtime

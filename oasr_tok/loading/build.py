@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import registry
-from .errors import RegistryError
-from .spec import TokenizerSpec
-from .tokenizer import Tokenizer
+from ..core import registry
+from ..core.tokenizer import Tokenizer
+from ..errors import RegistryError
+from ..spec import TokenizerSpec
 
 __all__ = ["build_tokenizer"]
 

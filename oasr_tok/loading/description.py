@@ -1,5 +1,5 @@
 """What `describe(path)` reports: the dry run of `load` — what would be built, from which
-files, and why (the evidence resolution collected in oasr_tok.resolution), plus what the built
+files, and why (the evidence resolution collected in oasr_tok.loading.resolution), plus what the built
 tokenizer says of itself (special tokens, stop ids, chat templates). Text for people
 (`oasr-tok describe`), a dict for `--json`."""
 
@@ -11,12 +11,12 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import TokenizerError
-from .files import reading_once
+from ..errors import TokenizerError
+from ..files.readers import reading_once
 from .resolution import _resolution, why_lost
 
 if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+    from ..core.tokenizer import Tokenizer
 
 __all__ = ["Description", "describe"]
 
@@ -133,8 +133,8 @@ def describe(path: str | os.PathLike[str]) -> Description:
 
 
 def _describe(path: str | os.PathLike[str]) -> Description:
+    from ..errors import PiecesNotSupportedError
     from .build import build_tokenizer
-    from .errors import PiecesNotSupportedError
 
     res = _resolution(path)
     chosen = res.chosen
@@ -201,8 +201,8 @@ def _describe(path: str | os.PathLike[str]) -> Description:
 
 def _prompt_side(tok: Tokenizer) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The special tokens (role -> id, piece, source), stop ids and chat template names of `tok`."""
-    from .errors import PiecesNotSupportedError
-    from .specials import ROLES
+    from ..core.specials import ROLES
+    from ..errors import PiecesNotSupportedError
 
     def piece(token_id: int) -> str:
         try:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .archive import member_names, member_ref, nemo_config, nemo_labels_table
-from .detection import Detected, Found, SetAside, folder_names
-from .errors import MalformedAssetError, ResolveError, short_repr
-from .kinds.sentencepiece import load_processor
+from ..errors import MalformedAssetError, ResolveError, short_repr
+from ..files.archive import member_names, member_ref, nemo_config, nemo_labels_table
+from ..files.detection import Detected, Found, SetAside, folder_names
+from ..kinds.sentencepiece import load_processor
 
 __all__ = ["detect"]
 

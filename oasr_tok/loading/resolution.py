@@ -29,14 +29,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .archive import is_archive_ref
+from ..core.registry import DetectorEntry, available_kinds, detectors
+from ..core.tokenizer import Tokenizer
+from ..errors import AssetNotFoundError, ResolveError, SpecError, TokenizerError, UnknownKindError
+from ..files.archive import is_archive_ref
+from ..files.detection import SPEC_FILE, Detected, Found, SetAside, folder_names, normalise
+from ..files.readers import read_json, reading_once
+from ..spec import TokenizerSpec
 from .build import build_tokenizer
-from .detection import SPEC_FILE, Detected, Found, SetAside, folder_names, normalise
-from .errors import AssetNotFoundError, ResolveError, SpecError, TokenizerError, UnknownKindError
-from .files import read_json, reading_once
-from .registry import DetectorEntry, available_kinds, detectors
-from .spec import TokenizerSpec
-from .tokenizer import Tokenizer
 
 __all__ = ["SPEC_FILE", "Candidate", "Resolution", "evidence_order", "load", "resolve"]
 
@@ -145,7 +145,7 @@ def evidence_order() -> list[str]:
         if entry.builtin:
             import importlib
 
-            from .registry import _BUILTINS, _CONTAINERS
+            from ..core.registry import _BUILTINS, _CONTAINERS
 
             module = _BUILTINS[entry.name].module if entry.name in _BUILTINS else _CONTAINERS[entry.name][0]
             doc = (importlib.import_module(module).detect.__doc__ or "").strip()

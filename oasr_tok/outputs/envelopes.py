@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UnknownEnvelopeError
+from ..errors import UnknownEnvelopeError
 
 __all__ = [
     "EnvelopeParser",
@@ -514,7 +514,7 @@ def new_parser(name: Any) -> EnvelopeParser:
     if factory is None:
         raise UnknownEnvelopeError(
             f"unknown envelope format {name!r}; known: {', '.join(envelope_formats())} "
-            "(oasr_tok.envelopes.register_envelope adds one)"
+            "(oasr_tok.outputs.envelopes.register_envelope adds one)"
         )
     parser = factory()
     if not isinstance(parser, EnvelopeParser):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TimingError
+from ..errors import TimingError
 
 __all__ = ["TIME_PRECISION", "Segment", "segment_words", "whisper_segments"]
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TimingError
+from ..errors import TimingError
 
 __all__ = [
     "Cue",

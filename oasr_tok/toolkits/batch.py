@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+    from ..core.tokenizer import Tokenizer
 
 __all__ = ["Transcriber"]
 

@@ -6,10 +6,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._stream import Stream
-from .errors import SpecError
-from .spec import TokenizerSpec
-from .tokenizer import Tokenizer
+from .._engine.stream import Stream
+from ..core.tokenizer import Tokenizer
+from ..errors import SpecError
+from ..spec import TokenizerSpec
 
 __all__ = ["Detokenizer"]
 
@@ -34,7 +34,7 @@ class Detokenizer:
                 raise SpecError(f"tokenizer= must be an oasr_tok.Tokenizer, got {type(tokenizer).__name__}")
             self.tokenizer = tokenizer
             return
-        from .kinds.symbol_table import SymbolTableTokenizer
+        from ..kinds.symbol_table import SymbolTableTokenizer
 
         options: dict[str, Any] = {} if special_ids is None else {"special_ids": list(special_ids)}
         if unit_table is not None:

@@ -5,7 +5,7 @@
 so code written against transformers gets its results from the files alone (no transformers,
 no torch). tests/peers/test_transformers_wav2vec2.py replays transformers' own tests on it.
 
-    >>> from oasr_tok.hf_ctc import Wav2Vec2CTCDecoder
+    >>> from oasr_tok.toolkits.hf_ctc import Wav2Vec2CTCDecoder
     >>> ctc = Wav2Vec2CTCDecoder(oasr_tok.load("wav2vec2-base-960h/"))
     >>> ctc.decode(frame_ids)                        # "HELLO": repeats grouped, <pad> dropped
     >>> ctc.decode(frame_ids, output_word_offsets=True).word_offsets
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from ._ids import check_ids
-from .errors import SpecError, TokenizerError
-from .tokenizer import Tokenizer
+from .._engine.ids import check_ids
+from ..core.tokenizer import Tokenizer
+from ..errors import SpecError, TokenizerError
 
 if TYPE_CHECKING:
-    from .kinds.wav2vec2 import Wav2Vec2Tokenizer
+    from ..kinds.wav2vec2 import Wav2Vec2Tokenizer
 
 __all__ = ["CTCDecoderOutput", "Wav2Vec2CTCDecoder", "word_offsets_from_char_offsets"]
 
@@ -105,7 +105,7 @@ class Wav2Vec2CTCDecoder:
     """transformers' Wav2Vec2CTCTokenizer decode methods over an oasr_tok wav2vec2 tokenizer."""
 
     def __init__(self, tokenizer: Tokenizer, *, unknown_ids: str = "error", drop_pad_before_grouping: bool = True):
-        from .kinds.wav2vec2 import Wav2Vec2Tokenizer
+        from ..kinds.wav2vec2 import Wav2Vec2Tokenizer
 
         if not isinstance(tokenizer, Wav2Vec2Tokenizer):
             raise SpecError(
@@ -227,7 +227,7 @@ class Wav2Vec2CTCDecoder:
             self.clean_up_tokenization_spaces if clean_up_tokenization_spaces is None else clean_up_tokenization_spaces
         )
         if cleanup:
-            from .kinds.wav2vec2 import clean_up_tokenization
+            from ..kinds.wav2vec2 import clean_up_tokenization
 
             text = clean_up_tokenization(text)
         if output_char_offsets or output_word_offsets:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import EncodeError, short_repr
+from ..errors import EncodeError, short_repr
 
 __all__ = ["encode_lines"]
 

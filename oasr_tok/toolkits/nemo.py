@@ -46,10 +46,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._ids import check_ids
-from .errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
-from .specials import ROLE_NAMES
-from .tokenizer import Tokenizer
+from .._engine.ids import check_ids
+from ..core.specials import ROLE_NAMES
+from ..core.tokenizer import Tokenizer
+from ..errors import BackendNotInstalledError, EncodeError, EncodeNotSupportedError, PiecesNotSupportedError, SpecError
 
 __all__ = ["NeMoTokenizer", "ROLES", "ROLE_NAMES", "nemo_tokenizer_spec"]
 
@@ -238,8 +238,8 @@ class NeMoTokenizer:
         """The wrapped SentencePiece model with no ids stripped (SentencePiece's own decode)."""
         view = self.__dict__.get("_view")
         if view is None:
-            from .build import build_tokenizer
-            from .spec import TokenizerSpec
+            from ..loading.build import build_tokenizer
+            from ..spec import TokenizerSpec
 
             spec = self.tokenizer.spec
             assert spec is not None  # _sentencepiece() said so

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import oasr_tok
-from oasr_tok.kinds._gguf_encode import _NOT_REPRODUCED, _PRE, _REGEXES
+from oasr_tok.kinds.gguf.encode import _NOT_REPRODUCED, _PRE, _REGEXES
 
 import llama_cpp_source
 from peer_files import llama_cpp, llama_vocabularies

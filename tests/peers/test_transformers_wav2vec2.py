@@ -1,7 +1,7 @@
 """transformers' tests/models/wav2vec2/test_tokenization_wav2vec2.py (huggingface/transformers at
 0745ca7e92dec0e77c82511ef01711861188ddf9), translated: the decoding tests of
 Wav2Vec2CTCTokenizerTest and Wav2Vec2TokenizerTest run on oasr_tok's wav2vec2 kind through
-transformers' face (oasr_tok.hf_ctc.Wav2Vec2CTCDecoder), with transformers 5 (imported
+transformers' face (oasr_tok.toolkits.hf_ctc.Wav2Vec2CTCDecoder), with transformers 5 (imported
 without torch) computing the expected value in the same run beside the upstream literals.
 
 The upstream checkpoint facebook/wav2vec2-base-960h comes from the hub, which is not reachable:
@@ -39,7 +39,7 @@ from transformers import Wav2Vec2CTCTokenizer
 
 import oasr_tok
 from oasr_tok import EncodeNotSupportedError, InvalidIdError, TokenizerSpec, build_tokenizer
-from oasr_tok.hf_ctc import CTCDecoderOutput, Wav2Vec2CTCDecoder, word_offsets_from_char_offsets
+from oasr_tok.toolkits.hf_ctc import CTCDecoderOutput, Wav2Vec2CTCDecoder, word_offsets_from_char_offsets
 
 from paths import own
 

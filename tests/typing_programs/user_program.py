@@ -15,8 +15,8 @@ import numpy
 import numpy.typing
 
 import oasr_tok
-from oasr_tok import subtitles
-from oasr_tok.kinds.whisper import WhisperTokenizer
+from oasr_tok.kinds.whisper.tokenizer import WhisperTokenizer
+from oasr_tok.outputs import subtitles
 
 
 def stream(tok: oasr_tok.Tokenizer, ids: list[int]) -> str:

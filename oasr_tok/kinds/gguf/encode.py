@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendNotInstalledError
+from ...errors import BackendNotInstalledError
 
 if TYPE_CHECKING:
-    from ._gguf_vocab import GGUFVocab
+    from .vocab import GGUFVocab
 
 __all__ = ["build_encoder", "encode_refusal"]
 
@@ -356,7 +356,7 @@ def build_encoder(vocab: GGUFVocab) -> Callable[[str], list[int]]:
     if vocab.model == "bert":
         return _wpm_encoder(vocab)
     if vocab.model == "t5":
-        from ._gguf_ugm import ugm_encoder
+        from .ugm import ugm_encoder
 
         return ugm_encoder(vocab)
     texts = vocab.texts

@@ -24,9 +24,9 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..detection import GGUF_MAGIC
-from ..errors import AssetNotFoundError, MalformedAssetError
-from ..files import starts_with
+from ...errors import AssetNotFoundError, MalformedAssetError
+from ...files.detection import GGUF_MAGIC
+from ...files.readers import starts_with
 
 __all__ = [
     "GGUF_MAGIC",
@@ -158,7 +158,7 @@ class _Cursor:
         return bytes(self.data[start : self.pos]).decode("utf-8", "surrogateescape")
 
     def string_array(self, count: int, deferred: bool = False) -> list[str] | DeferredStrings:
-        from .._gguf import read_string_array, skip_string_array
+        from ..._engine.gguf import read_string_array, skip_string_array
 
         start = self.pos
         try:
@@ -201,7 +201,7 @@ class DeferredStrings:
         return self.count
 
     def load(self) -> list[str]:
-        from .._gguf import read_string_array
+        from ..._engine.gguf import read_string_array
 
         with open(self.path, "rb") as handle:
             handle.seek(self.offset)

@@ -37,20 +37,20 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from .._clean_spaces import CleanSpacesStream
-from .._join import join_pieces
-from .._piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..assets import register_value_reader
-from ..detection import Detected, Found, folder_names
-from ..errors import EncodeError, MalformedAssetError
-from ..files import existing_file
-from ..spec import TokenizerSpec
-from ..specials import SpecialTokens, SpecialTokensBuilder
-from ..tokenizer import Tokenizer
-from ._bytelevel import CHAR_TO_BYTE
-from ._common import checked_text, reject_unknown_options
-from ._gguf_reader import is_gguf_file, read_gguf_header, vocabulary_only_gguf
-from ._gguf_vocab import (
+from ..._engine.clean_spaces import CleanSpacesStream
+from ..._engine.join import join_pieces
+from ..._engine.piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
+from ...core.specials import SpecialTokens, SpecialTokensBuilder
+from ...core.tokenizer import Tokenizer
+from ...errors import EncodeError, MalformedAssetError
+from ...files.assets import register_value_reader
+from ...files.detection import Detected, Found, folder_names
+from ...files.readers import existing_file
+from ...spec import TokenizerSpec
+from .._bytelevel import CHAR_TO_BYTE
+from .._common import checked_text, reject_unknown_options
+from .reader import is_gguf_file, read_gguf_header, vocabulary_only_gguf
+from .vocab import (
     ATTR_BYTE,
     ATTR_CONTROL,
     ATTR_LSTRIP,
@@ -315,7 +315,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
 
     @property
     def supports_encode(self) -> bool:  # type: ignore[override]
-        from ._gguf_encode import encode_refusal
+        from .encode import encode_refusal
 
         return encode_refusal(self.vocab) is None
 
@@ -341,7 +341,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
 
     def _plain_encoder(self) -> Any:
         if self._encoder is None:
-            from ._gguf_encode import build_encoder, encode_refusal
+            from .encode import build_encoder, encode_refusal
 
             refusal = encode_refusal(self.vocab)
             if refusal is not None:

@@ -20,10 +20,10 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MalformedAssetError
+from ...errors import MalformedAssetError
 
 if TYPE_CHECKING:
-    from ._gguf_vocab import GGUFVocab
+    from .vocab import GGUFVocab
 
 __all__ = ["ugm_encoder"]
 

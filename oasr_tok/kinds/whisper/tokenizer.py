@@ -49,10 +49,11 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._join import join_pieces
-from .._piece_table import FLAG_SKIP, PieceTable, TableMethods
-from ..detection import TIKTOKEN_SET_ASIDE, TIKTOKEN_SUFFIX, Detected, Found, SetAside, folder_names, is_tiktoken_ranks
-from ..errors import (
+from ..._engine.join import join_pieces
+from ..._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
+from ...core.specials import SpecialTokens, SpecialTokensBuilder
+from ...core.tokenizer import Tokenizer
+from ...errors import (
     BackendNotInstalledError,
     EncodeError,
     InvalidIdError,
@@ -63,17 +64,24 @@ from ..errors import (
     TimingError,
     short_repr,
 )
-from ..files import ID_SLACK, all_json_ids, base64_token, check_id_span, json_id, read_json, read_text
-from ..spec import TokenizerSpec
-from ..specials import SpecialTokens, SpecialTokensBuilder
-from ..tokenizer import Tokenizer
-from ._bytelevel import BYTE_TO_CHAR, token_bytes, tokens_bytes
-from ._common import checked_text, join_bytes, reject_unknown_options
-from ._tokenizer_json import TokenizerJson, glance, is_whisper
+from ...files.detection import (
+    TIKTOKEN_SET_ASIDE,
+    TIKTOKEN_SUFFIX,
+    Detected,
+    Found,
+    SetAside,
+    folder_names,
+    is_tiktoken_ranks,
+)
+from ...files.readers import ID_SLACK, all_json_ids, base64_token, check_id_span, json_id, read_json, read_text
+from ...spec import TokenizerSpec
+from .._bytelevel import BYTE_TO_CHAR, token_bytes, tokens_bytes
+from .._common import checked_text, join_bytes, reject_unknown_options
+from .._tokenizer_json import TokenizerJson, glance, is_whisper
 
 if TYPE_CHECKING:
-    from ..segments import Segment
-    from ..words import Scores
+    from ...core.words import Scores
+    from ...outputs.segments import Segment
 
 __all__ = [
     "WhisperTokenizer",
@@ -586,11 +594,11 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         self, ids: Sequence[int], offset: float = 0.0, duration: float = 30.0, scores: Scores | None = None
     ) -> list[Segment]:
         """One window's segments from its timestamp tokens, exactly as openai-whisper's
-        transcribe splits them (oasr_tok.segments.whisper_segments states the rules): `offset`
+        transcribe splits them (oasr_tok.outputs.segments.whisper_segments states the rules): `offset`
         is the window's start in seconds, `duration` its length (30 s but for the last window).
         `scores`, one log-probability per id, give each segment whisper's `avg_logprob`."""
-        from ..segments import whisper_segments
-        from ..words import checked_scores
+        from ...core.words import checked_scores
+        from ...outputs.segments import whisper_segments
 
         ids = self.check_ids(ids)
         for name, value in (("offset", offset), ("duration", duration)):
