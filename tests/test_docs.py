@@ -23,12 +23,37 @@ def _ids(path) -> str:
     return str(path.relative_to(ROOT))
 
 
-def test_readme_kind_table_is_the_builtin_kinds():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = re.findall(r"^\| `([a-z_0-9]+)` \|", text, re.M)
-    assert sorted(table) == builtin_kinds()
-    count = re.search(r"\b(\w+) tokenizer kinds\b", text)
+def _kind_tables():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kind_tables", ROOT / "docs" / "kind_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_kind_tables_are_what_the_kinds_write():
+    """README.md's table of kinds (and its number word) and docs/cli.md's order of evidence are
+    docs/kind_tables.py's output: from the registry and each kind's page, so adding a kind
+    touches neither by hand."""
+    tables = _kind_tables()
+    stale = [str(path.relative_to(ROOT)) for path, text in tables.written().items() if path.read_text("utf-8") != text]
+    assert not stale, f"{stale} are not what docs/kind_tables.py writes: run python docs/kind_tables.py"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert sorted(re.findall(r"^\| \[`([a-z_0-9]+)`\]\(docs/kinds/", readme, re.M)) == builtin_kinds()
+    count = re.search(r"\b(\w+) tokenizer kinds\b", readme)
     assert count and count.group(1).lower() == NUMBERS[len(builtin_kinds())], count
+
+
+@pytest.mark.parametrize("kind", builtin_kinds())
+def test_every_kind_has_a_page_with_its_card(kind):
+    tables = _kind_tables()
+    files, reference, encode = tables.card(kind)
+    assert files and reference and encode
+    from oasr_tok.core.registry import builtin_entries
+
+    if next(e for e in builtin_entries() if e.kind == kind).precedence is not None:  # it has a detector
+        assert tables.recognised_by(kind)
 
 
 # A path a document names: a markdown link, or a repository path in backticks or prose.
@@ -82,17 +107,6 @@ def test_the_version_is_the_changelogs():
         assert all(tuple(map(int, h.split("."))) < newer for h in released)
     else:
         assert headings[0] == version
-
-
-def test_the_documented_order_of_evidence_is_the_registrys():
-    """docs/cli.md's table of evidence lists the detectors in the order resolution asks them."""
-    from oasr_tok.core.registry import PLUGIN_PRECEDENCE, detectors
-
-    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d+) \| .* \| ([a-z_0-9]+|as named|the plug-in's) \|$", text, re.M)
-    documented = [(int(p), who) for p, who in rows]
-    registered = [(d.precedence, d.name if d.name in builtin_kinds() else "as named") for d in detectors() if d.builtin]
-    assert documented == [*registered, (PLUGIN_PRECEDENCE, "the plug-in's")]
 
 
 def test_no_benchmark_figure_in_a_code_comment():

@@ -294,3 +294,76 @@ def test_a_stream_continues_on_a_copy_of_the_files_elsewhere(tmp_path):
     assert copy.decode_incremental([2], state) == " three" and state["text"] == "one two three"
     with pytest.raises(oasr_tok.StreamStateError):
         other.decode_incremental([2], forked)
+
+
+# -- the built-in kinds, read from the kinds' own files (core/registry.py's discover_builtins) ----
+
+
+def _kinds_folder(tmp_path, files):
+    folder = tmp_path / "kinds"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return str(folder)
+
+
+def test_builtins_are_the_modules_that_declare_a_registry_entry(tmp_path):
+    from oasr_tok.core.registry import discover_builtins
+
+    folder = _kinds_folder(
+        tmp_path,
+        {
+            "late.py": 'REGISTRY = {"kind": "late", "factory": "Late", "precedence": 90}\n',
+            "early.py": '"""doc"""\nREGISTRY = {\n    "kind": "early",\n    "factory": "Early",\n    "precedence": 5,\n'
+            '    "backend": "tokenizers",\n    "extra": "huggingface",\n}\n',
+            "quiet.py": 'REGISTRY = {"kind": "quiet", "factory": "Quiet", "precedence": None}\n',
+            "pkg/__init__.py": 'REGISTRY = {"kind": "pkg", "factory": "Pkg", "precedence": 50}\n',
+            "helper.py": "VALUE = 1\n",  # no entry: not a kind
+            "_private.py": 'REGISTRY = {"kind": "hidden", "factory": "H", "precedence": 1}\n',  # private: not read
+        },
+    )
+    found = discover_builtins(folder, "pkgname")
+    assert list(found) == ["early", "pkg", "late", "quiet"]  # the order of evidence, no detector last
+    assert found["early"].module == "pkgname.early" and found["early"].backend == "tokenizers"
+    assert found["pkg"].module == "pkgname.pkg" and found["quiet"].precedence is None
+
+
+@pytest.mark.parametrize(
+    "entry, names",
+    [
+        ('{"kind": "x", "factory": "X"}', "lacks ['precedence']"),
+        ('{"kind": "x", "factory": "X", "precedence": 1, "colour": "red"}', "unknown keys ['colour']"),
+        ('{"kind": "x", "factory": "X", "precedence": "1"}', "REGISTRY['precedence']"),
+        ('{"kind": "X-Y", "factory": "X", "precedence": 1}', "a kind is lowercase"),
+        ('{"kind": "x", "factory": "X", "precedence": 1, "backend": "tokenizers"}', "without its extra"),
+        ('{"kind": "x", "factory": X, "precedence": 1}', "one dict of string, int or None literals"),
+    ],
+)
+def test_a_malformed_registry_entry_names_its_file(tmp_path, entry, names):
+    from oasr_tok.core.registry import discover_builtins
+
+    folder = _kinds_folder(tmp_path, {"bad.py": f"REGISTRY = {entry}\n"})
+    with pytest.raises(oasr_tok.RegistryError) as info:
+        discover_builtins(folder, "pkgname")
+    assert "bad.py" in str(info.value) and names in str(info.value)
+
+
+def test_two_modules_declaring_one_kind_are_refused(tmp_path):
+    from oasr_tok.core.registry import discover_builtins
+
+    same = 'REGISTRY = {"kind": "same", "factory": "S", "precedence": 1}\n'
+    folder = _kinds_folder(tmp_path, {"a.py": same, "b.py": same})
+    with pytest.raises(oasr_tok.RegistryError, match=r"b\.py: kind 'same' is declared by pkgname\.a too"):
+        discover_builtins(folder, "pkgname")
+
+
+def test_the_package_declares_the_eleven_kinds_it_documents():
+    """The kinds' own REGISTRY lines give the built-ins: the eleven the project started with are
+    among them (a kind added later joins them without a change here)."""
+    from oasr_tok.core.registry import builtin_kinds
+
+    assert set(builtin_kinds()) >= set(
+        ["symbol_table", "sentencepiece", "bbpe", "huggingface", "whisper", "funasr_char", "gguf", "tekken"]
+        + ["wav2vec2", "wordpiece", "aggregate"]
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import threading
 import warnings
@@ -31,6 +32,7 @@ __all__ = [
     "PLUGIN_PRECEDENCE",
     "available_kinds",
     "build",
+    "builtin_entries",
     "builtin_kinds",
     "detectors",
     "register_tokenizer",
@@ -48,36 +50,105 @@ class BuiltIn:
     cls: str
     backend: str | None  # the package it needs to be built (None: none)
     extra: str | None  # the extra that installs it
-    precedence: int  # in resolution's order of evidence (lower first)
+    precedence: int | None  # in resolution's order of evidence (lower first; None: no detector)
+    kind: str = ""
 
 
-# The one order of evidence (docs/cli.md § Resolution): an explicit tokenizer_spec.json first
-# (resolution.py), then the kinds by precedence, then archives that hold another kind's files.
-# Among the kinds, a file that one format names exactly outranks a looser match: tekken.json is
-# the file mistral-common loads even where a tokenizer.json lies beside it; a tokenizer.json
-# (huggingface, or whisper when its added tokens are Whisper's) before openai-whisper's
-# .tiktoken; a CTC vocab.json, GGUF files (by magic), icefall's byte-level BPE models, then other
-# SentencePiece models, then the text
-# tables, FunASR's token list before a `piece id` unit table, and a BERT vocab.txt last.
-_BUILTINS: dict[str, BuiltIn] = {
-    "tekken": BuiltIn("oasr_tok.kinds.tekken", "TekkenTokenizer", None, None, 10),
-    "huggingface": BuiltIn("oasr_tok.kinds.huggingface", "HuggingFaceTokenizer", "tokenizers", "huggingface", 20),
-    # Decoding Whisper needs no backend; its encode asks for `tokenizers` when called.
-    "whisper": BuiltIn("oasr_tok.kinds.whisper.tokenizer", "WhisperTokenizer", None, None, 25),
-    "wav2vec2": BuiltIn("oasr_tok.kinds.wav2vec2", "Wav2Vec2Tokenizer", None, None, 30),
-    # decode needs nothing; encode asks for `tokenizers` ([gguf]) when it is first used
-    "gguf": BuiltIn("oasr_tok.kinds.gguf.tokenizer", "GGUFTokenizer", None, None, 40),
-    # before sentencepiece: a model in icefall's byte alphabet is SentencePiece's file too
-    "bbpe": BuiltIn("oasr_tok.kinds.bbpe", "BbpeTokenizer", "sentencepiece", "sentencepiece", 45),
-    "sentencepiece": BuiltIn(
-        "oasr_tok.kinds.sentencepiece", "SentencePieceTokenizer", "sentencepiece", "sentencepiece", 50
-    ),
-    "funasr_char": BuiltIn("oasr_tok.kinds.funasr_char", "FunASRCharTokenizer", None, None, 60),
-    "symbol_table": BuiltIn("oasr_tok.kinds.symbol_table", "SymbolTableTokenizer", None, None, 70),
-    "wordpiece": BuiltIn("oasr_tok.kinds.wordpiece", "WordPieceTokenizer", "tokenizers", "huggingface", 80),
-    # No detector of its own: Canary's per-language models come from a .nemo or a spec file.
-    "aggregate": BuiltIn("oasr_tok.kinds.aggregate", "AggregateTokenizer", "sentencepiece", "sentencepiece", -1),
+# The built-in kinds are the modules of oasr_tok/kinds (a `name.py`, or a package's
+# `name/__init__.py`) that carry a REGISTRY line: the kind's name, its factory class, its
+# precedence in the one order of evidence (docs/cli.md § Resolution; None: no detector) and the
+# package it needs with the extra that installs it. The line is read from the file, not
+# imported: `load` imports a kind only when its detector is asked, so a kind ranked after the
+# one that is found is never imported. Adding a kind is adding its module (docs/architecture.md
+# § Adding a kind).
+#: How far into a kind's file its REGISTRY line is looked for: it stands after the docstring, the
+#: imports and __all__ (reading whole files would cost every load).
+HEAD_BYTES = 8192
+KINDS_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kinds")
+_ENTRY = re.compile(r"^REGISTRY = \{(.*?)\}$", re.M | re.S)
+_FIELD = re.compile(r'\s*"(\w+)":\s*("[^"\\]*"|-?\d+|None)\s*(?:,|$)')
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "kind": str,
+    "factory": str,
+    "precedence": (int, type(None)),
+    "backend": (str, type(None)),
+    "extra": (str, type(None)),
 }
+_KIND_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+
+def read_entry(text: str, where: str) -> BuiltIn | None:
+    """The kind a module's REGISTRY line declares (None: the module declares none), checked:
+    RegistryError names the file and what is wrong."""
+    match = _ENTRY.search(text)
+    if match is None:
+        return None
+    body = match.group(1)
+    fields: dict[str, Any] = {}
+    at = 0
+    while at < len(body.rstrip().rstrip(",")) and body[at:].strip():
+        field = _FIELD.match(body, at)
+        if field is None:
+            raise RegistryError(f"{where}: REGISTRY must be one dict of string, int or None literals, got {{{body}}}")
+        key, raw = field.group(1), field.group(2)
+        fields[key] = None if raw == "None" else raw[1:-1] if raw.startswith('"') else int(raw)
+        at = field.end()
+    unknown = sorted(set(fields) - set(_FIELDS))
+    missing = sorted({"kind", "factory", "precedence"} - set(fields))
+    if unknown or missing:
+        raise RegistryError(
+            f"{where}: REGISTRY has unknown keys {unknown} or lacks {missing}; keys: {', '.join(_FIELDS)}"
+        )
+    for key, value in fields.items():
+        if not isinstance(value, _FIELDS[key]):
+            raise RegistryError(f"{where}: REGISTRY[{key!r}] is {value!r}, of the wrong type")
+    if not _KIND_NAME.match(fields["kind"]) or not fields["factory"].isidentifier():
+        raise RegistryError(
+            f"{where}: REGISTRY names kind {fields['kind']!r} and factory {fields['factory']!r}: "
+            "a kind is lowercase letters, digits and _; a factory, a class name"
+        )
+    if (fields.get("backend") is None) != (fields.get("extra") is None):
+        raise RegistryError(f"{where}: REGISTRY gives a backend without its extra, or an extra without its backend")
+    return BuiltIn(
+        "", fields["factory"], fields.get("backend"), fields.get("extra"), fields["precedence"], fields["kind"]
+    )
+
+
+def discover_builtins(folder: str = KINDS_FOLDER, package: str = "oasr_tok.kinds") -> dict[str, BuiltIn]:
+    """The built-in kinds declared in `folder`, in the order of evidence (then by name)."""
+    found: dict[str, BuiltIn] = {}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith("_"):
+            continue
+        if name.endswith(".py"):
+            module = f"{package}.{name[:-3]}"
+        elif os.path.isfile(os.path.join(path, "__init__.py")):
+            module, path = f"{package}.{name}", os.path.join(path, "__init__.py")
+        else:
+            continue
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES).decode("utf-8", "replace")
+        entry = read_entry(head, path)
+        if entry is None:
+            continue
+        if entry.kind in found:
+            raise RegistryError(f"{path}: kind {entry.kind!r} is declared by {found[entry.kind].module} too")
+        found[entry.kind] = BuiltIn(module, entry.cls, entry.backend, entry.extra, entry.precedence, entry.kind)
+    order = sorted(found.values(), key=lambda e: (e.precedence is None, e.precedence or 0, e.kind))
+    return {entry.kind: entry for entry in order}
+
+
+_discovered: dict[str, BuiltIn] | None = None
+
+
+def _builtins() -> dict[str, BuiltIn]:
+    global _discovered
+    if _discovered is None:
+        _discovered = discover_builtins()
+    return _discovered
+
+
 #: Detectors that find another kind's files inside a container: name -> (module, precedence).
 _CONTAINERS = {".nemo archive": ("oasr_tok.loading.nemo_archive", 90)}
 #: Where a plug-in's detector stands when it gives no precedence: after every built-in one.
@@ -109,7 +180,7 @@ def register_tokenizer(
     with _lock:
         if _factories.get(kind) is factory and _detectors.get(kind) == wanted:
             return  # the same registration again: nothing to do (as fsspec's registry does)
-        if not replace and (kind in _factories or kind in _BUILTINS):
+        if not replace and (kind in _factories or kind in _builtins()):
             raise RegistryError(
                 f"tokenizer kind {kind!r} is already registered; "
                 "pass replace=True to register_tokenizer to replace it on purpose"
@@ -146,7 +217,11 @@ def _entry_points() -> dict[str, Any]:
     found: dict[str, Any] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         taken = (
-            "a built-in kind" if ep.name in _BUILTINS else "another package's entry point" if ep.name in found else None
+            "a built-in kind"
+            if ep.name in _builtins()
+            else "another package's entry point"
+            if ep.name in found
+            else None
         )
         if taken is None:
             found[ep.name] = ep
@@ -205,19 +280,25 @@ def _group_may_be_declared() -> bool:
 
 def builtin_kinds() -> list[str]:
     """The kinds oasr_tok itself provides (sorted)."""
-    return sorted(_BUILTINS)
+    return sorted(_builtins())
+
+
+def builtin_entries() -> list[BuiltIn]:
+    """The built-in kinds' registry entries, in the order of evidence (a kind without a detector
+    last): what docs/kind_tables.py writes the README's table from."""
+    return list(_builtins().values())
 
 
 def available_kinds() -> list[str]:
     """Every kind build_tokenizer accepts: built-ins, registered and entry-point kinds (sorted)."""
-    return sorted(set(_BUILTINS) | set(_factories) | set(_entry_points()))
+    return sorted(set(_builtins()) | set(_factories) | set(_entry_points()))
 
 
 def _check_backend(kind: str) -> None:
     """BackendNotInstalledError with the install hint when the kind's package is missing. Found,
     not imported: a kind imports it when it needs it (the huggingface kind only at its first
     encode; importing `tokenizers` was a visible part of each load)."""
-    entry = _BUILTINS[kind]
+    entry = _builtins()[kind]
     if entry.backend is None:
         return
     module = sys.modules.get(entry.backend, _NOT_IMPORTED)
@@ -239,7 +320,7 @@ _NOT_IMPORTED = object()
 
 def _builtin_factory(kind: str) -> Factory:
     _check_backend(kind)
-    entry = _BUILTINS[kind]
+    entry = _builtins()[kind]
     module = importlib.import_module(entry.module)
     factory: Factory = getattr(module, entry.cls).from_spec
     return factory
@@ -270,7 +351,7 @@ def get_factory(kind: str) -> Factory:
         factory = _factories.get(kind)
     if factory is not None:
         return factory
-    if kind in _BUILTINS:
+    if kind in _builtins():
         return _builtin_factory(kind)
     entry_point = _entry_points().get(kind)
     if entry_point is not None:
@@ -301,6 +382,7 @@ class DetectorEntry:
     precedence: int
     detect: Detector
     builtin: bool
+    module: str | None = None  # where a built-in detector is defined (imported when it is asked)
 
 
 def _module_detector(module_name: str) -> Detector:
@@ -320,13 +402,14 @@ def detectors() -> list[DetectorEntry]:
     with _lock:
         factories, plugged = dict(_factories), dict(_detectors)
     out = []
-    for kind, entry in _BUILTINS.items():
-        if kind in factories or entry.precedence < 0:
+    for kind, entry in _builtins().items():
+        if kind in factories or entry.precedence is None:
             continue  # replaced (its own detector, if any, is below), or resolved by a container
-        out.append(DetectorEntry(kind, entry.precedence, _lazy(entry.module), True))
+        out.append(DetectorEntry(kind, entry.precedence, _lazy(entry.module), True, entry.module))
     out.extend(DetectorEntry(kind, precedence, detect, False) for kind, (detect, precedence) in plugged.items())
     out.extend(
-        DetectorEntry(name, precedence, _lazy(module), True) for name, (module, precedence) in _CONTAINERS.items()
+        DetectorEntry(name, precedence, _lazy(module), True, module)
+        for name, (module, precedence) in _CONTAINERS.items()
     )
     out.sort(key=lambda d: (d.precedence, d.name))
     return out

@@ -37,6 +37,17 @@ if TYPE_CHECKING:
 
 __all__ = ["AggregateTokenizer", "CANARY_SPECIAL_LANG"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: no detector of its own:
+# Canary's per-language models come from a .nemo archive or a spec file.
+REGISTRY = {
+    "kind": "aggregate",
+    "factory": "AggregateTokenizer",
+    "precedence": None,
+    "backend": "sentencepiece",
+    "extra": "sentencepiece",
+}
+
 _OPTIONS = ["langs", "special_lang", "window_stride", "subsampling_factor"]
 CANARY_SPECIAL_LANG = "spl_tokens"
 _TIMESTAMP = re.compile(r"<\|(\d+)\|>")

@@ -45,6 +45,17 @@ from .sentencepiece import (
 
 __all__ = ["BYTE_TO_CHAR", "BbpeTokenizer", "byte_encode"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: before sentencepiece: a
+# model in icefall's byte alphabet is SentencePiece's file too.
+REGISTRY = {
+    "kind": "bbpe",
+    "factory": "BbpeTokenizer",
+    "precedence": 45,
+    "backend": "sentencepiece",
+    "extra": "sentencepiece",
+}
+
 
 def _alphabet() -> list[str]:
     """icefall's byte alphabet (byte_utils.py, PRINTABLE_BASE_CHARS): bytes 0-31 as U+0100

@@ -61,6 +61,11 @@ from ._common import checked_text, reject_unknown_options, special_ids_option
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: FunASR's token list before
+# a `piece id` unit table.
+REGISTRY = {"kind": "funasr_char", "factory": "FunASRCharTokenizer", "precedence": 60}
+
 KIND = "funasr_char"
 MODES = ("parity", "clean")
 DEFAULT_SPECIALS = ("<blank>", "<s>", "</s>", "<unk>")

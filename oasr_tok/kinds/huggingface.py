@@ -56,6 +56,17 @@ __all__ = [
     "vocabulary_of_runtime",
 ]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a tokenizer.json is this
+# kind's unless its added tokens are Whisper's.
+REGISTRY = {
+    "kind": "huggingface",
+    "factory": "HuggingFaceTokenizer",
+    "precedence": 20,
+    "backend": "tokenizers",
+    "extra": "huggingface",
+}
+
 _OPTIONS = ["add_special_tokens"]
 
 #: The prompt side's optional files, by spec role, and the name each has beside tokenizer.json

@@ -52,6 +52,17 @@ from ._common import byte_piece_value, checked_text, reject_unknown_options, spe
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the SentencePiece models
+# that are not icefall's byte-level ones, before the text tables.
+REGISTRY = {
+    "kind": "sentencepiece",
+    "factory": "SentencePieceTokenizer",
+    "precedence": 50,
+    "backend": "sentencepiece",
+    "extra": "sentencepiece",
+}
+
 DEFAULT_SPECIAL_IDS = (0, 1, 2)
 
 

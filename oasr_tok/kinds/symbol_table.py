@@ -41,6 +41,11 @@ from ._units import unit_splitter
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the `piece id` unit
+# tables, after FunASR's token lists.
+REGISTRY = {"kind": "symbol_table", "factory": "SymbolTableTokenizer", "precedence": 70}
+
 WORD_BOUNDARY = "\u2581"
 
 

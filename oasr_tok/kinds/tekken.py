@@ -57,6 +57,11 @@ __all__ = [
     "read_tekken",
 ]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the file mistral-common
+# loads, even where a tokenizer.json lies beside it: first among the kinds.
+REGISTRY = {"kind": "tekken", "factory": "TekkenTokenizer", "precedence": 10}
+
 #: The names mistral-common's Tekkenizer gives its roles (bos_id, eos_id, pad_id, unk_id).
 _ROLE_NAMES = {"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}
 

@@ -53,6 +53,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a CTC vocab.json, after
+# the tokenizer.json kinds.
+REGISTRY = {"kind": "wav2vec2", "factory": "Wav2Vec2Tokenizer", "precedence": 30}
+
 _OPTIONS = ["target_lang"]
 _SPECIAL_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
 #: Special tokens a config may name besides those (transformers counts them all special).

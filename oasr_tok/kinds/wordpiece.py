@@ -30,6 +30,17 @@ from .huggingface import HuggingFaceTokenizer, built_runtime, vocabulary_of_runt
 
 __all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
 
+# This kind's entry in the registry, which reads it from this file without importing it
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a BERT vocab.txt, last of
+# the kinds.
+REGISTRY = {
+    "kind": "wordpiece",
+    "factory": "WordPieceTokenizer",
+    "precedence": 80,
+    "backend": "tokenizers",
+    "extra": "huggingface",
+}
+
 _BOOL_OPTIONS = {"lowercase": True, "clean_text": True, "handle_chinese_chars": True, "add_special_tokens": False}
 _TOKEN_OPTIONS = {
     "unk_token": "[UNK]",

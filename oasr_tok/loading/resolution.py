@@ -142,13 +142,10 @@ def evidence_order() -> list[str]:
     lines = [f"{SPEC_FILE} (any kind)"]
     for entry in detectors():
         doc = ""
-        if entry.builtin:
+        if entry.module is not None:
             import importlib
 
-            from ..core.registry import _BUILTINS, _CONTAINERS
-
-            module = _BUILTINS[entry.name].module if entry.name in _BUILTINS else _CONTAINERS[entry.name][0]
-            doc = (importlib.import_module(module).detect.__doc__ or "").strip()
+            doc = (importlib.import_module(entry.module).detect.__doc__ or "").strip()
         else:
             doc = (getattr(entry.detect, "__doc__", None) or "").strip()
         first = " ".join(doc.split(". ")[0].split()) if doc else "its own detector"

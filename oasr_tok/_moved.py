@@ -1,0 +1,76 @@
+"""The import paths of modules that moved into the package's rooms (0.3): `import
+oasr_tok.subtitles` or `from oasr_tok.nemo import ...` keep working and give the very module
+object that now lives at the new path (so a class, a monkeypatch or a pickle made under the old
+name is the same thing). A finder on the end of sys.meta_path answers only for these names,
+after every standard finder has missed, so it costs nothing to any other import. New code
+should use the new paths; these stay until a 1.0 says otherwise.
+
+Private modules (a leading underscore; the compiled engine) moved without an alias.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+
+#: old path -> new path, both under oasr_tok.
+MOVED = {
+    "serving": "_engine.serving",
+    "envelopes": "outputs.envelopes",
+    "segments": "outputs.segments",
+    "subtitles": "outputs.subtitles",
+    "archive": "files.archive",
+    "assets": "files.assets",
+    "detection": "files.detection",
+    "tokenizer": "core.tokenizer",
+    "contract": "core.contract",
+    "streaming": "core.streaming",
+    "prompting": "core.prompting",
+    "specials": "core.specials",
+    "chat": "core.chat",
+    "words": "core.words",
+    "pickling": "core.pickling",
+    "revisions": "core.revisions",
+    "registry": "core.registry",
+    "resolution": "loading.resolution",
+    "build": "loading.build",
+    "description": "loading.description",
+    "nemo_archive": "loading.nemo_archive",
+    "detokenizer": "toolkits.detokenizer",
+    "nemo": "toolkits.nemo",
+    "hf_ctc": "toolkits.hf_ctc",
+    "hotwords": "toolkits.hotwords",
+    "batch": "toolkits.batch",
+}
+_PREFIX = "oasr_tok."
+
+
+class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `oasr_tok.<old>` and loads it as the module at `oasr_tok.<new>`."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(_PREFIX) or fullname[len(_PREFIX) :] not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = importlib.import_module(_PREFIX + MOVED[spec.name[len(_PREFIX) :]])
+        spec.loader_state = module.__spec__  # the import system sets __spec__ to the alias's: restored below
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        alias = module.__spec__
+        if alias is not None and alias.loader_state is not None:
+            module.__spec__ = alias.loader_state
+
+
+def install() -> None:
+    """Put the finder at the end of sys.meta_path (once)."""
+    if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
+        sys.meta_path.append(MovedModuleFinder())
