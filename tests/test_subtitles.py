@@ -15,9 +15,11 @@ import webvtt
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from oasr_tok import TimingError, subtitles
+from oasr_tok import TimingError
 from oasr_tok.core.words import Word, group_words
-from oasr_tok.outputs.subtitles import Cue, _width
+from oasr_tok.outputs import subtitles
+from oasr_tok.outputs.cues import _width
+from oasr_tok.outputs.subtitles import Cue
 
 from whisper_utils_reference import WriteJSON, WriteSRT, WriteTSV, WriteTXT, WriteVTT
 

@@ -147,9 +147,9 @@ def segment_words(
             raise TimingError(f"option {name} must be a positive number, got {value!r}")
     if max_words is not None and (isinstance(max_words, bool) or not isinstance(max_words, int) or max_words <= 0):
         raise TimingError(f"option max_words must be a positive integer (or None), got {max_words!r}")
-    from .subtitles import _timed_items
+    from .timing import timed_items
 
-    rows = _timed_items(list(words), "word")
+    rows = timed_items(list(words), "word")
     out: list[Segment] = []
     first = 0
     for k, (start, end, text) in enumerate(rows):
