@@ -363,7 +363,7 @@ def target_assets(max_examples: int) -> None:
     """Mutated real files against every reader, build_tokenizer, load and describe."""
     from oasr_tok.kinds.funasr_char import read_token_list
     from oasr_tok.kinds.symbol_table import read_symbol_table
-    from oasr_tok.kinds.whisper.tokenizer import read_whisper_layout
+    from oasr_tok.kinds.whisper import read_whisper_layout
 
     assets = _assets()
     originals = {path: open(path, "rb").read() for _, path, _ in assets}

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import oasr_tok
 from oasr_tok import MalformedAssetError, TokenizerSpec, build_tokenizer
 from oasr_tok._engine.clean_spaces import clean_feed, clean_flush
+from oasr_tok.kinds.gguf import llama_clean_spaces
 from oasr_tok.kinds.gguf.reader import DeferredStrings, read_gguf_metadata
-from oasr_tok.kinds.gguf.tokenizer import llama_clean_spaces
 
 from llama_reference import _clean_spaces, detokenize
 from paths import OWN, PACKAGE_PARENT, shared, subprocess_env

@@ -477,7 +477,7 @@ def test_decoding_does_not_load_the_runtime():
     _, rt = load("faster-whisper-base")
     text_ids = rt.encode(" Hello 世界", add_special_tokens=False).ids
     code = (
-        "import sys; from oasr_tok.kinds.whisper.tokenizer import WhisperTokenizer\n"
+        "import sys; from oasr_tok.kinds.whisper import WhisperTokenizer\n"
         f"tok = WhisperTokenizer({FILES['faster-whisper-base']()!r})\n"
         f"ids = [tok.sot, *{text_ids!r}, tok.timestamp_begin, tok.eot]\n"
         f"assert tok.decode(ids) == ''.join(tok.token_pieces(ids)) == {rt.decode(text_ids)!r}\n"

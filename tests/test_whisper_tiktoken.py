@@ -20,7 +20,7 @@ import pytest
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.errors import EncodeError, MalformedAssetError, SpecError
-from oasr_tok.kinds.whisper.tokenizer import LANGUAGE_CODES, WhisperTokenizer
+from oasr_tok.kinds.whisper import LANGUAGE_CODES, WhisperTokenizer
 
 from cases import MULTISCRIPT
 from paths import own, shared, subprocess_env
@@ -340,7 +340,7 @@ def test_demo_entry_is_what_tiktoken_prints():
     import tiktoken
 
     from oasr_tok import demo
-    from oasr_tok.kinds.whisper.tokenizer import GPT2_PATTERN
+    from oasr_tok.kinds.whisper import GPT2_PATTERN
 
     entry = next(e for e in demo.load_manifest() if "tiktoken" in e["files"])
     path = demo.DATA / entry["files"]["tiktoken"]

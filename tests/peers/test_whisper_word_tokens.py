@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from oasr_tok import TokenizerSpec, build_tokenizer
-from oasr_tok.kinds.whisper.tokenizer import APPEND_PUNCTUATIONS, PREPEND_PUNCTUATIONS
+from oasr_tok.kinds.whisper import APPEND_PUNCTUATIONS, PREPEND_PUNCTUATIONS
 
 from paths import shared
 from whisper_transcribe_reference import WordTiming, WordTokenizer, get_encoding, merge_punctuations

@@ -15,7 +15,7 @@ import numpy
 import numpy.typing
 
 import oasr_tok
-from oasr_tok.kinds.whisper.tokenizer import WhisperTokenizer
+from oasr_tok.kinds.whisper import WhisperTokenizer
 from oasr_tok.outputs import subtitles
 
 

@@ -1,9 +1,9 @@
 """The gguf kind: the tokenizer llama.cpp carries inside a GGUF file (tokenizer.py), its
 reader (reader.py), vocabulary (vocab.py), encoders (encode.py, ugm.py)."""
 
-from .tokenizer import GGUFTokenizer, detect
+from .tokenizer import GGUFTokenizer, detect, llama_clean_spaces
 
-__all__ = ["GGUFTokenizer", "detect"]
+__all__ = ["GGUFTokenizer", "detect", "llama_clean_spaces"]
 
 # This kind's entry in the registry, which reads it from this file without importing it
 # (oasr_tok/core/registry.py). Its precedence in the order of evidence: GGUF files by their magic;
