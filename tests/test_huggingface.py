@@ -753,7 +753,7 @@ def test_a_load_parses_the_tokenizer_json_once(monkeypatch, target):
 
 
 def test_the_compiled_byte_alphabet_refuses_what_is_not_a_token():
-    from oasr_tok._engine.piece_table import byte_level_pieces
+    from oasr_tok._engine.bytelevel import byte_level_pieces
     from oasr_tok.kinds._bytelevel import tokens_bytes
 
     for bad in ([5], [b"x"], ["a", 3.0], [["a"]]):

@@ -61,6 +61,8 @@ cdef struct IdBuffer:
 cdef int read_ids(IdBuffer* out, object ids, Py_ssize_t vocab_size) except -1
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size, Py_ssize_t shortest_column=*) except -1
 cdef void release_ids(IdBuffer* buf) noexcept
+# 1 when one object stands twice among the first n items of a list of streams, else 0.
+cdef int some_address_twice(list states, Py_ssize_t n) except -1
 cdef Py_ssize_t in_place_id(const IdBuffer* buf, Py_ssize_t i) except -1
 cdef const Py_ssize_t* id_block(const IdBuffer* buf, Py_ssize_t start, Py_ssize_t count,
                                 Py_ssize_t* scratch) except NULL

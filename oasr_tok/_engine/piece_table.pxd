@@ -92,9 +92,6 @@ cdef class PieceTable:
                       TextData* text) noexcept nogil
 
 
-cdef int _some_address_twice(list states, Py_ssize_t n) except -1
-
-
 cdef inline str _joined(object out):
     """The text of what PieceTable's steps build (None, a str, or a list of str: see _append)."""
     if out is None:

@@ -25,11 +25,11 @@ the full decode of the ids so far.
 """
 import codecs
 
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.string cimport memcpy, memset
-from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 cimport cython
 
@@ -37,7 +37,7 @@ from oasr_tok._engine.growtext cimport TextData, text_append_reserved, text_rese
 from oasr_tok._engine.ids cimport ID_BLOCK, IdBuffer, id_block, read_ids, read_ids_in_place, release_ids
 from oasr_tok._engine.ids import ReadAgain
 from oasr_tok._engine.textbuf cimport oasr_check_owner, oasr_check_tail_read, oasr_commit_read, oasr_tag
-from oasr_tok.errors import StreamStateError, TokenizerError, stream_closed_error
+from oasr_tok.errors import StreamStateError, stream_closed_error
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
@@ -1183,152 +1183,3 @@ cdef object _complete_text(object piece):
         return (<bytes>piece).decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-cdef int _some_address_twice(list states, Py_ssize_t n) except -1:
-    """1 when one object is given for two streams (it would be prepared twice and advanced
-    twice over), else 0: an open-addressing set of the n addresses (linear in n; a sort was
-    a fifth of a 1,024-stream step)."""
-    cdef size_t size = 16, mask, slot, address
-    cdef size_t* seen
-    cdef Py_ssize_t k
-    while size < <size_t>(2 * n):
-        size <<= 1
-    mask = size - 1
-    seen = <size_t*>PyMem_Calloc(size, sizeof(size_t))
-    if seen == NULL:
-        raise MemoryError()
-    try:
-        for k in range(n):
-            address = <size_t>PyList_GET_ITEM(states, k)
-            slot = ((address >> 4) * <size_t>0x9E3779B97F4A7C15) & mask  # (objects are 16-byte aligned)
-            while seen[slot] != 0:
-                if seen[slot] == address:
-                    return 1
-                slot = (slot + 1) & mask
-            seen[slot] = address
-        return 0
-    finally:
-        PyMem_Free(seen)
-
-
-def feed_batch(PieceTable table, rows, list states, bint final, bint one_per_stream):
-    """decode_incremental of each dict state with its row of ids, every row and every state read
-    and checked before any state changes (a bad one: its error, prefixed "stream k: "). `rows`: a
-    list of id sequences, or with one_per_stream an integer sequence or buffer holding one id per
-    stream. The deltas, in order. (Streams new_stream made are oasr_tok._engine.stream's batch.)"""
-    cdef Py_ssize_t k, n = PyList_GET_SIZE(states)
-    cdef IdBuffer all_ids
-    cdef IdBuffer one
-    cdef IdBuffer* bufs = NULL
-    cdef Prepared* prepared = NULL
-    cdef Py_ssize_t ready = 0
-    cdef list out = PyList_New(n)
-    cdef object state
-    cdef Py_ssize_t count
-    if not one_per_stream and len(rows) != n:
-        raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
-    prepared = <Prepared*>PyMem_Malloc(max(n, 1) * sizeof(Prepared))
-    if prepared == NULL:
-        raise MemoryError()
-    memset(&all_ids, 0, sizeof(IdBuffer))
-    try:
-        if one_per_stream:
-            try:
-                read_ids(&all_ids, rows, table.vocab_size)
-            except TokenizerError as exc:
-                raise type(exc)(f"one id per stream: {exc}") from None
-            if all_ids.n != n:
-                raise StreamStateError(f"{all_ids.n} ids for {n} streams; give one per stream")
-        else:
-            bufs = <IdBuffer*>PyMem_Malloc(max(n, 1) * sizeof(IdBuffer))
-            if bufs == NULL:
-                raise MemoryError()
-            for k in range(n):
-                try:
-                    read_ids(&bufs[k], rows[k], table.vocab_size)
-                except TokenizerError as exc:
-                    raise type(exc)(f"stream {k}: {exc}") from None
-                ready = k + 1
-        if _some_address_twice(states, n):
-            raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
-        for k in range(n):
-            state = <object>PyList_GET_ITEM(states, k)
-            if type(state) is not dict:
-                raise StreamStateError(
-                    f"stream {k}: a stream state is a dict ({{}} to start), got {type(state).__name__}")
-            count = 1 if one_per_stream else bufs[k].n
-            try:
-                table._prepare(state, &prepared[k], count)
-            except TokenizerError as exc:
-                raise type(exc)(f"stream {k}: {exc}") from None
-        for k in range(n):
-            state = <object>PyList_GET_ITEM(states, k)
-            if one_per_stream:
-                one.ids = all_ids.ids + k
-                one.n = 1
-                delta = table._advance(&one, state, final, None, &prepared[k])
-            else:
-                delta = table._advance(&bufs[k], state, final, None, &prepared[k])
-            Py_INCREF(delta)
-            PyList_SET_ITEM(out, k, delta)
-    finally:
-        PyMem_Free(prepared)
-        release_ids(&all_ids)
-        if bufs != NULL:
-            for k in range(ready):
-                release_ids(&bufs[k])
-            PyMem_Free(bufs)
-    return out
-
-
-def byte_level_pieces(list tokens, bytes in_alphabet, bytes byte_of):
-    """The bytes the ByteLevel decoder renders for each token string (b"" for None): each
-    character's byte when every character is in the alphabet, else the token's own UTF-8.
-    For each code point below len(in_alphabet): whether it is in the alphabet (1 or 0), and
-    its byte (_bytelevel.py builds both; its token_bytes says the same for one token). A whole
-    vocabulary is converted at load, a tenth of what a str.translate per token costs
-    (benchmarks/RESULTS.md § Measurements behind the code)."""
-    cdef Py_ssize_t n = PyList_GET_SIZE(tokens), i, k, size, capacity = 0
-    cdef Py_ssize_t limit = PyBytes_GET_SIZE(in_alphabet)
-    cdef const unsigned char* member = <const unsigned char*>PyBytes_AS_STRING(in_alphabet)
-    cdef const unsigned char* table = <const unsigned char*>PyBytes_AS_STRING(byte_of)
-    cdef list out
-    cdef object token, piece
-    cdef str text
-    cdef Py_UCS4 c
-    cdef unsigned char* buffer = NULL
-    cdef unsigned char* grown
-    cdef bint mapped
-    if PyBytes_GET_SIZE(byte_of) != limit:
-        raise ValueError("in_alphabet and byte_of must have one entry per code point each")
-    out = PyList_New(n)
-    try:
-        for i in range(n):
-            token = <object>PyList_GET_ITEM(tokens, i)
-            if token is None:
-                piece = b""
-            else:
-                if type(token) is not str:
-                    raise TypeError(f"byte_level_pieces: token {i} is a {type(token).__name__}, not a str or None")
-                text = <str>token
-                size = PyUnicode_GET_LENGTH(text)
-                if size > capacity:
-                    grown = <unsigned char*>PyMem_Realloc(buffer, size)
-                    if grown == NULL:
-                        raise MemoryError()
-                    buffer, capacity = grown, size
-                mapped = True
-                k = 0
-                for c in text:
-                    if c >= <Py_UCS4>limit or not member[c]:
-                        mapped = False
-                        break
-                    buffer[k] = table[c]
-                    k += 1
-                piece = PyBytes_FromStringAndSize(<const char*>buffer, size) if mapped else text.encode("utf-8")
-            Py_INCREF(piece)
-            PyList_SET_ITEM(out, i, piece)
-    finally:
-        PyMem_Free(buffer)
-    return out

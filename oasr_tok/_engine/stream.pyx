@@ -27,7 +27,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memcmp, memcpy, memset
 
 from oasr_tok._engine.growtext cimport GrowText, TextData, text_append_reserved, text_reserve_nogil
-from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids, some_address_twice
 from oasr_tok._engine.piece_table cimport (
     STEP_DONE,
     STEP_NEEDS_GIL,
@@ -36,7 +36,6 @@ from oasr_tok._engine.piece_table cimport (
     TableCursor,
     TableMethods,
     Vars,
-    _some_address_twice,
     set_stream_type,
 )
 from oasr_tok._engine.stream_record cimport StreamRecord
@@ -695,7 +694,7 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
                 except TokenizerError as exc:
                     raise type(exc)(f"stream {k}: {exc}") from None
                 ready = k + 1
-        if _some_address_twice(streams, n):
+        if some_address_twice(streams, n):
             raise StreamStateError("a stream is given twice in the batch; each stream has its own place")
         for k in range(n):
             if type(<object>PyList_GET_ITEM(streams, k)) is not Stream:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
+from .._engine.dict_batch import feed_batch
 from .._engine.ids import batch_rows
-from .._engine.piece_table import PieceTable, TableMethods, feed_batch
+from .._engine.piece_table import PieceTable, TableMethods
 from .._engine.serving import check_stream
 from .._engine.stream import Stream, feed_streams
 from .._engine.stream import new_stream as _new_stream

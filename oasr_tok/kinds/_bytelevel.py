@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._engine.piece_table import byte_level_pieces
+from .._engine.bytelevel import byte_level_pieces
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "token_bytes", "tokens_bytes"]
 
