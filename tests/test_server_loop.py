@@ -234,7 +234,7 @@ def test_a_bad_id_in_a_stream_of_new_stream_leaves_it_as_it_was(stop):
 
 
 def test_a_forged_stream_record_is_refused_or_harmless():
-    """The compiled record (_stream_record.pyx) types its fields, and a Stream's fields are not
+    """The compiled record (_engine/stream_record.pyx) types its fields, and a Stream's fields are not
     the caller's to write: a Stream is read-only, and a forged pickle is refused."""
     from oasr_tok._engine.stream import _stream_from_fields
     from oasr_tok._engine.stream_record import StreamRecord

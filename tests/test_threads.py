@@ -86,7 +86,7 @@ def _at_once(count: int, work) -> list[object]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_threads_decoding_long_transcripts_at_once_get_what_one_thread_gets(case: KindCase) -> None:
-    """A decode of 40,000 ids or more lets go of the GIL while it gathers its pieces (_join.pyx):
+    """A decode of 40,000 ids or more lets go of the GIL while it gathers its pieces (_engine/join.pyx):
     four threads decoding long transcripts at once (lists and int32 arrays, the array written
     by no one) get what one thread gets."""
     tok = case.tokenizer()

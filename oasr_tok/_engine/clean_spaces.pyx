@@ -222,7 +222,7 @@ cdef class CleanSpacesStream:
     cdef object _table
     cdef frozenset _special
     cdef Py_ssize_t _size
-    cdef readonly object tag  # recorded in the states this stream makes (see _textbuf.h)
+    cdef readonly object tag  # recorded in the states this stream makes (see textbuf.h)
 
     def __init__(self, table, frozenset special):
         self._table = table

@@ -1,5 +1,6 @@
-# Types of the compiled CTC module (oasr_tok/_ctc.pyx); tests/test_typing.py checks these
-# against the built module with mypy's stubtest.
+# Types of the compiled CTC module (oasr_tok/_engine/ctc.pyx); tests/test_typing.py checks these
+# against the built module with mypy's stubtest. Times are typed Any here: the engine checks
+# them itself (token_times); the public functions that call it name oasr_tok.core.words.Times.
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -7,7 +8,6 @@ import numpy
 import numpy.typing
 from typing_extensions import disjoint_base
 
-from ..core.words import Times
 from .piece_table import PieceTable
 from .wordtypes import Words
 
@@ -24,7 +24,7 @@ def collapse_ctc(
 def collapse_ctc(
     frame_ids: numpy.ndarray[Any, Any], blank_id: int, *, vocab_size: int | None = None
 ) -> tuple[_Int64Array, _Int64Array, _Int64Array]: ...
-def delimited_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> Words: ...
+def delimited_words(pieces: Sequence[str], starts: Any, ends: Any = None) -> Words: ...
 
 @disjoint_base
 class CTCStream:

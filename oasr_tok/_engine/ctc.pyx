@@ -4,7 +4,7 @@ renderers put around a PieceTable.
 
 collapse_ctc turns a recogniser's per-frame argmax into tokens: a run of equal frames is one
 token, and runs of the blank are dropped. It reads the frames through the one intake of ids
-(oasr_tok/_ids.pyx: lists and tuples item by item, integer buffers of any dtype, byte order and
+(oasr_tok/_engine/ids.pyx: lists and tuples item by item, integer buffers of any dtype, byte order and
 stride straight from memory, a tensor's __array__), without importing NumPy.
 
 CTCStream adds to a PieceTable the two rules of CTC decoders that look at neighbours:
@@ -253,7 +253,7 @@ def collapse_ctc(frame_ids, blank_id, *, vocab_size=None):
     cdef bint numpy_out = type(frame_ids).__module__ == "numpy"
     # A long buffer of frames is read where it is (no 8 MB copy of a million); a frame id out of
     # range there, or frames another thread changed between the two passes, send it to
-    # read_ids' copy (_ids.pxd), which names the frame.
+    # read_ids' copy (_engine/ids.pxd), which names the frame.
     _read_frames(&frames, frame_ids, limit, type(frame_ids) is not list)  # (a list is copied: its items are objects)
     try:
         return _collapsed(&frames, blank, numpy_out)
@@ -307,7 +307,7 @@ cdef class CTCStream:
     cdef bint strip
     cdef list last_pieces
     cdef list early  # per id: how many characters its two forms share (emitted at once)
-    cdef readonly object tag  # recorded in the states this stream makes (see _textbuf.h)
+    cdef readonly object tag  # recorded in the states this stream makes (see textbuf.h)
 
     def __init__(self, table, classes=None, *, bint strip=False, list last_pieces=None):
         cdef Py_ssize_t i, n = table.vocab_size

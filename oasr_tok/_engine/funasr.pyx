@@ -314,7 +314,7 @@ cpdef list attribute(object ids, list info, bint clean):
     read_ids_in_place(&buf, ids, len(info))
     try:
         return _attribute(&buf, info, clean)
-    except ReadAgain:  # (see _ids.pxd) the walk has no effect: walked again over a copy
+    except ReadAgain:  # (see _engine/ids.pxd) the walk has no effect: walked again over a copy
         pass
     finally:
         release_ids(&buf)

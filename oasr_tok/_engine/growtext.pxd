@@ -1,4 +1,4 @@
-# A transcript that grows at its end (oasr_tok/_growtext.pyx): what a Stream and a Revisions
+# A transcript that grows at its end (oasr_tok/_engine/growtext.pyx): what a Stream and a Revisions
 # keep their text in, so that a step appends in amortised O(1) and the str is made on request.
 from cpython.object cimport PyObject
 

@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
 """A transcript that grows at its end: the text of a Stream and the committed text of a
-Revisions (oasr_tok/_stream.pyx, oasr_tok/_revisions.pyx).
+Revisions (oasr_tok/_engine/stream.pyx, oasr_tok/_engine/revisions.pyx).
 
 A str cannot grow: appending to one copies it, or resizes it in place where CPython allows it
-and the allocator then moves it (the dict path's in-place write, _textbuf.h), so a long stream's
+and the allocator then moves it (the dict path's in-place write, textbuf.h), so a long stream's
 step costs more as its text grows. Here the characters live in a C buffer whose capacity doubles
 (amortised O(1) per appended character), stored as wide as the widest character so far needs
 (1, 2 or 4 bytes, as CPython stores a str), and the str is made only when it is asked for and

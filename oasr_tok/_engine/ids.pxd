@@ -1,4 +1,4 @@
-# The one intake of token ids for compiled code (implemented in _ids.pyx; the rules of what is
+# The one intake of token ids for compiled code (implemented in _engine/ids.pyx; the rules of what is
 # accepted are in docs/decoding.md § Id inputs). A kind's compiled entry point does:
 #
 #     cdef IdBuffer ids

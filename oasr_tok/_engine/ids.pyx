@@ -151,14 +151,14 @@ cdef Py_ssize_t IN_PLACE_IDS = 4096
 
 class ReadAgain(RuntimeError):
     """id_at met an item of a list read in place that is not an exact int in range: the
-    caller reads the ids again with read_ids (see _ids.pxd). Never seen outside this package."""
+    caller reads the ids again with read_ids (see _engine/ids.pxd). Never seen outside this package."""
 
 
 cdef int read_ids_in_place(IdBuffer* out, object ids, Py_ssize_t vocab_size,
                            Py_ssize_t shortest_column=IN_PLACE_IDS) except -1:
     """read_ids, or for a long list or a buffer of 4- or 8-byte native integers (of
     shortest_column ids or more), the ids where they are, each checked as id_at reads it (see
-    _ids.pxd)."""
+    _engine/ids.pxd)."""
     out.heap = NULL
     out.ids = out.small
     out.limit = vocab_size

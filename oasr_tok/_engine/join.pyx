@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Gathering by id: a kind's decode as its pieces looked up by id and joined in C, the ids read
-as check_ids reads them (_ids.pyx: the same inputs, the same errors), with no Python int made
+as check_ids reads them (_engine/ids.pyx: the same inputs, the same errors), with no Python int made
 per id."""
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject

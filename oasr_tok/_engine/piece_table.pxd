@@ -1,5 +1,5 @@
-# The compiled streaming engine's declarations (oasr_tok/_piece_table.pyx), for the one module
-# that steps a table's decoder state without a state dict: decode_hypothesis (_revisions.pyx),
+# The compiled streaming engine's declarations (oasr_tok/_engine/piece_table.pyx), for the one module
+# that steps a table's decoder state without a state dict: decode_hypothesis (_engine/revisions.pyx),
 # which also reads a kind's engine from TableMethods' field, as its decode_incremental does.
 from cpython.object cimport PyObject
 

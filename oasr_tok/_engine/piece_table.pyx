@@ -124,7 +124,7 @@ cdef class PieceTable:
       nothing (Whisper's <|startofprev|> block, closed by <|startoftranscript|>); streams keep
       whether a block is open in state["_prompt"].
     """
-    # The attributes are declared in _piece_table.pxd.
+    # The attributes are declared in _engine/piece_table.pxd.
 
     def __init__(self, pieces, *, first_pieces=None, bytes flags=None, bytes byte_values=None,
                  str mode="text", str byte_rule="replace", str lead="none", tuple prompt=None):
@@ -395,7 +395,7 @@ cdef class PieceTable:
         return self._pieces_of(ids)
 
     cdef list _pieces_of(self, object ids):
-        """token_pieces: the ids read where they are, or again over a copy (see _ids.pxd)."""
+        """token_pieces: the ids read where they are, or again over a copy (see _engine/ids.pxd)."""
         cdef IdBuffer checked
         read_ids_in_place(&checked, ids, self.vocab_size)
         try:
@@ -564,7 +564,7 @@ cdef class PieceTable:
             return frozenset()
         return frozenset([i for i in range(self.vocab_size) if self._flags[i] & F_BYTE])
 
-    # -- cursors: a decoder state a Stream holds in C (oasr_tok/_stream.pyx) ------------------
+    # -- cursors: a decoder state a Stream holds in C (oasr_tok/_engine/stream.pyx) ------------------
 
     cdef TableCursor new_cursor(self):
         """The decoder state of a new stream."""
@@ -1012,7 +1012,7 @@ cdef class TableMethods:
     with a C call so the per-token path has no Python frame of ours, or another engine with the
     same two methods (a CTCStream, whose neighbour rules wrap a PieceTable), reached by them.
     These are real methods: a subclass that overrides one is honoured."""
-    # _table and _engine: declared in _piece_table.pxd (decode_hypothesis reads _table there).
+    # _table and _engine: declared in _engine/piece_table.pxd (decode_hypothesis reads _table there).
 
     def decode_incremental(self, new_ids, state, final=False):
         """Feed `new_ids` to the stream whose state is `state`; return the newly settled text.

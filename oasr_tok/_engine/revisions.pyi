@@ -1,8 +1,7 @@
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, final
 
-from ..core.contract import TokenizerContract
-from ..core.words import Word
+from .wordtypes import Word
 
 WINDOW: int
 
@@ -25,7 +24,7 @@ class HypothesisState:
 
 def lean(stream: dict[str, Any]) -> dict[str, Any]: ...
 def decode_hypothesis(
-    tok: TokenizerContract,
+    tok: Any,  # a TokenizerContract (oasr_tok.core.contract, above the engine)
     hypothesis_ids: Sequence[int],
     state: dict[str, Any] | Revisions,
     final: bool = False,

@@ -1,11 +1,11 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
-"""`decode_hypothesis` (the policy and its guarantees: oasr_tok/revisions.py and
+"""`decode_hypothesis` (the policy and its guarantees: oasr_tok/core/revisions.py and
 docs/decoding.md § Revisions), compiled: a call of a bounded tail should cost about what the
 kind's own decode_incremental of that tail costs, and in Python the bookkeeping around the
 steps (tuples, slices, the window comparison, the word offsets) cost twenty to forty times that.
 
 A kind that streams through a PieceTable has its streams kept as the table's snapshots (its
-decoder state without a state dict, see _piece_table.pyx) and stepped by the table's C loop; a
+decoder state without a state dict, see _engine/piece_table.pyx) and stepped by the table's C loop; a
 kind that steps a value (FunASR's, revisions.py) by its own steps; every other kind's streams
 are its own decode_incremental states, stepped by calling it.
 
@@ -15,7 +15,7 @@ making tuples and ints. One can only be made here or from its fields (a copy, a 
 the fields are checked then: a record that exists is well-formed, and what it cannot know (that
 its stream and window belong to this tokenizer) is checked on use. The state is written only
 once the whole call has succeeded; a record that only this state holds is updated in place
-(its refcount proves nobody else can see it, as for the committed str in _textbuf.h), a shared
+(its refcount proves nobody else can see it, as for the committed str in textbuf.h), a shared
 one (a shallow copy of the state holds it too) is replaced, so every copy of a state forks.
 """
 cimport cython
@@ -61,7 +61,7 @@ cdef extern from "Python.h":
 cdef extern from *:
     """
     /* On free-threaded builds a refcount of 1 does not prove that no other thread is about to
-       read an object (_textbuf.h's condition 4): a record is then never updated in place. */
+       read an object (textbuf.h's condition 4): a record is then never updated in place. */
     #ifdef Py_GIL_DISABLED
     #define OASR_GIL_BUILD 0
     #else
@@ -124,7 +124,7 @@ cdef Py_ssize_t _count(object value, str name) except -1:
 @cython.final
 cdef class HypothesisState:
     """What decode_hypothesis keeps in state["_hypothesis"] between calls (its fields: see
-    oasr_tok/revisions.py). Copied, pickled and compared by its fields; made from them, they are
+    oasr_tok/core/revisions.py). Copied, pickled and compared by its fields; made from them, they are
     checked first, and a bad one raises StreamStateError."""
 
     cdef Py_ssize_t n           # ids committed
@@ -536,7 +536,7 @@ def decode_hypothesis(tok, hypothesis_ids, state, final=False, agreement=None, t
     transcript. `state`: a Revisions (tok.new_revisions()) or a dict ({} at the start), whose
     "committed" is all committed text; final=True commits everything. With `times` (a start per
     hypothesis id) the committed Words come third. docs/decoding.md § Revisions (the policy:
-    oasr_tok/revisions.py). This is Tokenizer.decode_hypothesis itself (`tok` is the
+    oasr_tok/core/revisions.py). This is Tokenizer.decode_hypothesis itself (`tok` is the
     tokenizer)."""
     cdef Revisions revisions
     if type(state) is Revisions:

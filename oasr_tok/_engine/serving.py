@@ -1,5 +1,5 @@
 """The rules a server adds to a stream (new_stream): a prompt it continues and stop strings it
-ends at. A Stream (oasr_tok/_stream.pyx) keeps them in C and steps them; this module states the
+ends at. A Stream (oasr_tok/_engine/stream.pyx) keeps them in C and steps them; this module states the
 rules and holds what they share (StopMatch, the checks of new_stream's arguments, which part of
 a prompt is read). The public face is streaming.py (docs/decoding.md § The server loop).
 
@@ -19,8 +19,8 @@ a prompt is read). The public face is streaming.py (docs/decoding.md § The serv
   is held back); with it nothing is held back, since nothing shown can be taken back.
 * The usual step of a server's loop (ids that only append plain pieces; one id with nothing held
   back when stop strings or an envelope are watched; an envelope's non-special id) is one
-  predicate, _stream.pyx's _usual, taken in compiled code; a batch of such steps runs without
-  the GIL. Every other step follows these rules in _stream.pyx's general step.
+  predicate, _engine/stream.pyx's _usual, taken in compiled code; a batch of such steps runs without
+  the GIL. Every other step follows these rules in _engine/stream.pyx's general step.
 """
 
 from __future__ import annotations

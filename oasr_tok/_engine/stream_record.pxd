@@ -1,4 +1,4 @@
-# What a Stream keeps of its server rules (oasr_tok/_stream_record.pyx).
+# What a Stream keeps of its server rules (oasr_tok/_engine/stream_record.pyx).
 cdef class StreamRecord:
     cdef readonly tuple stops
     cdef readonly bint keeps_stop

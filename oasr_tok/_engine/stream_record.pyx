@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
-"""What a Stream (oasr_tok/_stream.pyx) keeps of the rules a server adds to a kind's stream: the
+"""What a Stream (oasr_tok/_engine/stream.pyx) keeps of the rules a server adds to a kind's stream: the
 prompt's held-back text not yet seen again, and stop strings (serving.py states the rules).
 
 Stop strings follow vLLM's current `check_stop_strings` (vllm/v1/engine/detokenizer.py, 0.34):

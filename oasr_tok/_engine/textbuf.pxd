@@ -1,5 +1,5 @@
 # The stream-text buffer and the stream-state checks: compiled once, into oasr_tok._engine.textbuf
-# (from _textbuf.h), and called from the other compiled modules through these functions.
+# (from textbuf.h), and called from the other compiled modules through these functions.
 from cpython.object cimport PyObject
 
 cdef extern from "textstate.h":

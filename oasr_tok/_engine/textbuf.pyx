@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=True, wraparound=False
-"""Python access to the stream-text buffer and the stream-state checks (see _textbuf.h), for
+"""Python access to the stream-text buffer and the stream-state checks (see textbuf.h), for
 kinds written in Python."""
 from cpython.object cimport PyObject
 
@@ -19,7 +19,7 @@ cdef extern from "textbuf.h":
 _init()
 
 
-# The one home of _textbuf.h's code: the other compiled modules call these (see _textbuf.pxd).
+# The one home of textbuf.h's code: the other compiled modules call these (see _engine/textbuf.pxd).
 
 cdef int oasr_read_text(object state, oasr_textstate* ts) except -1:
     return _read_text(state, ts)

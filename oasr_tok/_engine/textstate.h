@@ -1,6 +1,6 @@
-/* What oasr_read_text (in _textbuf.h) read of a stream state: a type only, so that a module
+/* What oasr_read_text (in textbuf.h) read of a stream state: a type only, so that a module
  * calling _textbuf's functions can keep one on its stack. The functions themselves are compiled
- * once, into oasr_tok._engine.textbuf, and reached through its cdef functions (_textbuf.pxd). */
+ * once, into oasr_tok._engine.textbuf, and reached through its cdef functions (_engine/textbuf.pxd). */
 #ifndef OASR_TEXTSTATE_H
 #define OASR_TEXTSTATE_H
 #include <Python.h>

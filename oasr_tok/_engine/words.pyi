@@ -1,10 +1,11 @@
-# Types of the compiled word grouping (oasr_tok/_words.pyx); tests/test_typing.py checks these
-# against the built module with mypy's stubtest.
+# Types of the compiled word grouping (oasr_tok/_engine/words.pyx); tests/test_typing.py checks these
+# against the built module with mypy's stubtest. Times are typed Any here: the engine checks
+# them itself (token_times); the public functions that call it name oasr_tok.core.words.Times.
 from collections.abc import Sequence
+from typing import Any
 
-from ..core.words import Times
 from .wordtypes import Words
 
 def char_class(ch: str) -> int: ...
-def token_times(values: Times, name: str = "starts") -> Sequence[float]: ...
-def group_words(pieces: Sequence[str], starts: Times, ends: Times | None = None) -> Words: ...
+def token_times(values: Any, name: str = "starts") -> Sequence[float]: ...
+def group_words(pieces: Sequence[str], starts: Any, ends: Any = None) -> Words: ...

@@ -7,7 +7,7 @@ of letters/digits/symbols, or one character of a script written without spaces) 
 and the punctuation between cores is handed to the core before it (closing marks) or after it
 (everything from the first opening bracket or quote on). Token ownership of a word's first and
 last character is found with a pointer that only moves forward, so the whole call is linear in
-characters + tokens. The words go into a columnar `Words` (oasr_tok/_wordtypes.pyx): no
+characters + tokens. The words go into a columnar `Words` (oasr_tok/_engine/wordtypes.pyx): no
 Python object is made per word.
 
 Character classes come from ``unicodedata`` (general category) and code point ranges (script),

@@ -1,7 +1,7 @@
 from cpython.array cimport array
 from libc.stdint cimport int32_t
 
-# The two result types of word timings, shared with the grouping (_words.pyx), which fills a
+# The two result types of word timings, shared with the grouping (_engine/words.pyx), which fills a
 # Words column by column through `push`.
 
 cdef class Word:

@@ -4,7 +4,7 @@ record it hands out one at a time.
 
 A transcript of a million tokens has hundreds of thousands of words. Making a Python object
 for each costs more than finding them, and most callers read a column (the start times, for an
-aligner) or a few words. So the grouping (`_words.pyx`) writes four integers per word into one
+aligner) or a few words. So the grouping (`_engine/words.pyx`) writes four integers per word into one
 C array (its text span and its first and last token) and nothing else: a word's times are its
 tokens' times, read from the per-token time lists when asked for. A `Word` is made only when
 one is indexed or iterated, and its text is cut out of the transcript then.

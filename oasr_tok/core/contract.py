@@ -91,7 +91,7 @@ class TokenizerContract(abc.ABC):
             >>> tok.decode_incremental([], state, final=True), state["text"] == tok.decode(ids)
             ('', True)
         """
-        if type(state) is Stream:  # a stream new_stream made (_stream.pyx)
+        if type(state) is Stream:  # a stream new_stream made (_engine/stream.pyx)
             return feed_for(self, state, new_ids, final)
         new = self.check_ids(new_ids)
         tag = self._stream_tag()
@@ -134,7 +134,7 @@ class TokenizerContract(abc.ABC):
         return delta
 
     def _stream_tag(self) -> int:
-        """What this tokenizer records in its stream states (see _textbuf.h): a fingerprint of
+        """What this tokenizer records in its stream states (see textbuf.h): a fingerprint of
         its kind, options and file contents (not their paths), so an equal tokenizer rebuilt
         from the same files anywhere (a worker's copy) continues a stream and any other refuses
         it. Without a readable spec, this instance alone."""

@@ -22,8 +22,8 @@ state dict) and the table's C loop steps it. A kind that steps a value (below) i
 that value; any other kind by its own decode_incremental, the agreed ids one call each and the
 rest in one, from a copy. The word rules run over the agreed, uncommitted text only, and
 not again while the agreed ids are those the last call searched in vain; state["committed"]
-grows in place (_textbuf.h's oasr_append), never by a copy. Nothing in a call is proportional
-to the transcript. The whole call is compiled (_revisions.pyx); this module is its documented
+grows in place (textbuf.h's oasr_append), never by a copy. Nothing in a call is proportional
+to the transcript. The whole call is compiled (_engine/revisions.pyx); this module is its documented
 home.
 
 Where the commit point can be. Committed text ends at the end of a word `w` of the agreed text
@@ -52,15 +52,15 @@ __all__ = ["WINDOW", "Revisions", "decode_hypothesis"]
 
 # WINDOW (how many committed ids before the commit point each call compares with the hypothesis
 # to detect that the recogniser revised committed ids; ids further back are never read) and the
-# compiled entry point are defined in _revisions.pyx (typed in _revisions.pyi).
+# compiled entry point are defined in _engine/revisions.pyx (typed in _engine/revisions.pyi).
 #
-# state["_hypothesis"] is a HypothesisState (_revisions.pyx): a compiled record, copied, pickled and
+# state["_hypothesis"] is a HypothesisState (_engine/revisions.pyx): a compiled record, copied, pickled and
 # compared by these fields (the order it is made from them in); made from fields, it checks them,
 # and raises StreamStateError:
 #   n         ids committed (state["committed_tokens"])
 #   window    the last <= WINDOW committed ids (kept in a C array; a tuple of ints as a field)
 #   stream    the stream state after the n committed ids: a PieceTable's snapshot (a 6-tuple, see
-#             _piece_table.pyx), the value of a kind that steps one (FunASR's frozen tuple), or, for
+#             _engine/piece_table.pyx), the value of a kind that steps one (FunASR's frozen tuple), or, for
 #             other kinds, their decode_incremental state (its "text" cut to the held-back tail:
 #             the committed text is state["committed"])
 #   pending   the text each pending token printed after the committed text: the pending tokens

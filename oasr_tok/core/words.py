@@ -1,8 +1,8 @@
 """Timed words cut out of a rendered transcript (rules: docs/decoding.md § Word timings).
 
-The grouping is compiled (oasr_tok/_words.pyx): it runs on every request that asks for word
+The grouping is compiled (oasr_tok/_engine/words.pyx): it runs on every request that asks for word
 timestamps, so it is one linear pass with no per-character Python calls. Its result, `Words`,
-and the `Word` record are compiled too (oasr_tok/_wordtypes.pyx): a columnar sequence that
+and the `Word` record are compiled too (oasr_tok/_engine/wordtypes.pyx): a columnar sequence that
 makes a `Word` only when one is asked for. tests/words_reference.py is the same rules in
 plain Python, kept as the oracle."""
 

@@ -16,7 +16,7 @@ from .archive import is_archive_ref, read_member
 
 
 def existing_file(path: str, what: str) -> str:
-    """`path` if it is a readable file (or names a member of an archive, oasr_tok/archive.py);
+    """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py);
     AssetNotFoundError naming it otherwise."""
     if not os.path.isfile(path) and not is_archive_ref(path):
         raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)

@@ -31,7 +31,7 @@ PieceTable knows — streams at constant cost per token. The rules, read from th
   then per token removes the pad token and, with cleanup, applies WordPiece's clean-up and
   turns the delimiter into a space, dropping tokens left empty. The per-token part is a table
   rewrite (empty -> skipped, which also keeps Metaspace's first-token rule waiting); the
-  collapse is the CTCStream wrapper (_ctc.pyx), given `repeat_classes`.
+  collapse is the CTCStream wrapper (_engine/ctc.pyx), given `repeat_classes`.
 
 * BPEDecoder (alone): the suffix (`</w>`) becomes a space in every token but the last, where
   it is dropped. The table renders the space form; a CTCStream holds the last visible token

@@ -3,7 +3,7 @@ per-language SentencePiece models sharing one id space.
 
 Files: one SentencePiece model per language, the role being the language code (``en``,
 ``es``, ``spl_tokens`` for Canary's special-token model); they may be members of a `.nemo`
-archive (``model.nemo::<32 hex>_tokenizer.model``, oasr_tok/archive.py). Options:
+archive (``model.nemo::<32 hex>_tokenizer.model``, oasr_tok/files/archive.py). Options:
 ``langs`` (the language order: required, it fixes the ids), ``special_lang`` (the
 sub-vocabulary of control tokens; default ``spl_tokens`` when present), and for Canary's
 timestamps ``window_stride`` (seconds per feature frame) and ``subsampling_factor``.

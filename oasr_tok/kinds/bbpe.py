@@ -113,7 +113,7 @@ class BbpeTokenizer(TableMethods, SentencePieceModel, Tokenizer):
                 "model spells bytes as characters instead. Load it as kind 'sentencepiece'",
                 path=path,
             )
-        # (tuples: a long join of them lets go of the GIL, _join.pyx)
+        # (tuples: a long join of them lets go of the GIL, _engine/join.pyx)
         self._rest = tuple([b"" if f & FLAG_SKIP else _as_bytes(t) for t, f in zip(renderings.rest, flags)])
         self._first = (
             None

@@ -22,7 +22,7 @@ machine for the open branch, emitting only what both agree on.
 Streaming is O(1) amortised per token: only the end of the element list can still change (the
 element a CJK token may pop, a single letter that may start a run, the " " that a run may
 swallow, trailing whitespace the final strip removes), so at most a few elements are held.
-The machine (token steps and held end) is compiled: oasr_tok/_funasr.pyx; `decode` below
+The machine (token steps and held end) is compiled: oasr_tok/_engine/funasr.pyx; `decode` below
 runs its token steps over the whole list and applies the abbreviation rule in one pass.
 
 `token_pieces` is not the streamed deltas: it runs the token steps once more, recording which
@@ -191,7 +191,7 @@ def _json_tokens(path: str, text: str) -> list[str]:
 
 
 # -- the machine -------------------------------------------------------------------------------
-# Track (compiled, oasr_tok/_funasr.pyx) holds one rendering in progress: the token steps of
+# Track (compiled, oasr_tok/_engine/funasr.pyx) holds one rendering in progress: the token steps of
 # the element rules (parity_step, clean_step, clean_close) and the held end of the element list
 # (settle releases what no later token can change, rest renders what ending now would add).
 
@@ -386,7 +386,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     def decode_incremental(self, new_ids: Sequence[int], state: dict[str, Any] | Stream, final: bool = False) -> str:
         """Stream `new_ids`; returns the text no continuation can change. See Tokenizer."""
-        if type(state) is Stream:  # a stream new_stream made (_stream.pyx)
+        if type(state) is Stream:  # a stream new_stream made (_engine/stream.pyx)
             return feed_for(self, state, new_ids, final)
         new = self.check_ids(new_ids)
         check_owner(state, self._tag)
@@ -421,7 +421,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     # decode_hypothesis steps this kind's machine itself, from the frozen value state["_funasr"]
     # holds, instead of one decode_incremental call (and a state-dict copy) per agreed id
-    # (oasr_tok/revisions.py, § Kinds that step a value): _advance and _rest are those steps,
+    # (oasr_tok/core/revisions.py, § Kinds that step a value): _advance and _rest are those steps,
     # and they are exactly what decode_incremental runs.
     _steps_reproduce = decode_incremental
     _fresh_stream: tuple = (B_EMPTY, _Track().freeze(), None, "", "")

@@ -457,7 +457,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
         if self._joined is not None:
             # A byte-level table (Qwen's, GPT-2's): the runtime's decode is its pieces joined and
             # decoded once, as the table's own stream would render them; a long join lets go of
-            # the GIL (_join.pyx).
+            # the GIL (_engine/join.pyx).
             pieces, errors = self._joined
             return join_pieces(pieces, ids).decode("utf-8", errors)
         text: str = self._table.decode_incremental(ids, {}, True)

@@ -123,7 +123,7 @@ class SymbolTableTokenizer(TableMethods, Tokenizer):
         for token_id in self._special:
             flags[token_id] = FLAG_SKIP
             self._byte_of.pop(token_id, None)
-        self._utf8 = tuple(  # (a tuple: a long join of it lets go of the GIL, _join.pyx)
+        self._utf8 = tuple(  # (a tuple: a long join of it lets go of the GIL, _engine/join.pyx)
             [
                 b"" if i in self._special else bytes([self._byte_of[i]]) if i in self._byte_of else _utf8(text, i)
                 for i, text in enumerate(self._rendered)

@@ -285,7 +285,7 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         self._special = frozenset(range(num_special))
         self._special_by_name = {name: token_id for token_id, name in enumerate(tekken.special_names)}
         #: the bytes every id renders (b"" for special ids), the table decode() reads
-        self._bytes: tuple[bytes, ...] = (b"",) * num_special + tuple(tekken.rank_bytes)  # (a tuple: _join.pyx)
+        self._bytes: tuple[bytes, ...] = (b"",) * num_special + tuple(tekken.rank_bytes)  # (a tuple: _engine/join.pyx)
         flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
         #: one byte per id, non-zero for the ids that cut a byte run (decode's join_pieces stops)
         self._run_breaks = bytes([1]) * num_special + bytes(len(tekken.rank_bytes))

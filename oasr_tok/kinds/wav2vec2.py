@@ -19,7 +19,7 @@ oasr_tok.collapse_ctc). Its rules, in transformers' order:
 5. `clean_up_tokenization` when `clean_up_tokenization_spaces` is set (transformers 5 defaults
    it to false; older configs may say true).
 
-Streaming runs on the compiled PieceTable behind a CTCStream (oasr_tok/_ctc.pyx): leading
+Streaming runs on the compiled PieceTable behind a CTCStream (oasr_tok/_engine/ctc.pyx): leading
 whitespace is the table's lead rule, trailing whitespace is held back until something visible
 follows it (a run of word delimiters at the end is not part of the transcript yet). Two
 settings make the rendering depend on neighbours beyond that, and stream by re-decoding

@@ -15,7 +15,7 @@ vendors), its bytes decoded as UTF-8 with one U+FFFD per maximal invalid subpart
 * `clean_spaces` (on for BPE and WPM unless the `pre` type turns it off) then rewrites the
   whole text: " ?" " !" " ." " ," lose the space, " ' " becomes "'", and " 's" " 'm" " 're"
   " 've" lose the space. These rules reach across tokens, so the stream holds back the few
-  characters a later token may still change (oasr_tok/_clean_spaces.pyx).
+  characters a later token may still change (oasr_tok/_engine/clean_spaces.pyx).
 
 The vocabulary is read as llama.cpp's loader reads it, with its refusals (no
 `tokenizer.ggml.model`, an unknown model or `pre` type, score or type arrays shorter than the
@@ -255,7 +255,7 @@ class GGUFTokenizer(TableMethods, Tokenizer):
     def __init__(self, vocab: GGUFVocab, keep_specials: bool = False) -> None:
         self.vocab = vocab
         # keep_specials: the with_specials() view, llama_detokenize with unparse_special on.
-        self._pieces = tuple(token_pieces_bytes(vocab, special=keep_specials))  # (a tuple: _join.pyx)
+        self._pieces = tuple(token_pieces_bytes(vocab, special=keep_specials))  # (a tuple: _engine/join.pyx)
         self._special = frozenset() if keep_specials else special_ids_of(vocab)
         self._size = len(self._pieces)
         # Ids that render nothing (the special ids; in the view, unused and undefined ones).

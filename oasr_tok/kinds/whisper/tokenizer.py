@@ -170,7 +170,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
-        self._pieces = tuple(self._bytes) + (b"",) * (vocab_size - eot)  # (a tuple: _join.pyx)
+        self._pieces = tuple(self._bytes) + (b"",) * (vocab_size - eot)  # (a tuple: _engine/join.pyx)
         prompt_stop = bytearray(vocab_size)
         prompt_stop[layout.sot_prev] = 1
         self._prompt_stop = bytes(prompt_stop)
