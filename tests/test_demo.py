@@ -11,6 +11,8 @@ import pytest
 from oasr_tok import demo
 from oasr_tok.core.registry import builtin_kinds
 
+from cases import FIRST_KINDS
+
 
 def run(capsys, *argv):
     code = demo.main(list(argv))
@@ -27,19 +29,7 @@ def test_json_output_covers_every_kind_and_checks_out(capsys):
     # project started with all have them, and nothing else is in the demo.
     assert set(by_kind) == {entry["kind"] for entry in demo.load_manifest()}
     assert set(by_kind) <= set(builtin_kinds())
-    assert set(by_kind) >= {
-        "symbol_table",
-        "sentencepiece",
-        "huggingface",
-        "whisper",
-        "funasr_char",
-        "tekken",
-        "gguf",
-        "wav2vec2",
-        "wordpiece",
-        "aggregate",
-        "bbpe",
-    }
+    assert set(by_kind) >= FIRST_KINDS
     for kind, record in by_kind.items():
         assert record["status"] == "ok", (kind, record.get("error"))
         assert record["stream_matches_decode"] is True

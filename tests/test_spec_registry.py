@@ -12,6 +12,7 @@ import pytest
 import oasr_tok
 from oasr_tok import SpecError, TokenizerSpec
 
+from cases import FIRST_KINDS
 from paths import PACKAGE_PARENT, shared, subprocess_env
 
 UNITS = shared("symbol_table/icefall-librispeech-bpe500.tokens.txt")
@@ -363,7 +364,15 @@ def test_the_package_declares_the_eleven_kinds_it_documents():
     among them (a kind added later joins them without a change here)."""
     from oasr_tok.core.registry import builtin_kinds
 
-    assert set(builtin_kinds()) >= set(
-        ["symbol_table", "sentencepiece", "bbpe", "huggingface", "whisper", "funasr_char", "gguf", "tekken"]
-        + ["wav2vec2", "wordpiece", "aggregate"]
-    )
+    assert set(builtin_kinds()) >= FIRST_KINDS
+
+
+def test_every_builtin_kind_has_a_contract_case():
+    """A kind's contract case (tests/cases/<kind>.py) is one of the four files adding it takes:
+    without one, the contract suite would not run on it."""
+    from oasr_tok.core.registry import builtin_kinds
+
+    from cases import all_cases
+
+    covered = {case.name.split("/")[0] for case in all_cases()}
+    assert set(builtin_kinds()) <= covered, sorted(set(builtin_kinds()) - covered)
