@@ -11,11 +11,13 @@ Private modules (a leading underscore; the compiled engine) moved without an ali
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import sys
+from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 #: old path -> new path, both under oasr_tok.
 MOVED = {
@@ -49,17 +51,17 @@ MOVED = {
 _PREFIX = "oasr_tok."
 
 
-class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds `oasr_tok.<old>` and loads it as the module at `oasr_tok.<new>`."""
+class MovedModuleFinder:
+    """Finds `oasr_tok.<old>` and loads it as the module at `oasr_tok.<new>`: importlib's finder
+    and loader protocols, without its ABCs (importing importlib.abc cost every `import oasr_tok`
+    more than the rest of this module: benchmarks/measurements.md)."""
 
-    def find_spec(
-        self, fullname: str, path: object = None, target: object = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
         if not fullname.startswith(_PREFIX) or fullname[len(_PREFIX) :] not in MOVED:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return ModuleSpec(fullname, cast("Loader", self))  # the protocol, not the ABC (above)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
         module = importlib.import_module(_PREFIX + MOVED[spec.name[len(_PREFIX) :]])
         spec.loader_state = module.__spec__  # the import system sets __spec__ to the alias's: restored below
         return module

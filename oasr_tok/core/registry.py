@@ -62,7 +62,7 @@ class BuiltIn:
 # one that is found is never imported. Adding a kind is adding its module (docs/architecture.md
 # § Adding a kind).
 #: How far into a kind's file its REGISTRY line is looked for: it stands after the docstring, the
-#: imports and __all__ (reading whole files would cost every load).
+#: imports and __all__ (reading whole files costs every process more: benchmarks/measurements.md).
 HEAD_BYTES = 8192
 KINDS_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kinds")
 _ENTRY = re.compile(r"^REGISTRY = \{(.*?)\}$", re.M | re.S)
