@@ -8,7 +8,8 @@ page (docs/kinds/charlist.md) and a CHANGELOG line; runs the one documented gene
 from the kinds); then runs the suite in the copy. Nothing else is touched by hand, and the test
 checks that exactly those files changed.
 
-By default the copy runs the tests that know the kinds (the contract suite on the new case, the
+The copy holds the project's sources (and, when the suite runs against an installed wheel, that
+wheel's compiled modules laid into them). By default the copy runs the tests that know the kinds (the contract suite on the new case, the
 documents, the registry, resolution, the layers, the demo); with OASR_TOK_NEW_KIND_TESTS=all it
 runs the whole suite (CI's `house` tier, .ci/house).
 """
@@ -150,16 +151,20 @@ KIND_TESTS = [
     "tests/test_doctests.py",
 ]
 _SKIP = shutil.ignore_patterns(
-    ".git", ".venv", ".tox", "build", "dist", "__pycache__", ".hypothesis", "*.egg-info", "results", "oasr_tok"
+    ".git", ".venv", ".tox", "build", "dist", "__pycache__", ".hypothesis", "*.egg-info", "results"
 )
 
 
 def _copy_project(to: Path) -> Path:
-    """The project beside a `shared` link (the real files, where they are), with the oasr_tok
-    the tests import (built in place, or the installed wheel's: compiled modules included)."""
+    """The project beside a `shared` link (the real files, where they are). When the tests run
+    against an installed wheel, its compiled modules are laid into the copy's sources."""
     project = to / "main"
     shutil.copytree(ROOT, project, ignore=_SKIP)
-    shutil.copytree(PACKAGE_PARENT / "oasr_tok", project / "oasr_tok", ignore=shutil.ignore_patterns("__pycache__"))
+    if PACKAGE_PARENT.resolve() != ROOT.resolve():
+        installed = PACKAGE_PARENT / "oasr_tok"
+        for compiled in installed.rglob("*"):
+            if compiled.suffix in {".so", ".pyd"}:
+                shutil.copy2(compiled, project / "oasr_tok" / compiled.relative_to(installed))
     if SHARED.is_dir():
         (to / "shared").mkdir()
         (to / "shared" / "fixtures").symlink_to(SHARED)
