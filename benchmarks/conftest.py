@@ -16,6 +16,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -125,6 +126,19 @@ def _rounds_for(seconds_per_round: float, min_rounds: int = MIN_ROUNDS) -> int:
     if seconds_per_round <= 0:
         return MAX_ROUNDS
     return max(min_rounds, min(MAX_ROUNDS, int(TARGET_SECONDS / seconds_per_round)))
+
+
+def in_threads(works: list[Callable[[], None]]) -> None:
+    """Run each callable, together: one alone in the calling thread, more in a thread each
+    (the rows that compare one thread with two)."""
+    if len(works) == 1:
+        works[0]()
+        return
+    workers = [threading.Thread(target=work) for work in works]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
 
 def timed(

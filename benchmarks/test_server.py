@@ -20,12 +20,10 @@ each per step, stop strings, streams primed from a prompt.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from bench_cases import Unavailable, hf_runtime, hypothesis, tokenizer
-from conftest import timed
+from conftest import in_threads, timed
 
 BATCH_CASES = ["huggingface/qwen3", "whisper/faster-whisper-base"]
 PEERS = {
@@ -147,14 +145,7 @@ def test_two_threads_two_batches(benchmark, label: str, threads: int) -> None:
             batch(step, streams)
 
     def run(lives) -> None:
-        if threads == 1:
-            work(lives[0])
-            return
-        workers = [threading.Thread(target=work, args=(live,)) for live in lives]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
+        in_threads([lambda live=live: work(live) for live in lives])
 
     timed(
         benchmark,

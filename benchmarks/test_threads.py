@@ -8,11 +8,9 @@ throughout) is the control."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from bench_cases import Unavailable, hypothesis, tokenizer
-from conftest import timed
+from conftest import in_threads, timed
 
 CASES = [
     "symbol_table/icefall-bpe500",
@@ -40,14 +38,7 @@ def test_decode_in_threads(benchmark, label: str, threads: int) -> None:
             decode(ids)
 
     def run(_: object) -> None:
-        if threads == 1:
-            work()
-            return
-        workers = [threading.Thread(target=work) for _ in range(threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
+        in_threads([work] * threads)
 
     timed(
         benchmark,
