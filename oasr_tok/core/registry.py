@@ -66,7 +66,9 @@ class BuiltIn:
 HEAD_BYTES = 8192
 KINDS_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kinds")
 _ENTRY = re.compile(r"^REGISTRY = \{(.*?)\}$", re.M | re.S)
-_FIELD = re.compile(r'\s*"(\w+)":\s*("[^"\\]*"|-?\d+|None)\s*(?:,|$)')
+_VALUE = r'"[^"\\]*"|-?\d+|None'
+_PAIR = re.compile(rf'\s*"(\w+)"\s*:\s*({_VALUE})\s*')
+_BODY = re.compile(rf'(?:\s*"\w+"\s*:\s*(?:{_VALUE})\s*,)*(?:\s*"\w+"\s*:\s*(?:{_VALUE})\s*)?\s*')
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kind": str,
     "factory": str,
@@ -77,22 +79,19 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
 _KIND_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
 
-def read_entry(text: str, where: str) -> BuiltIn | None:
+def read_entry(text: str, where: str, module: str = "") -> BuiltIn | None:
     """The kind a module's REGISTRY line declares (None: the module declares none), checked:
     RegistryError names the file and what is wrong."""
     match = _ENTRY.search(text)
     if match is None:
         return None
     body = match.group(1)
-    fields: dict[str, Any] = {}
-    at = 0
-    while at < len(body.rstrip().rstrip(",")) and body[at:].strip():
-        field = _FIELD.match(body, at)
-        if field is None:
-            raise RegistryError(f"{where}: REGISTRY must be one dict of string, int or None literals, got {{{body}}}")
-        key, raw = field.group(1), field.group(2)
-        fields[key] = None if raw == "None" else raw[1:-1] if raw.startswith('"') else int(raw)
-        at = field.end()
+    if not _BODY.fullmatch(body):
+        raise RegistryError(f"{where}: REGISTRY must be one dict of string, int or None literals, got {{{body}}}")
+    fields: dict[str, Any] = {
+        key: None if raw == "None" else raw[1:-1] if raw.startswith('"') else int(raw)
+        for key, raw in _PAIR.findall(body)
+    }
     unknown = sorted(set(fields) - set(_FIELDS))
     missing = sorted({"kind", "factory", "precedence"} - set(fields))
     if unknown or missing:
@@ -110,7 +109,7 @@ def read_entry(text: str, where: str) -> BuiltIn | None:
     if (fields.get("backend") is None) != (fields.get("extra") is None):
         raise RegistryError(f"{where}: REGISTRY gives a backend without its extra, or an extra without its backend")
     return BuiltIn(
-        "", fields["factory"], fields.get("backend"), fields.get("extra"), fields["precedence"], fields["kind"]
+        module, fields["factory"], fields.get("backend"), fields.get("extra"), fields["precedence"], fields["kind"]
     )
 
 
@@ -129,12 +128,12 @@ def discover_builtins(folder: str = KINDS_FOLDER, package: str = "oasr_tok.kinds
             continue
         with open(path, "rb") as handle:
             head = handle.read(HEAD_BYTES).decode("utf-8", "replace")
-        entry = read_entry(head, path)
+        entry = read_entry(head, path, module)
         if entry is None:
             continue
         if entry.kind in found:
             raise RegistryError(f"{path}: kind {entry.kind!r} is declared by {found[entry.kind].module} too")
-        found[entry.kind] = BuiltIn(module, entry.cls, entry.backend, entry.extra, entry.precedence, entry.kind)
+        found[entry.kind] = entry
     order = sorted(found.values(), key=lambda e: (e.precedence is None, e.precedence or 0, e.kind))
     return {entry.kind: entry for entry in order}
 
