@@ -1,6 +1,7 @@
-"""docs/architecture.md's five layers, as the code has them: every import of a module of
-oasr_tok points at its own layer or one below, and no modules import each other in a circle
-(imports read from the source, compiled modules included; lazy imports inside functions too)."""
+"""docs/architecture.md's rooms and floors, as the code has them: every import of a module of
+oasr_tok points at its own room or a room on a lower floor, and no modules import each other in
+a circle (imports read from the source, compiled modules included; lazy imports inside functions
+too)."""
 
 from __future__ import annotations
 
@@ -190,3 +191,11 @@ def test_the_old_public_paths_are_the_moved_modules():
 
     with pytest.raises(ModuleNotFoundError):
         __import__("oasr_tok.no_such_module")
+
+
+def test_the_documented_floors_are_these():
+    """docs/architecture.md § Rooms draws each folder room on the floor FLOORS gives it."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = {name.rstrip("/"): int(floor) for floor, name in re.findall(r"^(\d+)\s+(\w+/)", page, re.M)}
+    rooms = {room: floor for floor, names in enumerate(FLOORS, 1) for room in names if (PACKAGE / room).is_dir()}
+    assert drawn == rooms
