@@ -1,7 +1,7 @@
 """Write the kind tables from the kinds themselves: the README's table of kinds (and the number
 word before it) from each kind's page (docs/kinds/<kind>.md, its card: the first table and the
 "Recognised by" line), and docs/cli.md's order of evidence from the registry's precedences and
-the same lines. Run it after adding or changing a kind; tests/test_docs.py fails while either
+the same lines. Run it after adding or changing a kind; tests/house/test_docs.py fails while either
 table is not what it writes.
 
     python docs/kind_tables.py          # rewrite README.md and docs/cli.md

@@ -1,4 +1,4 @@
-# Types of the compiled clean_spaces engine (oasr_tok/_engine/clean_spaces.pyx); tests/test_typing.py
+# Types of the compiled clean_spaces engine (oasr_tok/_engine/clean_spaces.pyx); tests/house/test_typing.py
 # checks these against the built module with mypy's stubtest.
 from collections.abc import Sequence
 from typing import Any

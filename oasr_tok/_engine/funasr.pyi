@@ -1,4 +1,4 @@
-# Types of the compiled funasr_char rendering machine (oasr_tok/_engine/funasr.pyx); tests/test_typing.py
+# Types of the compiled funasr_char rendering machine (oasr_tok/_engine/funasr.pyx); tests/house/test_typing.py
 # checks these against the built module with mypy's stubtest.
 from typing import TypeAlias
 

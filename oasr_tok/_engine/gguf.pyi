@@ -1,4 +1,4 @@
-# Types of the compiled GGUF string-array reader (oasr_tok/_engine/gguf.pyx); tests/test_typing.py
+# Types of the compiled GGUF string-array reader (oasr_tok/_engine/gguf.pyx); tests/house/test_typing.py
 # checks these against the built module with mypy's stubtest.
 from typing_extensions import Buffer
 

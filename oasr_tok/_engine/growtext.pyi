@@ -1,4 +1,4 @@
-# Types of oasr_tok/_engine/growtext.pyx; tests/test_typing.py checks them with mypy's stubtest.
+# Types of oasr_tok/_engine/growtext.pyx; tests/house/test_typing.py checks them with mypy's stubtest.
 from typing import Any
 
 from typing_extensions import disjoint_base

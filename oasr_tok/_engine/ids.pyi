@@ -1,4 +1,4 @@
-# Types of the compiled id intake (oasr_tok/_engine/ids.pyx); tests/test_typing.py checks these
+# Types of the compiled id intake (oasr_tok/_engine/ids.pyx); tests/house/test_typing.py checks these
 # against the built module with mypy's stubtest.
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, final

@@ -1,4 +1,4 @@
-# Types of the compiled gathering by id (oasr_tok/_engine/join.pyx); tests/test_typing.py checks these
+# Types of the compiled gathering by id (oasr_tok/_engine/join.pyx); tests/house/test_typing.py checks these
 # against the built module with mypy's stubtest.
 from typing import Any, TypeAlias, overload
 

@@ -1,4 +1,4 @@
-# Types of oasr_tok/_engine/jsonscan.pyx; tests/test_typing.py checks these against the built module
+# Types of oasr_tok/_engine/jsonscan.pyx; tests/house/test_typing.py checks these against the built module
 # with mypy's stubtest.
 
 # The index just past the JSON array opening at data[start], or -1.

@@ -1,4 +1,4 @@
-# Types of the compiled streaming engine (oasr_tok/_engine/piece_table.pyx); tests/test_typing.py checks
+# Types of the compiled streaming engine (oasr_tok/_engine/piece_table.pyx); tests/house/test_typing.py checks
 # these against the built module with mypy's stubtest.
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, type_check_only

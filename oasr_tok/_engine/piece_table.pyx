@@ -469,7 +469,7 @@ cdef class PieceTable:
         if v.closed:
             return ""
         # The loop is _run's (the same rules, checked against each other by
-        # tests/test_stream_engine.py's step_snapshot test), kept here with the pending bytes in a
+        # tests/engine/test_stream_engine.py's step_snapshot test), kept here with the pending bytes in a
         # local: _run's list for them, made on every call, is a measurable part of this per-token
         # path (benchmarks/RESULTS.md § Measurements behind the code).
         fast = _plain_state(&v, pending)
@@ -621,7 +621,7 @@ cdef class PieceTable:
         The characters go to `text`. Returns STEP_DONE; STEP_NEEDS_GIL when the id's step is
         another (a rule pending, a byte piece of a text table, a long piece), with nothing
         changed; STEP_NO_MEMORY (nothing changed) when `text` could not grow. The rules are
-        _step's, and tests/test_streams.py holds both to the dict path on every kind."""
+        _step's, and tests/engine/test_streams.py holds both to the dict path on every kind."""
         cdef unsigned char f
         cdef PyObject* raw
         cdef unsigned char joined[JOIN_BYTES]

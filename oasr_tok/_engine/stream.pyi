@@ -1,4 +1,4 @@
-# Types of oasr_tok/_engine/stream.pyx; tests/test_typing.py checks them with mypy's stubtest.
+# Types of oasr_tok/_engine/stream.pyx; tests/house/test_typing.py checks them with mypy's stubtest.
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, final
 

@@ -1,4 +1,4 @@
-# Types of the compiled stream-text buffer (oasr_tok/_engine/textbuf.pyx); tests/test_typing.py checks
+# Types of the compiled stream-text buffer (oasr_tok/_engine/textbuf.pyx); tests/house/test_typing.py checks
 # these against the built module with mypy's stubtest.
 from typing import Any
 

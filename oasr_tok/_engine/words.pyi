@@ -1,4 +1,4 @@
-# Types of the compiled word grouping (oasr_tok/_engine/words.pyx); tests/test_typing.py checks these
+# Types of the compiled word grouping (oasr_tok/_engine/words.pyx); tests/house/test_typing.py checks these
 # against the built module with mypy's stubtest. Times are typed Any here: the engine checks
 # them itself (token_times); the public functions that call it name oasr_tok.core.words.Times.
 from collections.abc import Sequence

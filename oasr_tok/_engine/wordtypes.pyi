@@ -1,4 +1,4 @@
-# Types of the compiled word-timing results (oasr_tok/_engine/wordtypes.pyx); tests/test_typing.py
+# Types of the compiled word-timing results (oasr_tok/_engine/wordtypes.pyx); tests/house/test_typing.py
 # checks these against the built module with mypy's stubtest.
 from array import array
 from collections.abc import Iterable, Iterator, Sequence

@@ -1,5 +1,5 @@
 """How a text becomes the modeling units of a `tokens.txt` model, as sherpa-onnx's text2token
-makes them for hotwords and keywords (sherpa_onnx/utils.py, 2.0.1; tests/test_hotwords.py holds
+makes them for hotwords and keywords (sherpa_onnx/utils.py, 2.0.1; tests/toolkits/test_hotwords.py holds
 the two to the same lines):
 
 * ``cjkchar``: every character of the text, whitespace dropped;

@@ -9,7 +9,7 @@ That last step, stated exactly: a byte string's best recovery (the most characte
 four bytes that each decode) is the string with every byte that belongs to no well-formed
 UTF-8 character dropped, which is UTF-8 decoding with errors="ignore" (a character's bytes
 are fixed by its lead byte, so no other choice of characters can be longer; checked against
-icefall's dynamic programme in tests/test_bbpe.py). So this kind is the sentencepiece kind's
+icefall's dynamic programme in tests/kinds/test_bbpe.py). So this kind is the sentencepiece kind's
 per-id renderings, each turned into the bytes its characters stand for, streamed by the
 compiled byte-level engine under the "ignore" rule: a token that ends inside a character holds
 its bytes back, and bytes that can no longer become a character print nothing, as icefall's
@@ -61,7 +61,7 @@ def _alphabet() -> list[str]:
     """icefall's byte alphabet (byte_utils.py, PRINTABLE_BASE_CHARS): bytes 0-31 as U+0100
     onwards, printable ASCII as itself, bytes 127-255 as the code points from U+0120 upwards
     that NFKC leaves alone (it skips the six that normalisation would change). Stated as the
-    rule rather than the list; tests/test_bbpe.py compares it with icefall's list."""
+    rule rather than the list; tests/kinds/test_bbpe.py compares it with icefall's list."""
     nfkc_unstable = {0x132, 0x133, 0x13F, 0x140, 0x149, 0x17F}
     high = [cp for cp in range(0x120, 0x1A7) if cp not in nfkc_unstable]
     return [chr(cp) for cp in [*range(0x100, 0x120), *range(0x20, 0x7F), *high]]

@@ -377,7 +377,7 @@ class SentencePieceTokenizer(TableMethods, SentencePieceModel, Tokenizer):
         its first surface, and the first id that does not keep the rule ends it; after that each
         id renders its surface. A byte piece is its byte; the UTF-8 of everything is decoded
         with one U+FFFD per invalid byte. (Faster than asking SentencePiece: its decode builds
-        a proto of every piece. tests/test_sentencepiece.py checks the two are equal.)"""
+        a proto of every piece. tests/kinds/test_sentencepiece.py checks the two are equal.)"""
         tables = self._decoding
         joined = None
         if not tables.exotic:

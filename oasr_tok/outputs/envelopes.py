@@ -321,7 +321,7 @@ def _rich_segment(s: str) -> str:
 
 def sensevoice_rich_text(raw: str) -> str:
     """funasr's rich_transcription_postprocess: SenseVoice's tags as emoji (emotion after a
-    segment, events before it), segments joined; tests/test_envelopes.py checks it against
+    segment, events before it), segments joined; tests/outputs/test_envelopes.py checks it against
     funasr's own function on every case of fixtures/envelopes/expected.json."""
     s = raw.replace("<|nospeech|><|Event_UNK|>", "❓")
     for name in _SV_LANGUAGES:

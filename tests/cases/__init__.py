@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from oasr_tok import Tokenizer
 
 #: The built-in kinds the project was made with: every one has a contract case and demo files.
-#: A kind added later joins the registry without a change here (tests/test_adding_a_kind.py).
+#: A kind added later joins the registry without a change here (tests/house/test_adding_a_kind.py).
 FIRST_KINDS = frozenset(
     {"symbol_table", "sentencepiece", "bbpe", "huggingface", "whisper", "funasr_char", "gguf", "tekken", "wav2vec2"}
     | {"wordpiece", "aggregate"}

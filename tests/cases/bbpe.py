@@ -31,7 +31,7 @@ def interesting(tok) -> list[int]:
 
 TEXTS = (*MULTISCRIPT, "今 天 天 气 很 好", "我 们 用 PYTHON 写 代 码", "🎉 👍 😀 𠀀 𝐀")
 
-_REFERENCE_NOTE = "icefall's byte_utils.py is not a package: tests/test_bbpe.py compares with expected values fixtures/make_bbpe.py made with icefall's own smart_byte_decode, loaded by path"
+_REFERENCE_NOTE = "icefall's byte_utils.py is not a package: tests/kinds/test_bbpe.py compares with expected values fixtures/make_bbpe.py made with icefall's own smart_byte_decode, loaded by path"
 
 
 CASES = [

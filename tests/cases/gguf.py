@@ -48,7 +48,7 @@ def realistic(name: str):
     return streams
 
 
-_REFERENCE_NOTE = "llama.cpp is not installed (never built in CI): tests/test_gguf.py compares with llama.cpp's detokenize goldens (fixtures/make_gguf_expected.py) and tests/llama_reference.py's line-by-line port"
+_REFERENCE_NOTE = "llama.cpp is not installed (never built in CI): tests/kinds/test_gguf.py compares with llama.cpp's detokenize goldens (fixtures/make_gguf_expected.py) and tests/llama_reference.py's line-by-line port"
 
 
 CASES = [

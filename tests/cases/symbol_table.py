@@ -95,7 +95,7 @@ def _sp_ids(tok):
     return [sp.encode(text.upper()) for text in MULTISCRIPT]
 
 
-_REFERENCE_NOTE = "no reference library: its rules are the legacy detokenizer's (docs/kinds/symbol_table.md), checked against sherpa/icefall tables in tests/test_symbol_table.py"
+_REFERENCE_NOTE = "no reference library: its rules are the legacy detokenizer's (docs/kinds/symbol_table.md), checked against sherpa/icefall tables in tests/kinds/test_symbol_table.py"
 
 
 CASES = [

@@ -89,7 +89,7 @@ def _realistic(tok) -> list[list[int]]:
     return out or [[index["|"]]]
 
 
-_REFERENCE_NOTE = "tests/test_wav2vec2.py compares with transformers' Wav2Vec2CTCTokenizer (its options mapped per variant) on token ids and frames"
+_REFERENCE_NOTE = "tests/kinds/test_wav2vec2.py compares with transformers' Wav2Vec2CTCTokenizer (its options mapped per variant) on token ids and frames"
 
 
 CASES = [

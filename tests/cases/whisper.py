@@ -128,7 +128,7 @@ CASES = [
         build("tiktoken-multilingual"),
         interesting=interesting,
         realistic=decoder_outputs,
-        reference_note="openai-whisper is not installed (a heavy library): tests/test_whisper_tiktoken.py compares "
+        reference_note="openai-whisper is not installed (a heavy library): tests/kinds/test_whisper_tiktoken.py compares "
         "with its decode through expected values fixtures/make_whisper_tiktoken_expected.py made with it",
     )
 ]

@@ -38,7 +38,7 @@ def _view_case(case: KindCase) -> KindCase:
         lambda case=case: case.tokenizer().with_specials(),
         interesting=interesting,
         realistic=realistic,
-        reference_note="a with_specials() view renders special tokens as text: tests/test_prompts.py compares it with "
+        reference_note="a with_specials() view renders special tokens as text: tests/core/test_prompts.py compares it with "
         "transformers keeping specials (test_with_specials_decode_equals_transformers_keeping_specials)",
     )
 

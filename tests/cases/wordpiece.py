@@ -21,7 +21,7 @@ def _interesting(tok) -> list[int]:
     return [i for i in found if i is not None] + sorted(tok.special_ids) + [tok.vocab_size - 1]
 
 
-_REFERENCE_NOTE = "tests/test_wordpiece.py compares with the tokenizers WordPiece decoder on the same vocabulary, its options mapped per case"
+_REFERENCE_NOTE = "tests/kinds/test_wordpiece.py compares with the tokenizers WordPiece decoder on the same vocabulary, its options mapped per case"
 
 
 CASES = [

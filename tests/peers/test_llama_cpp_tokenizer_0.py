@@ -54,7 +54,7 @@ def test_every_golden_encodes_as_llama_cpp(name: str) -> None:
 def test_the_goldens_stream_as_they_decode(name: str) -> None:
     """The streaming contract on llama.cpp's own vocabularies: each golden's ids, one at a
     time, give decode's text (decode itself is checked against llama_detokenize in
-    tests/test_gguf.py)."""
+    tests/kinds/test_gguf.py)."""
     tokenizer = tok(name)
     for _, ids in goldens(name):
         state: dict = {}

@@ -100,7 +100,7 @@ def test_a_pickled_stream_goes_on_with_the_same_deltas(case, data):
 
 def _registered(case) -> None:
     """A pickle by value rebuilds its tokenizer through the registry: the suite's plug-in kind
-    registered as its package would register it (tests/test_plugin_kind.py unregisters it when
+    registered as its package would register it (tests/core/test_plugin_kind.py unregisters it when
     it is done, in whichever worker it ran)."""
     if case.name.startswith("letters/"):
         import example_kind

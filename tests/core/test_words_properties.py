@@ -158,7 +158,7 @@ def test_every_kind(case, data):
     carriers = _carriers(tok, ids)
     check_words(pieces, starts, ends, words, tok.decode(ids), carriers)
     # A CTC character model's words are transformers' word offsets (runs between whitespace,
-    # docs/kinds/wav2vec2.md; tests/test_wav2vec2.py checks them against transformers itself).
+    # docs/kinds/wav2vec2.md; tests/kinds/test_wav2vec2.py checks them against transformers itself).
     if isinstance(tok, Wav2Vec2Tokenizer):
         assert words == _runs_between_whitespace(pieces, starts, ends)
     else:

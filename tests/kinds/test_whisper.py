@@ -392,7 +392,7 @@ def test_vocab_size_option():
 def test_pickles_by_spec():
     tok, _ = load("large-v3")
     ids = decoder_outputs(tok)[1]
-    tok.pickle_mode = "spec"  # the default is by value (tests/test_pickle_value.py)
+    tok.pickle_mode = "spec"  # the default is by value (tests/core/test_pickle_value.py)
     try:
         clone = pickle.loads(pickle.dumps(tok))
     finally:

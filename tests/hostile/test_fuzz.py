@@ -18,7 +18,7 @@ import pytest
 from hostile import SANITIZED
 from paths import PACKAGE_PARENT, subprocess_env
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (short, long) examples per target: the CLI and asset targets start processes or build
 # tokenizers per example, so they get fewer.
 COUNTS = {"ids": (40, 600), "states": (40, 600), "assets": (25, 300), "cli": (8, 80)}

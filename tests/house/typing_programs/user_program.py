@@ -1,6 +1,6 @@
 """A program written against oasr_tok's public API as a user writes it (DESIGN.md's names).
 
-tests/test_typing.py type-checks it with mypy --strict against the installed package (its
+tests/house/test_typing.py type-checks it with mypy --strict against the installed package (its
 stubs and py.typed), asserting the types the API promises with assert_type, and then runs it
 on the package's symbol_table demo table: the names it uses exist and behave as typed."""
 

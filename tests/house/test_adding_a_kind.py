@@ -125,7 +125,7 @@ PAGE = """# charlist
 
 **Recognised by:** a `chars.txt`.
 
-A toy kind: the one tests/test_adding_a_kind.py adds to show what adding a kind takes.
+A toy kind: the one tests/house/test_adding_a_kind.py adds to show what adding a kind takes.
 
 ```python
 oasr_tok.TokenizerSpec("charlist", {"chars": "chars.txt"})
@@ -141,14 +141,14 @@ WRITTEN_BY_HAND = {
 }
 WRITTEN_BY_THE_GENERATOR = {"README.md", "docs/cli.md"}
 KIND_TESTS = [
-    "tests/test_contract.py",
-    "tests/test_docs.py",
-    "tests/test_layers.py",
-    "tests/test_spec_registry.py",
-    "tests/test_resolve.py",
-    "tests/test_demo.py",
-    "tests/test_plugin_kind.py",
-    "tests/test_doctests.py",
+    "tests/core/test_contract.py",
+    "tests/house/test_docs.py",
+    "tests/house/test_layers.py",
+    "tests/core/test_spec_registry.py",
+    "tests/loading/test_resolve.py",
+    "tests/house/test_demo.py",
+    "tests/core/test_plugin_kind.py",
+    "tests/house/test_doctests.py",
 ]
 _SKIP = shutil.ignore_patterns(
     ".git", ".venv", ".tox", "build", "dist", "__pycache__", ".hypothesis", "*.egg-info", "results"
@@ -208,7 +208,7 @@ def test_a_new_kind_takes_its_module_its_case_its_page_and_a_changelog_line(tmp_
     tests = ["tests"] if whole else KIND_TESTS
     workers = ["-n", "2"] if whole else []
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", *workers, *tests, "--ignore=tests/test_adding_a_kind.py"]
+        [sys.executable, "-m", "pytest", "-q", "-x", *workers, *tests, "--ignore=tests/house/test_adding_a_kind.py"]
         + ([] if whole else ["-k", "charlist or not test_contract"]),
         cwd=project,
         env=env,

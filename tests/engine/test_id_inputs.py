@@ -28,7 +28,7 @@ from paths import PACKAGE_PARENT, require_shared, subprocess_env
 CASES = all_cases()
 #: One case per kind for the slower checks (the first the kind lists).
 ONE_PER_KIND = list({case.name.split("/")[0]: case for case in reversed(CASES)}.values())
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 INT_DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 

@@ -172,7 +172,7 @@ def test_both_sources_render_and_time_every_stream_alike():
 
 def test_pickles_by_spec():
     tok = build_tokenizer(TokenizerSpec("whisper", {"tiktoken": TIKTOKEN}, {"num_languages": 100}))
-    tok.pickle_mode = "spec"  # the default is by value (tests/test_pickle_value.py)
+    tok.pickle_mode = "spec"  # the default is by value (tests/core/test_pickle_value.py)
     again = pickle.loads(pickle.dumps(tok))
     assert again.spec == tok.spec and again.vocab_size == tok.vocab_size
     ids = [tok.sot, *tok.encode(" hello 世界"), tok.eot]

@@ -85,7 +85,7 @@ def _decode_slice(hyps: list[list[int]]) -> tuple[int, list[str]]:
 @pytest.mark.parametrize("name", sorted(PATHS))
 def test_pickles_by_spec_and_decodes_the_same(name):
     tok = tokenizer(name)
-    tok.pickle_mode = "spec"  # the default is by value (tests/test_pickle_value.py)
+    tok.pickle_mode = "spec"  # the default is by value (tests/core/test_pickle_value.py)
     try:
         payload = pickle.dumps(tok)
     finally:

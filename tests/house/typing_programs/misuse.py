@@ -1,4 +1,4 @@
-"""Mistakes a type checker must catch in a user's program: tests/test_typing.py runs mypy on
+"""Mistakes a type checker must catch in a user's program: tests/house/test_typing.py runs mypy on
 this file and expects exactly the error code written at the end of each marked line."""
 
 from __future__ import annotations

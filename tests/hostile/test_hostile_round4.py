@@ -1,5 +1,5 @@
 """Hostile input, fourth round (issue 44): each defect found, a test written from its
-description. G1-G4, G9 and G11 (the stream defects) are tests/test_streams.py's."""
+description. G1-G4, G9 and G11 (the stream defects) are tests/engine/test_streams.py's."""
 
 from __future__ import annotations
 
