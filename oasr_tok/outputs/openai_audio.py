@@ -678,10 +678,10 @@ class TranscriptionEvents:
             stream: the stream of the chunk being generated (a chunked request feeds each
                 chunk's stream in turn to the same writer).
             ids: the new ids.
-            logprobs: one log-probability per id, when the request asked for them: the stream
-                is then fed one id at a time and each token's text is what it printed (a
-                character split across tokens belongs to the token that completed it; a
-                flush's text belongs to no token).
+            logprobs: one log-probability per id, when the request asked for them (a flush
+                with no ids needs none): the stream is then fed one id at a time and each
+                token's text is what it printed (a character split across tokens belongs to
+                the token that completed it; a flush's text belongs to no token).
             final: flush and close `stream` (not the request: that is `done`).
 
         Returns:
@@ -693,9 +693,11 @@ class TranscriptionEvents:
         if self._closed:
             raise _after_done()
         if self._logprobs:
-            if logprobs is None:
-                raise TranscriptionFormatError("this request asked for logprobs: give one per id")
             ids = list(ids)
+            if logprobs is None:
+                if ids:
+                    raise TranscriptionFormatError("this request asked for logprobs: give one per id")
+                logprobs = ()  # a flush feeds no id: nothing to give
             checked = _log_probabilities(logprobs, len(ids), "logprobs")
             pieces = _stepped(stream, ids, final)
             flushed = pieces.pop() if final else ""
