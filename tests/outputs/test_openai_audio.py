@@ -663,3 +663,17 @@ def test_logprob_entries_in_any_form_write_the_same_event(text, entries):
     assert len(lines) == 1
     read = strictly(TranscriptionTextDeltaEvent, sse_events(lines.pop())[0])
     assert [(e.token, e.logprob, bytes(e.bytes)) for e in read.logprobs] == [(t, lp, t.encode()) for t, lp in entries]
+
+
+def test_the_token_cache_empties_when_full(monkeypatch):
+    """The rendered tokens are cached up to a bound: past it the cache starts again, and the
+    events are the same."""
+    from oasr_tok.outputs import openai_audio
+
+    monkeypatch.setattr(openai_audio, "_TOKEN_JSON", {})
+    monkeypatch.setattr(openai_audio, "_TOKEN_JSON_LIMIT", 3)
+    entries = [(f" w{k}", -0.5) for k in range(10)]
+    first = TranscriptionEvents(logprobs=True).delta("x", entries)
+    assert len(openai_audio._TOKEN_JSON) <= 3
+    assert TranscriptionEvents(logprobs=True).delta("x", entries) == first
+    assert TranscriptionEvents(logprobs=True).delta("x", [{"token": t, "logprob": lp} for t, lp in entries]) == first
