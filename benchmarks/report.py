@@ -344,6 +344,14 @@ def targets(run: Run) -> list[str]:
             f"{worst:.2f}×" if worst else "—",
             None if not worst else worst <= 2,
         )
+    for (suite, case, op, impl, _n), value in sorted(run.per.items()):
+        if suite == "openai" and op == "event per delta" and impl == "oasr_tok":
+            add(
+                "OpenAI events",
+                f"{case}: a transcript.text.delta event line per delta (≤ 1 µs)",
+                f"{value * 1e9:.0f} ns",
+                value <= 1e-6,
+            )
     if run.wall is not None:
         add("suite", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
     return ["## Targets", "", "| area | target | measured | |", "|---|---|---|---|", *rows, ""]
@@ -676,13 +684,14 @@ def other_suites(run: Run) -> list[str]:
         "ctc": "collapse_ctc: ns per frame",
         "server": "The server loop: µs per stream-token (batch, stop rows), per call (prefill)",
         "threads": "Threads: µs per decode, one thread alone or two at once (0.5x the one-thread row: perfect scaling)",
+        "openai": "OpenAI transcription events: ns per delta event (feed rows: per token, stream step included)",
     }
     out: list[str] = []
     for suite, title in titles.items():
         rows = sorted((k for k in run.per if k[0] == suite), key=lambda k: (k[1], k[2], k[3], k[4]))
         if not rows:
             continue
-        unit, scale = ("ns", 1e9) if suite == "ctc" else ("µs", 1e6)
+        unit, scale = ("ns", 1e9) if suite in ("ctc", "openai") else ("µs", 1e6)
         out += [f"## {title}", "", f"| case | operation | implementation | n | {unit} |", "|---|---|---|---|---|"]
         for key in rows:
             out.append(f"| {key[1]} | {key[2]} | {key[3]} | {key[4]:,} | {run.per[key] * scale:.3g} |")

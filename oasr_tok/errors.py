@@ -29,6 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
+    "TranscriptionFormatError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -171,3 +172,10 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
+
+
+class TranscriptionFormatError(TokenizerError, ValueError):
+    """An OpenAI transcription object or event cannot be made from what was given
+    (oasr_tok.outputs.openai_audio): an unknown response format or timestamp granularity, an
+    option the format does not take, a transcript without the words asked for, log-probabilities
+    that do not match their tokens, a final text that takes back what was already sent."""

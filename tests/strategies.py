@@ -68,3 +68,58 @@ def revision_scripts(
         # choice 2, 3: the same ending again (an agreement the final hypothesis may contradict)
         hypotheses.append(final[:length] + ending)
     return hypotheses, final
+
+
+# -- Whisper windows and timed transcripts (the OpenAI transcription objects) ------------------
+
+#: Texts in several scripts, with what a JSON or subtitle writer must escape or keep.
+TIMED_TEXTS = [
+    " Hello world.",
+    " 今天天气很好，",
+    " Ça va ?",
+    " 😀 ok",
+    " and so",
+    " on",
+    ' "quoted" \\ back',
+    " a --> b",
+]
+
+
+@st.composite
+def whisper_windows(draw, tok: Tokenizer, texts: list[str] = TIMED_TEXTS[:6]):
+    """A Whisper window's sampled tokens: text pieces and timestamps in any layout (pairs,
+    singles, none, a single timestamp at the end), timestamps never going backwards."""
+    ids, t = [], 0
+    for _ in range(draw(st.integers(0, 8))):
+        choice = draw(st.sampled_from(["text", "stamp", "pair", "bytes"]))
+        if choice == "text":
+            ids += tok.encode(draw(st.sampled_from(texts)))
+        elif choice == "bytes":  # parts of characters: the decode replaces what stays invalid
+            ids += draw(st.lists(st.integers(0, tok.eot - 1), max_size=3))  # type: ignore[attr-defined]
+        else:
+            for _ in range(1 if choice == "stamp" else 2):
+                t = min(1500, t + draw(st.integers(0, 200)))
+                ids.append(tok.timestamp_begin + t)  # type: ignore[attr-defined]
+    return ids
+
+
+#: Any text a transcript may hold: every script, controls, quotes, a line separator, an arrow
+#: (no lone surrogate: no decoder makes one, and it has no UTF-8 to send).
+transcript_texts = st.text(
+    st.one_of(
+        st.sampled_from(list('"\\\n\r\t\x00\u2028\u00e9\u4eca\U0001f600 ->')),
+        st.characters(exclude_categories=["Cs"]),
+    ),
+    max_size=12,
+)
+
+
+@st.composite
+def timed_rows(draw, texts=transcript_texts, max_size: int = 8):
+    """(start, end, text) rows in order, ends never before starts, some instantaneous: the
+    segments or words of a transcript, in seconds."""
+    rows, t = [], 0.0
+    for _ in range(draw(st.integers(0, max_size))):
+        t += draw(st.sampled_from([0.0, 0.02, 0.5, 1.25, 7.0]))
+        rows.append((t, t + draw(st.sampled_from([0.0, 0.02, 0.3, 2.5])), draw(texts)))
+    return rows

@@ -1,6 +1,7 @@
 """openai-whisper's subtitle writers, copied verbatim (MIT License, Copyright (c) 2022 OpenAI)
 from whisper/utils.py of the openai-whisper 20250625 sdist, so the tests can run them without
-installing openai-whisper (which pulls torch): format_timestamp, get_start, get_end,
+installing openai-whisper (which pulls torch): compression_ratio (its decoder's repetition
+check, which the OpenAI transcription objects report), format_timestamp, get_start, get_end,
 ResultWriter, WriteTXT, SubtitlesWriter (iterate_result), WriteVTT, WriteSRT, WriteTSV and
 WriteJSON. Only the standard library is needed.
 
@@ -14,11 +15,17 @@ node; `VERSION` names the release it was taken from.
 import json
 import os
 import re
+import zlib
 from typing import Callable, List, Optional, TextIO
 
 VERSION = "20250625"
-DEFINITIONS = ("format_timestamp", "get_start", "get_end", "ResultWriter", "WriteTXT", "SubtitlesWriter",
+DEFINITIONS = ("compression_ratio", "format_timestamp", "get_start", "get_end", "ResultWriter", "WriteTXT", "SubtitlesWriter",
                "WriteVTT", "WriteSRT", "WriteTSV", "WriteJSON")
+
+
+def compression_ratio(text) -> float:
+    text_bytes = text.encode("utf-8")
+    return len(text_bytes) / len(zlib.compress(text_bytes))
 
 
 def format_timestamp(

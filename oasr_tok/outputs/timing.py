@@ -64,9 +64,9 @@ def field_of(item: Any, name: str, where: str) -> Any:
         raise TimingError(f"{where} ({type(item).__name__}) has no {name!r}") from None
 
 
-def timed_items(items: Any, what: str) -> list[tuple[float, float, str]]:
+def timed_items(items: Any, what: str, *, ordered: bool = True) -> list[tuple[float, float, str]]:
     """(start, end, text) of each item (attributes or keys start, end, text), checked: finite,
-    not negative, end >= start, starts in order."""
+    not negative, end >= start, and (unless `ordered` is False) starts in order."""
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise TimingError(f"expected a sequence of {what}s, got {type(items).__name__}")
     out: list[tuple[float, float, str]] = []
@@ -80,7 +80,7 @@ def timed_items(items: Any, what: str) -> list[tuple[float, float, str]]:
         end = seconds_of(field_of(item, "end", where), f"{where} end")
         if end < start:
             raise TimingError(f"{where} ends ({end}) before it starts ({start})")
-        if out and start < out[-1][0]:
+        if ordered and out and start < out[-1][0]:
             raise TimingError(f"{where} starts ({start}) before {what} {k - 1} ({out[-1][0]}): out of order")
         out.append((start, end, text))
     return out

@@ -14,6 +14,7 @@ from oasr_tok.core.words import Word
 from oasr_tok.outputs.segments import Segment, segment_words
 
 from paths import shared
+from strategies import whisper_windows
 from whisper_transcribe_reference import Tokenizer as ReferenceTokenizer
 from whisper_transcribe_reference import get_encoding, split_segments
 
@@ -34,30 +35,9 @@ def test_the_layouts_agree(tok, reference):
     assert (tok.eot, tok.timestamp_begin) == (reference.eot, reference.timestamp_begin)
 
 
-TEXTS = [" Hello world.", " 今天天气很好，", " Ça va ?", " 😀 ok", " and so", " on"]
-
-
-@st.composite
-def windows(draw, tok):
-    """A window's sampled tokens: text pieces and timestamps in any layout (pairs, singles,
-    none, a single timestamp at the end), timestamps never going backwards."""
-    ids, t = [], 0
-    for _ in range(draw(st.integers(0, 8))):
-        choice = draw(st.sampled_from(["text", "stamp", "pair", "bytes"]))
-        if choice == "text":
-            ids += tok.encode(draw(st.sampled_from(TEXTS)))
-        elif choice == "bytes":  # parts of characters: the decode replaces what stays invalid
-            ids += draw(st.lists(st.integers(0, tok.eot - 1), max_size=3))
-        else:
-            for _ in range(1 if choice == "stamp" else 2):
-                t = min(1500, t + draw(st.integers(0, 200)))
-                ids.append(tok.timestamp_begin + t)
-    return ids
-
-
 @given(data=st.data(), offset=st.sampled_from([0.0, 30.0, 17.36, 1234.5]), duration=st.sampled_from([30.0, 12.34]))
 def test_segments_split_as_openai_whisper_transcribe(tok, reference, data, offset, duration):
-    tokens = data.draw(windows(tok))
+    tokens = data.draw(whisper_windows(tok))
     expected = split_segments(reference, tokens, offset, duration)
     got = tok.segments(tokens, offset=offset, duration=duration)
     assert [(s.start, s.end, s.text) for s in got] == [(s["start"], s["end"], s["text"]) for s in expected]
@@ -67,7 +47,7 @@ def test_segments_split_as_openai_whisper_transcribe(tok, reference, data, offse
 
 @given(data=st.data())
 def test_the_sot_sequence_and_eot_are_not_part_of_the_window(tok, reference, data):
-    tokens = data.draw(windows(tok))
+    tokens = data.draw(whisper_windows(tok))
     prefix = tok.sot_sequence(language="en", task="transcribe")
     got = tok.segments(prefix + tokens + [tok.eot] + tok.encode(" after"))
     expected = split_segments(reference, tokens, 0.0, 30.0)

@@ -12,6 +12,7 @@ import pytest
 
 LLAMA_CPP = "0.3.36"
 NEMO = "3.0.0"
+FASTER_WHISPER = "1.2.1"
 
 
 def root() -> Path:
@@ -44,6 +45,18 @@ def nemo_tokenizers() -> Path:
     path = root() / f"nemo-{NEMO}" / "nemo" / "collections" / "common" / "tokenizers"
     if not (path / "sentencepiece_tokenizer.py").exists():
         message = f"needs NeMo's tokenizer modules in {path}: python fixtures/fetch_nemo.py"
+        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def faster_whisper() -> Path:
+    """faster-whisper's unpacked modules (faster_whisper/transcribe.py, tokenizer.py,
+    feature_extractor.py), or a skip (a failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    path = root() / f"faster-whisper-{FASTER_WHISPER}" / "faster_whisper"
+    if not (path / "transcribe.py").exists():
+        message = f"needs faster-whisper's modules in {path}: python fixtures/fetch_faster_whisper.py"
         if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
             pytest.fail(message)
         pytest.skip(message)
