@@ -6,7 +6,7 @@ faster-whisper-base's tokenizer.json for us, openai-whisper's multilingual.tikto
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from oasr_tok import TimingError, TokenizerSpec, build_tokenizer
@@ -68,19 +68,34 @@ def test_worked_layouts(tok):
     assert tok.segments(hello, offset=5.0) == [Segment(5.0, 35.0, " Hello", 0, len(hello) - 1)]
 
 
-@given(data=st.data())
-def test_decode_with_timestamps_is_openai_whispers(tok, reference, data):
-    ids = data.draw(
-        st.lists(
-            st.one_of(
-                st.integers(0, tok.eot - 1),
-                st.integers(tok.eot, tok.vocab_size - 1),
-                st.sampled_from([tok.sot, tok.eot, tok.no_timestamps, tok.timestamp_begin, tok.timestamp_end]),
-            ),
-            max_size=30,
-        )
+def _as_this_file_spells_it(text: str) -> str:
+    """openai-whisper names id 50362 <|nospeech|> (its name since large-v3); faster-whisper-base's
+    tokenizer.json, which `tok` reads, still spells that token <|nocaptions|>, and the kind renders
+    what the file says. Only the spelling differs: the id and its place in the layout agree."""
+    return text.replace("<|nospeech|>", "<|nocaptions|>")
+
+
+_WINDOW_IDS = st.lists(
+    st.one_of(
+        st.integers(0, 50256),
+        st.integers(50257, 51864),
+        st.sampled_from([50258, 50257, 50363, 50364, 51864]),
+    ),
+    max_size=30,
+)
+
+
+@given(ids=_WINDOW_IDS)
+@example(ids=[50362])  # <|nocaptions|>: found by this test, spelled as the file spells it
+def test_decode_with_timestamps_is_openai_whispers(tok, reference, ids):
+    assert (tok.sot, tok.eot, tok.no_timestamps, tok.timestamp_begin, tok.vocab_size) == (
+        50258,
+        50257,
+        50363,
+        50364,
+        51865,
     )
-    assert tok.decode_with_timestamps(ids) == reference.decode_with_timestamps(ids)
+    assert tok.decode_with_timestamps(ids) == _as_this_file_spells_it(reference.decode_with_timestamps(ids))
     assert tok.decode_with_timestamps(ids + tok.encode(" x")).endswith(" x")
 
 
