@@ -48,3 +48,18 @@ def nemo_tokenizers() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+QWEN_ASR = "0.0.6"
+
+
+def qwen_asr() -> Path:
+    """qwen-asr's unpacked streaming code (qwen_asr/inference/), or a skip (a failure under
+    OASR_TOK_REQUIRE_PEERS=1)."""
+    path = root() / f"qwen-asr-{QWEN_ASR}" / "qwen_asr" / "inference"
+    if not (path / "qwen3_asr.py").exists():
+        message = f"needs qwen-asr's streaming code in {path}: python fixtures/fetch_qwen_asr.py"
+        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
