@@ -676,6 +676,52 @@ def revisions(run: Run) -> list[str]:
     return out + [""]
 
 
+def sessions(run: Run) -> list[str]:
+    """Re-decoding sessions (benchmarks/test_session.py, issue 53): the rollback per chunk by
+    session length beside qwen-asr's, its targets, and the memory a session holds."""
+    rows = {(k[3], k[4]): v for k, v in run.per.items() if k[0] == "session"}
+    if not rows:
+        return []
+    impls = ["oasr_tok rollback", "oasr_tok rollback + prefix", "qwen-asr prefix", "qwen-asr streaming_transcribe"]
+    sizes = sorted({n for _, n in rows})
+    out = [
+        "## Re-decoding sessions: µs per chunk by session length",
+        "",
+        "Qwen3 with Qwen3-ASR's header, multi-script passages; a chunk is rollback(5) and 13 ids fed "
+        "(benchmarks/test_session.py). `rollback + prefix` also makes the prefix as a str; `qwen-asr prefix` is "
+        "qwen-asr 0.0.6's rollback lines over the transformers tokenizer, `qwen-asr streaming_transcribe` its "
+        "whole chunk step (which parses its whole text too).",
+        "",
+        "| implementation | " + " | ".join(f"{n:,}" for n in sizes) + " |",
+        "|---|" + "---|" * len(sizes),
+    ]
+    for impl in impls:
+        if any((impl, n) in rows for n in sizes):
+            out.append(f"| {impl} | " + " | ".join(_us(rows.get((impl, n))) for n in sizes) + " |")
+    out += ["", "| target | measured | |", "|---|---|---|"]
+    first, last = rows.get(("oasr_tok rollback", 100)), rows.get(("oasr_tok rollback", 100_000))
+    if first and last:
+        out.append(
+            f"| rollback per chunk, 100,000 / 100 session tokens ≤ 1.3 | {last / first:.2f} | "
+            f"{_check(last / first <= 1.3)} |"
+        )
+    ours, theirs = rows.get(("oasr_tok rollback + prefix", 10_000)), rows.get(("qwen-asr prefix", 10_000))
+    if ours and theirs:
+        out.append(
+            f"| rollback + prefix at 10,000 tokens ≥ 50× faster than qwen-asr's prefix lines | "
+            f"{theirs / ours:.0f}× | {_check(theirs / ours >= 50)} |"
+        )
+    memory = [v for k, v in run.raw.items() if k[0] == "session memory"]
+    for m in memory:
+        out += [
+            "",
+            f"Memory (tracemalloc): {m['sessions']:,} sessions of 1,000 tokens hold "
+            f"{m['bytes_per_session']:,.0f} B each (their text: {m['text_chars']:,} characters, "
+            f"{m['text_bytes_utf8']:,} B in UTF-8); an empty session {m['empty_bytes_per_session']:,.0f} B.",
+        ]
+    return out + [""]
+
+
 def other_suites(run: Run) -> list[str]:
     """The smaller suites (ASR streams, the prompt side, CTC collapse): one row per benchmark."""
     titles = {
@@ -772,6 +818,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         throughput,
         arrays,
         revisions,
+        sessions,
         server,
         other_suites,
         memory,

@@ -4,6 +4,7 @@ every tokenizer kind behind one contract (docs/architecture.md)."""
 from . import _moved
 from ._engine.ctc import collapse_ctc
 from ._engine.serving import StopMatch
+from ._engine.session import Session
 from ._engine.stream import Stream
 from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
 from .core.specials import SpecialTokens
@@ -21,9 +22,11 @@ from .errors import (
     KeepSpecialsNotSupportedError,
     MalformedAssetError,
     NonIntegerIdError,
+    NonIntegerRollbackError,
     PiecesNotSupportedError,
     RegistryError,
     ResolveError,
+    RollbackError,
     SpecError,
     StreamStateError,
     TimingError,
@@ -91,4 +94,7 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
+    "Session",
+    "RollbackError",
+    "NonIntegerRollbackError",
 ]

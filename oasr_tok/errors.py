@@ -121,6 +121,15 @@ class StreamStateError(TokenizerError, ValueError):
     """A decode_incremental state is unusable: closed by final=True, corrupt, or foreign."""
 
 
+class RollbackError(StreamStateError):
+    """A re-decoding session (tok.new_session) was asked to roll back, or made, with a count
+    below 0 (k, unfixed_token_num, unfixed_chunk_num)."""
+
+
+class NonIntegerRollbackError(RollbackError, TypeError):
+    """A re-decoding session's count (k, unfixed_token_num, unfixed_chunk_num) is not an int."""
+
+
 def stream_closed_error(what: str = "stream") -> StreamStateError:
     """What every kind raises when ids are fed to a stream that final=True closed."""
     return StreamStateError(f"this {what} was closed with final=True; start a new state ({{}}) to decode more")

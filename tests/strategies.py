@@ -123,3 +123,69 @@ def timed_rows(draw, texts=transcript_texts, max_size: int = 8):
         t += draw(st.sampled_from([0.0, 0.02, 0.5, 1.25, 7.0]))
         rows.append((t, t + draw(st.sampled_from([0.0, 0.02, 0.3, 2.5])), draw(texts)))
     return rows
+
+
+# -- re-decoding sessions (tok.new_session) ----------------------------------------------------
+
+#: Pieces of text that meet every case of a byte-level tokenizer's encode around a cut: words of
+#: every script (spaced and not), digits, punctuation (ASCII and CJK), white space of every kind,
+#: contractions, characters NFC composes with what is before them (a combining mark after a
+#: letter, U+0338 after <, Hangul jamo, a kana voicing mark), emoji with modifiers and joiners,
+#: a U+FFFD, added tokens and Qwen3-ASR's header.
+SESSION_PIECES = (
+    *"abcdefghij klmnop'",
+    " the", " cat", " meeting", "'s", "'LL", "'re", "  ", "\t", "\n", "\r\n", "\xa0", "\u3000", "\u2009", "\x1c",
+    "0", "7", "42", "2024", "１", "½", "٣",
+    ",", ".", "!", "?", "-", "_", '"', "(", ")", "<", ">", "=", "|", "，", "。", "、", "？", "！", "“", "”", "《", "》", "…",
+    "é", "e\u0301", "\u0301", "\u0308", "\u0338", "ü", "ß", "ñ", "Ω", "Ж", "щ", "Привет", "ש", "ب", "مرحبا",
+    "न", "\u093e", "नमस्ते", "ก", "\u0e34", "สวัสดี",
+    "你", "好", "世", "界", "今天", "天气很好", "𠀀", "か", "\u3099", "ア", "こんにちは", "한", "안녕", "\u1100", "\u1161", "\u11a8",
+    "😀", "👍🏽", "👨\u200d👩\u200d👧", "❤️", "\ufe0f", "\u200d", "\ufffd",
+    "<think>", "</think>", "<|im_end|>", "<asr_text>", "language English<asr_text>", "language Chinese",
+)  # fmt: skip
+
+HEADERS = ("language English<asr_text>", "language Chinese<asr_text>", "language None<asr_text>", "language ")
+
+
+@st.composite
+def user_texts(draw, max_pieces: int = 12):
+    """Text as users' speech is written, and every edge of it (SESSION_PIECES)."""
+    return "".join(draw(st.lists(st.sampled_from(SESSION_PIECES), max_size=max_pieces)))
+
+
+_PARTIAL_IDS: dict[int, list[int]] = {}
+
+
+def partial_ids(tok: Tokenizer) -> list[int]:
+    """Ids among the first 512 whose text alone is a U+FFFD: the single bytes of a byte-level
+    vocabulary, which end a chunk inside a character."""
+    key = id(tok)
+    if key not in _PARTIAL_IDS:
+        _PARTIAL_IDS[key] = [i for i in range(min(512, tok.vocab_size)) if "\ufffd" in tok.decode([i])]
+    return _PARTIAL_IDS[key]
+
+
+@st.composite
+def session_scripts(draw, tok: Tokenizer, max_chunks: int = 16):
+    """A re-decoding session's chunks: [(k, final, ids)], k None for the session's own rule or
+    0 ... 12, final for finish_streaming_transcribe's rule, ids what the model generated after
+    the prefix (a Qwen3-ASR header first, sometimes; text of every script; cut short, inside a
+    character or not; an end-of-turn special id, sometimes)."""
+    partial = partial_ids(tok)
+    special = sorted(tok.special_ids)
+    chunks = []
+    for number in range(draw(st.integers(1, max_chunks))):
+        k = draw(st.one_of(st.none(), st.integers(0, 12)))
+        final = draw(st.integers(0, 19)) == 0
+        text = draw(user_texts())
+        if draw(st.integers(0, 9)) < (4 if number == 0 else 1):
+            text = draw(st.sampled_from(HEADERS)) + text
+        ids = tok.encode(text)
+        if ids and draw(st.booleans()):
+            ids = ids[: draw(st.integers(0, len(ids)))]
+        if partial and draw(st.integers(0, 9)) == 0:
+            ids.append(draw(st.sampled_from(partial)))
+        if special and draw(st.integers(0, 6)) == 0:
+            ids.append(draw(st.sampled_from(special)))
+        chunks.append((k, final, ids))
+    return chunks

@@ -14,6 +14,8 @@ from .._engine.dict_batch import feed_batch
 from .._engine.ids import batch_rows
 from .._engine.piece_table import PieceTable, TableMethods
 from .._engine.serving import check_stream
+from .._engine.session import Session
+from .._engine.session import new_session as _new_session
 from .._engine.stream import Stream, feed_streams
 from .._engine.stream import new_stream as _new_stream
 from ..errors import StreamStateError, TokenizerError
@@ -111,6 +113,38 @@ class Streaming(TokenizerContract):
             ('the café opens', '')
         """
         return Revisions(self, agreement)
+
+    def new_session(
+        self, unfixed_chunk_num: int = 2, unfixed_token_num: int = 5, envelope: str | None = None
+    ) -> Session:
+        """A re-decoding session (Qwen3-ASR's streaming): the text a recogniser that re-prompts
+        itself with its own output has produced, rolled back before each chunk to the re-prompt
+        prefix exactly as qwen-asr's `streaming_transcribe` computes it (the text so far minus its
+        last k tokens, k widened while that would cut a character), at a cost that does not grow
+        with the transcript. docs/decoding.md § Re-decoding sessions.
+
+        Args:
+            unfixed_chunk_num: qwen-asr's: the first chunks that are prompted with no prefix.
+            unfixed_token_num: qwen-asr's k: how many tokens each later rollback drops.
+            envelope: "qwen3_asr" to take the model's `language X<asr_text>` header apart (the
+                session's `text` is then the words alone), or None.
+
+        Returns:
+            An oasr_tok.Session: session.rollback() before each chunk (session.prefix is then
+            the prefix), session.feed(ids) with what the model generated, session.text.
+
+        Raises:
+            EncodeNotSupportedError: on a decode-only kind (a session re-encodes its text).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "huggingface")
+            >>> session = tok.new_session(unfixed_chunk_num=0, unfixed_token_num=2)
+            >>> session.feed(tok.encode("the café opens at nine"))
+            >>> session.rollback(), session.prefix
+            (11, 'the café opens at n')
+        """
+        return _new_session(self, unfixed_chunk_num, unfixed_token_num, envelope)
 
     def new_stream(
         self,

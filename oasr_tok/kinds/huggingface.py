@@ -43,6 +43,7 @@ from ..files.detection import Detected, Found, SetAside, folder_names
 from ..files.readers import all_json_ids, check_id_span, existing_file, json_id, read_json, read_text
 from ..spec import TokenizerSpec
 from ._common import checked_text, reject_unknown_options
+from ._encode_cuts import SessionPlan, session_plan
 from ._hf_decoder import compile_decoder, stream_for
 from ._tokenizer_json import TokenizerJson, glance, is_whisper
 
@@ -430,6 +431,19 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             # has only the spec's files), so its special tokens and templates stay the same.
             tokenizer.__dict__["_oasr_value_spec"] = TokenizerSpec(spec.kind, {**spec.files, **found}, spec.options)
         return tokenizer
+
+    def _session_plan(self) -> SessionPlan | None:
+        """What a re-decoding session (tok.new_session) needs to re-encode only the end of its
+        text, or None (its sessions then re-encode all of it): _encode_cuts.py. Made once (a
+        with_specials() view answers its tokenizer's)."""
+        parent = self.__dict__.get("_oasr_specials_of")
+        if parent is not None:
+            return parent._session_plan()  # type: ignore[no-any-return]
+        if "_oasr_session_plan" not in self.__dict__:
+            view = self.with_specials()  # qwen-asr's prefix is decoded with the special ids' text
+            self.__dict__["_oasr_session_plan"] = session_plan(self.backend, getattr(view, "_joined", None))
+        plan: SessionPlan | None = self.__dict__["_oasr_session_plan"]
+        return plan
 
     def id_to_piece(self, token_id: int) -> str:
         """The runtime's token string for `token_id` ("Ġthe", "▁the", "<0xE4>", "<|im_end|>");

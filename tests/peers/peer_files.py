@@ -13,21 +13,29 @@ import pytest
 LLAMA_CPP = "0.3.36"
 NEMO = "3.0.0"
 FASTER_WHISPER = "1.2.1"
+QWEN_ASR = "0.0.6"
 
 
 def root() -> Path:
     return Path(os.environ.get("OASR_TOK_PEERS") or Path.home() / ".cache" / "oasr_tok" / "peers")
 
 
-def llama_cpp() -> Path:
-    """The unpacked llama.cpp test files, or a skip (a failure under OASR_TOK_REQUIRE_PEERS=1)."""
-    path = root() / f"llama.cpp-{LLAMA_CPP}"
-    if not (path / "src" / "llama-vocab.cpp").exists():
-        message = f"needs llama.cpp's test files in {path}: python fixtures/fetch_llama_cpp.py"
+def _fetched(path: Path, probe: str, what: str, script: str) -> Path:
+    """`path` when the fetch script unpacked `probe` in it; else a skip naming the script (a
+    failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    if not (path / probe).exists():
+        message = f"needs {what} in {path}: python fixtures/{script}"
         if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def llama_cpp() -> Path:
+    """The unpacked llama.cpp test files."""
+    return _fetched(
+        root() / f"llama.cpp-{LLAMA_CPP}", "src/llama-vocab.cpp", "llama.cpp's test files", "fetch_llama_cpp.py"
+    )
 
 
 def llama_vocabularies() -> list[str]:
@@ -40,24 +48,19 @@ def llama_vocabularies() -> list[str]:
 
 
 def nemo_tokenizers() -> Path:
-    """NeMo's unpacked tokenizer modules (nemo/collections/common/tokenizers/), or a skip (a
-    failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    """NeMo's unpacked tokenizer modules (nemo/collections/common/tokenizers/)."""
     path = root() / f"nemo-{NEMO}" / "nemo" / "collections" / "common" / "tokenizers"
-    if not (path / "sentencepiece_tokenizer.py").exists():
-        message = f"needs NeMo's tokenizer modules in {path}: python fixtures/fetch_nemo.py"
-        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return _fetched(path, "sentencepiece_tokenizer.py", "NeMo's tokenizer modules", "fetch_nemo.py")
 
 
 def faster_whisper() -> Path:
     """faster-whisper's unpacked modules (faster_whisper/transcribe.py, tokenizer.py,
-    feature_extractor.py), or a skip (a failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    feature_extractor.py)."""
     path = root() / f"faster-whisper-{FASTER_WHISPER}" / "faster_whisper"
-    if not (path / "transcribe.py").exists():
-        message = f"needs faster-whisper's modules in {path}: python fixtures/fetch_faster_whisper.py"
-        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return _fetched(path, "transcribe.py", "faster-whisper's modules", "fetch_faster_whisper.py")
+
+
+def qwen_asr() -> Path:
+    """qwen-asr's unpacked streaming code (qwen_asr/inference/)."""
+    path = root() / f"qwen-asr-{QWEN_ASR}" / "qwen_asr" / "inference"
+    return _fetched(path, "qwen3_asr.py", "qwen-asr's streaming code", "fetch_qwen_asr.py")
