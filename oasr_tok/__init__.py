@@ -15,6 +15,7 @@ from .errors import (
     BackendNotInstalledError,
     ChatMessageError,
     ChatTemplateError,
+    ChunkError,
     EncodeError,
     EncodeNotSupportedError,
     InvalidIdError,
@@ -38,6 +39,7 @@ from .loading.description import Description, describe
 from .loading.resolution import load, resolve
 from .outputs.envelopes import Transcript
 from .outputs.segments import Segment
+from .outputs.stitching import StitchedTranscript
 from .spec import TokenizerSpec
 from .toolkits import hotwords
 from .toolkits.detokenizer import Detokenizer
@@ -91,4 +93,6 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
+    "StitchedTranscript",
+    "ChunkError",
 ]

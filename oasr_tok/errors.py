@@ -29,6 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
+    "ChunkError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -171,3 +172,9 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
+
+
+class ChunkError(TokenizerError, ValueError):
+    """A chunk given to a StitchedTranscript cannot follow the ones before it: out of order,
+    overlapping the previous chunk by more than their strides, a start, length or stride that is
+    not a time, or a chunk added after the transcript was finished. The message names the chunk."""
