@@ -186,6 +186,7 @@ class _Chunk:
     frames: tuple[list[int], list[int]] | None = None  # ctc: collapse_ctc's spans
     frame_count: int | None = None
     logprobs: list[float] | None = None
+    shared: bool = False  # it shares audio with the chunk before it (their strides meet)
 
     @property
     def end(self) -> float:
@@ -377,6 +378,15 @@ class StitchedTranscript:
         elif method == "ctc":
             self._ctc_last: tuple[int, float] | None = None  # (id, absolute end of its kept frames)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> StitchedTranscript:
+        """An independent copy (its streams forked) that shares the tokenizer."""
+        memo[id(self._tok)] = self._tok
+        other = object.__new__(type(self))
+        memo[id(self)] = other
+        for name, value in self.__dict__.items():
+            setattr(other, name, None if name == "_preview" else copy.deepcopy(value, memo))
+        return other
+
     # -- what it has made ----------------------------------------------------------------------
 
     @property
@@ -536,7 +546,7 @@ class StitchedTranscript:
         if self._finished:
             return self
         if self._preview is None:
-            preview = copy.deepcopy(self, {id(self._tok): self._tok})
+            preview = copy.deepcopy(self)
             preview.finish()
             self._preview = preview
         return self._preview
@@ -585,6 +595,7 @@ class StitchedTranscript:
                 )
         n = len(checked_ids)
         chunk = _Chunk(k, start_s, length_s, left_s, right_s, raw, checked_ids)
+        chunk.shared = self._last is not None and self._last.raw[3] + raw[2] > 0
         if logprobs is not None:
             chunk.logprobs = _numbers(logprobs, n, f"{where}: logprobs")
             for j, value in enumerate(chunk.logprobs):
@@ -795,7 +806,8 @@ class StitchedTranscript:
         special = self._special
         if any(t in special for t in tokens.ids):
             tokens = tokens.keep([t not in special for t in tokens.ids])
-        index = pipeline_overlap(self._ids, tokens.ids) if self._ids else 0
+        # chunks whose strides do not meet share no audio: nothing of one is in the other
+        index = pipeline_overlap(self._ids, tokens.ids) if self._ids and chunk.shared else 0
         if index == 0 and self._ids and tokens.ids:
             self._fresh = True
         self._settle(tokens.cut(index), chunk.ids[:h] if index == 0 else ())
@@ -912,6 +924,7 @@ class _WhisperState:
         self.parts: list[str] = []  # its text, as given out
         self.carry = 0  # whitespace the segment before it held, given out with this one's text
         self.words = False  # word timings (transformers' return_timestamps="word")
+        self.shared = False  # the chunk being read shares audio with the one before it
 
     def with_timestamps(self) -> bool:
         """transformers' return_timestamps: the option, else whether the chunks carry times."""
@@ -934,9 +947,12 @@ class _WhisperState:
         if self.left is None:
             self.left = tokens
             return
-        left_times = self.left.times if self.words else None
-        right_times = tokens.times if self.words else None
-        left_mid, right_mid, matched = whisper_overlap(self.left.ids, tokens.ids, left_times, right_times)
+        if self.shared:
+            left_times = self.left.times if self.words else None
+            right_times = tokens.times if self.words else None
+            left_mid, right_mid, matched = whisper_overlap(self.left.ids, tokens.ids, left_times, right_times)
+        else:  # chunks whose strides do not meet share no audio
+            left_mid, right_mid, matched = len(self.left.ids), 0, False
         owner._settle(self.left.cut(0, left_mid))
         if not matched and (self.left.ids or len(owner._ids) > self.segment_first) and tokens.ids:
             owner._fresh = True
@@ -971,6 +987,7 @@ class _WhisperState:
         ids = chunk.ids
         stamps = chunk.token_timestamps
         self.words = stamps is not None
+        self.shared = chunk.shared
         if ids and ids[0] == self.sot_prev:  # transformers' _strip_prompt
             cut = ids.index(self.sot) if self.sot in ids else len(ids)
             ids = ids[cut:]

@@ -78,7 +78,7 @@ def stitched(tok, chunks: list[dict], **options) -> StitchedTranscript:
     ids=["qwen3-en", "qwen3-zh", "mistral"],
 )
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(plan=chunk_plans())
+@given(plan=chunk_plans(min_stride=1))
 def test_seq2seq_is_the_transformers_pipeline(name, text, plan):
     ours, theirs = pair(name)
     chunks = seq2seq_chunks(ours, text, laid_out(plan), eos=ours.special_tokens.eos_id)
@@ -104,7 +104,7 @@ def _segments_of(optional: dict, duration: float) -> list[tuple[float, float, st
 @pytest.mark.parametrize("text,language", [(ENGLISH, "en"), (CHINESE, "zh")], ids=["en", "zh"])
 @pytest.mark.parametrize("timestamps", [False, True])
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(plan=chunk_plans())
+@given(plan=chunk_plans(min_stride=1))
 def test_whisper_is_transformers_decode_asr(text, language, timestamps, plan):
     ours, theirs = pair("whisper")
     plan = {**laid_out(plan), "language": language}
@@ -123,7 +123,7 @@ def test_whisper_is_transformers_decode_asr(text, language, timestamps, plan):
 # decodes every prefix of every segment): shorter recordings keep this test in the default run.
 @pytest.mark.parametrize("text,language", [(ENGLISH, "en"), (CHINESE, "zh")], ids=["en", "zh"])
 @settings(max_examples=max(3, EXAMPLES // 3), deadline=None)
-@given(plan=chunk_plans(max_chunks=4, max_seconds=6))
+@given(plan=chunk_plans(max_chunks=4, max_seconds=6, min_stride=1))
 def test_whisper_word_timings_are_transformers_decode_asr(text, language, plan):
     ours, theirs = pair("whisper")
     plan = {**laid_out(plan), "language": language}
@@ -163,7 +163,7 @@ def test_whisper_segments_start_where_transformers_has_none():
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(plan=chunk_plans())
+@given(plan=chunk_plans(min_stride=1))
 def test_ctc_is_the_transformers_pipeline(plan):
     ours, theirs = pair("wav2vec2")
     chunks = ctc_chunks(ours, ENGLISH, laid_out(plan))
@@ -175,6 +175,28 @@ def test_ctc_is_the_transformers_pipeline(plan):
     t = stitched(ours, mine, method="ctc", frame_length=320)
     assert t.text == expected
     assert [(w.text, w.start, w.end) for w in t.words] == expected_words
+
+
+# -- chunks that share no audio ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["qwen3", "whisper"])
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(plan=chunk_plans(max_chunks=6))
+def test_chunks_that_share_no_audio_are_joined_whole(name, plan):
+    """Deviation (docs/stitching.md § Deviations): chunks whose strides do not meet share no audio,
+    so nothing of one is removed as the other's; transformers searches an overlap anyway and can
+    find one by coincidence (two equal ids as far apart in both). Each chunk is transformers' own
+    text; the chunks are joined by the documented rule."""
+    ours, theirs = pair(name)
+    plan = laid_out({**plan, "left": 0, "right": 0})
+    if name == "qwen3":
+        chunks = seq2seq_chunks(ours, " " + ENGLISH, plan)
+        alone = [transformers_seq2seq(theirs, [c["ids"]]) for c in chunks]
+    else:
+        chunks = whisper_chunks(ours, ENGLISH, plan, timestamps=False)
+        alone = [transformers_whisper(theirs, [c], False)[0] for c in chunks]
+    assert stitched(ours, chunks).text == joined(alone)
 
 
 # -- every kind: transformers' rule on ids, each stretch's decode joined ---------------------------
