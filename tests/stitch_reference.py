@@ -247,9 +247,11 @@ def seq2seq_chunks(tok: Any, text: str, plan: dict, eos: int | None = None) -> l
     return chunks
 
 
-def whisper_chunks(tok: Any, text: str, plan: dict, timestamps: bool, words: bool = False) -> list[dict]:
+def whisper_chunks(
+    tok: Any, text: str, plan: dict, timestamps: bool, words: bool = False, segment: tuple[int, int] = (1, 5)
+) -> list[dict]:
     """Whisper's output per chunk: <|startoftranscript|><|lang|><|transcribe|>, then either
-    <|notimestamps|> and the text, or segments of 1-5 units between timestamp ids (consecutive
+    <|notimestamps|> and the text, or segments of `segment` units between timestamp ids (consecutive
     pairs between segments, a single one at the end, the last segment sometimes cut off); then
     <|endoftext|>. With `words`, the cross-attention times transformers' generate gives (one per
     id, the end of each id)."""
@@ -277,7 +279,7 @@ def whisper_chunks(tok: Any, text: str, plan: dict, timestamps: bool, words: boo
             k = 0
             begin = None
             while k < len(units):
-                group = units[k : k + rng.randint(1, 5)]
+                group = units[k : k + rng.randint(*segment)]
                 k += len(group)
                 if begin is None:
                     begin = at(group[0].start)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import copy
 import math
 import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ChunkError, InvalidIdError, NonIntegerIdError, TimingError, short_repr
@@ -145,14 +146,16 @@ def whisper_overlap(
 # -- a chunk as given ------------------------------------------------------------------------------
 
 
-@dataclass
 class _Tokens:
     """Token ids with what travels with them: absolute (start, end) seconds or None, and
     log-probabilities or None. Sliced and joined together, so they never drift apart."""
 
-    ids: list[int] = field(default_factory=list)
-    times: list[tuple[float, float]] | None = None
-    logprobs: list[float] | None = None
+    __slots__ = ("ids", "times", "logprobs")
+
+    def __init__(
+        self, ids: list[int], times: list[tuple[float, float]] | None = None, logprobs: list[float] | None = None
+    ) -> None:
+        self.ids, self.times, self.logprobs = ids, times, logprobs
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -364,8 +367,9 @@ class StitchedTranscript:
         self._timed: bool | None = None  # fixed by the first chunk: every chunk gives times, or none
         self._scored: bool | None = None
         self._runs: list[int] = []  # the first id of each run
-        self._stream: Any = None
-        self._run_envelope = False
+        self._run_open = False
+        self._stream: Any = None  # the open run's stream, made when it first renders
+        self._pending: list[int] = []  # the open run's ids not rendered yet
         self._fresh = False  # the next settled ids start a run after a junction
         self._last: _Chunk | None = None
         self._count = 0
@@ -377,6 +381,7 @@ class StitchedTranscript:
             self._whisper = _WhisperState(tokenizer, timestamps, float(time_precision))
         elif method == "ctc":
             self._ctc_last: tuple[int, float] | None = None  # (id, absolute end of its kept frames)
+            self._ctc_blocks: list[list[Any]] = []
 
     def __deepcopy__(self, memo: dict[int, Any]) -> StitchedTranscript:
         """An independent copy (its streams forked) that shares the tokenizer."""
@@ -448,6 +453,7 @@ class StitchedTranscript:
     def token_times(self) -> list[tuple[float, float]] | None:
         """(start, end) in seconds from the start of the audio, per id of `ids`, where known."""
         final = self._final()
+        final._ctc_seconds()
         return None if final._times is None else list(final._times)
 
     @property
@@ -527,6 +533,7 @@ class StitchedTranscript:
             self._add_ctc(chunk)
         else:
             self._add_seq2seq(chunk)
+        self._render()
         return self._joiner.take_delta()
 
     def finish(self) -> str:
@@ -540,6 +547,23 @@ class StitchedTranscript:
         self._joiner.finish()
         self._finished = True
         return self._joiner.take_delta()
+
+    def _ctc_seconds(self) -> None:
+        """The CTC tokens' frame spans as seconds from the start of the audio (made when first
+        asked for, once finished: a transcript whose times nobody reads never makes them)."""
+        if self.method != "ctc" or self._times is not None:
+            return
+        frame, rate = self.frame_length, self.sample_rate
+        assert frame is not None
+        times: list[tuple[float, float]] = []
+        for origin, first, last, end in self._ctc_blocks:
+            if rate is not None:  # samples: whole numbers until one division
+                times += [((origin + s * frame) / rate, (origin + e * frame) / rate) for s, e in zip(first, last)]
+            else:
+                times += [(origin + s * frame, origin + e * frame) for s, e in zip(first, last)]
+            if end is not None:
+                times[-1] = (times[-1][0], end / rate if rate is not None else end)
+        self._times = times
 
     def _final(self) -> StitchedTranscript:
         """Itself once finished; else a finished copy (kept until the next add)."""
@@ -691,22 +715,26 @@ class StitchedTranscript:
             raise TimingError(f"{where}: frames must be (starts, ends), got {short_repr(frames)}") from None
         out = []
         for name, values in (("starts", starts), ("ends", ends)):
+            if isinstance(values, (str, bytes)):
+                raise TimingError(f"{where}: frames {name} must be frame numbers (ints)")
             try:
-                column = [operator.index(v) for v in values]
+                column = list(map(operator.index, values))
             except TypeError:
                 raise TimingError(f"{where}: frames {name} must be frame numbers (ints)") from None
             if len(column) != n:
                 raise TimingError(f"{where}: frames {name} has {len(column)} values for {n} ids")
             out.append(column)
-        previous = 0
-        for j, (s, e) in enumerate(zip(*out)):
-            if s < previous or e <= s:
-                raise TimingError(
-                    f"{where}: frames of id {j} ({s}, {e}) go back or are empty: "
-                    "each token's frames come after the previous token's"
-                )
-            previous = e
-        return out[0], out[1]
+        starts, ends = out
+        # each token's frames are not empty and come after the previous token's (so both columns
+        # rise, which _add_ctc's bisections rely on)
+        lt, le = operator.lt, operator.le
+        if (starts and starts[0] < 0) or not (all(map(lt, starts, ends)) and all(map(le, ends, starts[1:]))):
+            j = next(j for j in range(n) if starts[j] < (ends[j - 1] if j else 0) or ends[j] <= starts[j])
+            raise TimingError(
+                f"{where}: frames of id {j} ({starts[j]}, {ends[j]}) go back or are empty: "
+                "each token's frames come after the previous token's"
+            )
+        return starts, ends
 
     def _frame_count(self, chunk: _Chunk, frame_count: Any, where: str) -> int:
         if frame_count is not None:
@@ -733,22 +761,39 @@ class StitchedTranscript:
         if junction:
             self._joiner.mark_junction()
         self._fresh = False
-        self._run_envelope = self.envelope is not None
-        self._stream = self._tok.new_stream(envelope=self.envelope) if self._run_envelope else self._tok.new_stream()
+        self._run_open = True
+        self._pending = list(header)
         self._runs.append(len(self._ids))
-        if header:
-            self._put(self._stream.feed(list(header)))
+
+    def _render(self) -> None:
+        """Feed the run's waiting ids to its stream (made now if it has none yet)."""
+        if self._pending:
+            if self._stream is None:
+                self._stream = self._tok.new_stream(envelope=self.envelope) if self.envelope else self._tok.new_stream()
+            pending, self._pending = self._pending, []
+            self._put(self._stream.feed(pending))
 
     def _end_run(self) -> None:
-        if self._stream is not None:
-            self._put(self._stream.feed([], final=True))
-            self._stream = None
+        if not self._run_open:
+            return
+        if self._stream is None and not self.envelope:
+            # a run that ends in the call that began it: its decode is what a stream would give
+            if self._pending:
+                self._put(self._tok.decode(self._pending))
+        else:
+            self._render()
+            if self._stream is not None:
+                self._put(self._stream.feed([], final=True))
+        self._stream = None
+        self._pending = []
+        self._run_open = False
 
     def _settle(self, tokens: _Tokens, header: Sequence[int] = ()) -> None:
-        """Append settled ids to the transcript and render them."""
+        """Append settled ids to the transcript; they render when the call ends (_render) or
+        when their run does."""
         if not tokens.ids:
             return
-        if self._stream is None or self._fresh:
+        if not self._run_open or self._fresh:
             self._start_run(header, junction=self._fresh)
         if tokens.times is not None:
             if self._times is None:
@@ -759,7 +804,7 @@ class StitchedTranscript:
                 self._logprobs = []
             self._logprobs.extend(tokens.logprobs)
         self._ids.extend(tokens.ids)
-        self._put(self._stream.feed(tokens.ids))
+        self._pending += tokens.ids
 
     def _put(self, text: str) -> None:
         out = self._joiner.put(text)
@@ -826,38 +871,34 @@ class StitchedTranscript:
         lo, hi = left, total - right
         frame = self.frame_length
         assert frame is not None
-        kept_ids: list[int] = []
-        kept_times: list[tuple[float, float]] = []
-        kept_logprobs: list[float] = []
         starts, ends = chunk.frames
-        first_start = last_end = None
-        for j in range(h, len(chunk.ids)):
-            s, e = max(starts[j], lo), min(ends[j], hi)
-            if s >= e:
-                continue
-            if first_start is None:
-                first_start = s
-            last_end = e
-            kept_ids.append(chunk.ids[j])
-            a = chunk.raw[0] + s * frame
-            b = chunk.raw[0] + e * frame
-            kept_times.append((self._seconds(a), self._seconds(b)))
-            if chunk.logprobs is not None:
-                kept_logprobs.append(chunk.logprobs[j])
-        tokens = _Tokens(kept_ids, kept_times, kept_logprobs if chunk.logprobs is not None else None)
-        if kept_ids and self._ctc_last is not None and first_start == lo:
+        # the tokens with frames in [lo, hi): both columns rise, so two bisections find them, and
+        # only the first and the last can have frames outside
+        a = max(bisect_right(ends, lo, h), h)
+        b = max(bisect_left(starts, hi, a), a)
+        kept_ids = chunk.ids[a:b]
+        first, last = starts[a:b], ends[a:b]
+        if kept_ids:
+            first[0], last[-1] = max(first[0], lo), min(last[-1], hi)
+        origin = chunk.raw[0]
+        logprobs = None if chunk.logprobs is None else chunk.logprobs[a:b]
+        if kept_ids and self._ctc_last is not None and first[0] == lo:
             # the frames join the previous chunk's: a token held across the join is one token
             token, end = self._ctc_last
-            here = chunk.raw[0] + lo * frame
-            if kept_ids[0] == token and abs(here - end) < frame:
-                assert self._times is not None
-                self._times[-1] = (self._times[-1][0], max(self._times[-1][1], kept_times[0][1]))
-                tokens = tokens.cut(1)
-        if kept_ids:
+            if kept_ids[0] == token and abs(origin + lo * frame - end) < frame:
+                previous = self._ctc_blocks[-1]
+                previous[3] = max(previous[0] + previous[2][-1] * frame, origin + last[0] * frame)
+                kept_ids, first, last = kept_ids[1:], first[1:], last[1:]
+                logprobs = None if logprobs is None else logprobs[1:]
+        if chunk.ids[a:b]:
             # a token whose kept frames run to the end of the kept part may go on in the next chunk
-            self._ctc_last = (kept_ids[-1], chunk.raw[0] + hi * frame) if last_end == hi else None
+            self._ctc_last = (chunk.ids[b - 1], origin + hi * frame) if ends[b - 1] >= hi else None
         elif total - right > left:
             self._ctc_last = None  # frames were kept and all were blank: nothing can merge
+        if kept_ids:
+            # times stay frames until they are asked for (_ctc_seconds): [origin, first, last, end of the last]
+            self._ctc_blocks.append([origin, first, last, None])
+        tokens = _Tokens(kept_ids, None, logprobs)
         self._settle(tokens, chunk.ids[:h])
 
     # -- words -------------------------------------------------------------------------------------
@@ -865,6 +906,7 @@ class StitchedTranscript:
     def _make_words(self) -> Any:
         if not self._timed:
             return None
+        self._ctc_seconds()
         if self._times is None:
             return self._tok.word_timings([], [])
         bounds = [*self._runs, len(self._ids)]
@@ -909,6 +951,8 @@ class _WhisperState:
     def __init__(self, tok: Any, timestamps: bool | str | None, time_precision: float) -> None:
         self.tb = tok.timestamp_begin
         self.special = frozenset(i for i in tok.special_ids if i < self.tb)
+        self.low = min(self.special, default=self.tb)  # every id below it is text
+        self.languages: dict[int, str | None] = {}  # control id -> the language it names
         self.sot = _id_of(tok, "sot", "<|startoftranscript|>")
         self.sot_prev = _id_of(tok, "sot_prev", "<|startofprev|>")
         self.tp = time_precision
@@ -1016,9 +1060,30 @@ class _WhisperState:
             logprobs = logprobs[len(logprobs) - len(ids) :]
         language_seen: str | None = None
         special = self.special
-        for i, token in enumerate(ids):
+        # Text ids are the most; the loop visits the others (ids at or above the lowest control id)
+        # and takes the text between them in slices.
+        low = self.low
+        controls = [i for i, token in enumerate(ids) if token >= low]
+        controls.append(len(ids))
+        at = 0
+        for i in controls:
+            if i > at:
+                current += ids[at:i]
+                if logprobs is not None:
+                    current_logprobs += logprobs[at:i]
+                if stamps is not None:
+                    current_times += [
+                        (round((stamps[j - 1] if j else 0.0) + offset, 2), round(stamps[j] + offset, 2))
+                        for j in range(at, i)
+                    ]
+            at = i + 1
+            if i == len(ids):
+                break
+            token = ids[i]
             if token in special:
-                language = whisper_language(self.piece(token))
+                language = self.languages.get(token, "")
+                if language == "":
+                    language = self.languages[token] = whisper_language(self.piece(token))
                 if language is not None:
                     if language_seen is None:
                         language_seen = language
@@ -1052,13 +1117,8 @@ class _WhisperState:
                     self.close(owner, self.segment_start, time)
                     current, current_times, current_logprobs = [], [], []
                     self.new_segment()
-            else:
-                current.append(token)
-                if logprobs is not None:
-                    current_logprobs.append(logprobs[i])
-                if stamps is not None:
-                    begin = round((0.0 if i == 0 else stamps[i - 1]) + offset, 2)
-                    current_times.append((begin, round(stamps[i] + offset, 2)))
+            else:  # an id among the control ids that is text after all
+                at = i
         owner._languages.append(language_seen)
         if current:
             self.push(owner, self._tokens(current, current_times, current_logprobs, logprobs))

@@ -24,7 +24,6 @@ Every run also checks the stream contract: the deltas concatenate to the text.
 
 from __future__ import annotations
 
-import os
 import types
 import unicodedata
 
@@ -50,7 +49,9 @@ from stitch_reference import (
 )
 from strategies import chunk_plans, id_streams
 
-EXAMPLES = int(os.environ.get("OASR_STITCH_EXAMPLES", "25"))
+# A third of the hypothesis profile's size (default 60, ci 200: .ci/run's stitching tier): each
+# example stitches a whole recording and runs transformers' functions on it.
+EXAMPLES = max(5, settings().max_examples // 3)
 
 
 def laid_out(plan: dict) -> dict:
