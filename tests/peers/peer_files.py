@@ -48,3 +48,18 @@ def nemo_tokenizers() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+OPENAI_WHISPER = "20250625"
+
+
+def openai_whisper_gpt2() -> Path:
+    """openai-whisper's English-only vocabulary (whisper/assets/gpt2.tiktoken), or a skip (a
+    failure under OASR_TOK_REQUIRE_PEERS=1)."""
+    path = root() / f"openai-whisper-{OPENAI_WHISPER}" / "whisper" / "assets" / "gpt2.tiktoken"
+    if not path.exists():
+        message = f"needs openai-whisper's gpt2.tiktoken in {path.parent}: python fixtures/fetch_openai_whisper.py"
+        if os.environ.get("OASR_TOK_REQUIRE_PEERS") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
