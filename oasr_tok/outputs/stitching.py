@@ -157,9 +157,6 @@ class _Tokens:
     ) -> None:
         self.ids, self.times, self.logprobs = ids, times, logprobs
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
     def cut(self, a: int, b: int | None = None) -> _Tokens:
         return _Tokens(
             self.ids[a:b],
@@ -177,7 +174,9 @@ class _Tokens:
 
 @dataclass
 class _Chunk:
-    index: int
+    """A chunk as add() checked it: its layout in seconds (and as given), its ids and what the
+    method reads besides them."""
+
     start: float  # seconds
     length: float
     left: float
@@ -328,7 +327,7 @@ class StitchedTranscript:
         envelope: str | None = None,
         sample_rate: int | None = None,
         frame_length: float | None = None,
-        timestamps: bool | str | None = None,
+        timestamps: bool | None = None,
         time_precision: float = WHISPER_TIME_PRECISION,
     ) -> None:
         self._tok = tokenizer
@@ -353,8 +352,8 @@ class StitchedTranscript:
             raise ChunkError("frame_length is for method 'ctc' only")
         if not (isinstance(time_precision, (int, float)) and math.isfinite(time_precision) and time_precision > 0):
             raise ChunkError(f"time_precision must be a positive number of seconds, got {time_precision!r}")
-        if timestamps not in (None, True, False, "word"):
-            raise ChunkError(f"timestamps must be None, True, False or 'word', got {timestamps!r}")
+        if timestamps not in (None, True, False):
+            raise ChunkError(f"timestamps must be None, True or False, got {timestamps!r}")
         self.method = method
         self.envelope = None if method == "whisper" else envelope
         self.sample_rate = sample_rate
@@ -407,6 +406,7 @@ class StitchedTranscript:
 
     @property
     def finished(self) -> bool:
+        """Whether `finish` was called (the transcript takes no more chunks)."""
         return self._finished
 
     @property
@@ -618,7 +618,7 @@ class StitchedTranscript:
                     f"({before.raw[3]!r} right of chunk {k - 1} + {raw[2]!r} left of chunk {k})"
                 )
         n = len(checked_ids)
-        chunk = _Chunk(k, start_s, length_s, left_s, right_s, raw, checked_ids)
+        chunk = _Chunk(start_s, length_s, left_s, right_s, raw, checked_ids)
         chunk.shared = self._last is not None and self._last.raw[3] + raw[2] > 0
         if logprobs is not None:
             chunk.logprobs = _numbers(logprobs, n, f"{where}: logprobs")
@@ -948,7 +948,7 @@ class _WhisperState:
     skipped) or text. The text tokens of a segment may come from several chunks: they are joined
     by `whisper_overlap`, left to right, so what is left of each join is settled at once."""
 
-    def __init__(self, tok: Any, timestamps: bool | str | None, time_precision: float) -> None:
+    def __init__(self, tok: Any, timestamps: bool | None, time_precision: float) -> None:
         self.tb = tok.timestamp_begin
         self.special = frozenset(i for i in tok.special_ids if i < self.tb)
         self.low = min(self.special, default=self.tb)  # every id below it is text

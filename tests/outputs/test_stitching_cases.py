@@ -489,3 +489,52 @@ def test_a_copy_is_independent():
     other = copy.deepcopy(t)
     assert other.add(tok.encode("general kenobi"), start=1.0, length=1.0) == " general kenobi"
     assert t.finish() == "" and t.text == "Hello there"
+
+
+# -- Whisper's language changes and prompts, against _decode_asr -------------------------------------
+
+
+def test_a_language_change_without_timestamps_closes_the_text_as_transformers_does():
+    """_decode_asr without timestamps: a chunk in another language ends the text so far (its join
+    with the next chunk is not searched); with timestamps it does not."""
+    tok, theirs = pair("whisper")
+    body = tok.encode(" one two three four five six seven eight nine ten eleven twelve")
+    parts = [("en", body[:8]), ("fr", body[5:14]), ("fr", body[11:])]
+    for timestamps in (False, True):
+        chunks = []
+        for k, (language, ids) in enumerate(parts):
+            if timestamps:
+                ids = [tok.timestamp_id(0.0), *ids, tok.timestamp_id(2.0)]
+            chunks.append(
+                {
+                    "ids": whisper_ids(tok, language, ids),
+                    "start": 2.0 * k,
+                    "length": 3.0,
+                    "stride": (0.5 if k else 0.0, 0.5 if k < 2 else 0.0),
+                }
+            )
+        expected, _, _ = transformers_whisper(
+            theirs, [{**c, "stride_s": (c["length"], *c["stride"])} for c in chunks], return_timestamps=timestamps
+        )
+        t = stitch(tok, chunks, timestamps=timestamps)
+        assert t.text == expected, timestamps
+        assert t.languages == ["en", "fr", "fr"] and t.language == "fr"
+
+
+def test_a_whisper_prompt_is_stripped_as_transformers_strips_it():
+    """A chunk generated after a prompt (<|startofprev|> previous text) starts with it: the ids up
+    to <|startoftranscript|> are not the chunk's words (transformers' _strip_prompt)."""
+    tok, theirs = pair("whisper")
+    first = tok.encode(" The first words I spoke")
+    second = tok.encode(" I spoke in the original phonograph")
+    prompt = [tok.sot_prev, *tok.encode(" The first words")]
+    chunks = [
+        {"ids": whisper_ids(tok, "en", first), "start": 0.0, "length": 5.0, "stride": (0.0, 1.0)},
+        {"ids": prompt + whisper_ids(tok, "en", second), "start": 3.0, "length": 5.0, "stride": (1.0, 0.0)},
+        {"ids": [tok.sot_prev, *tok.encode(" no transcript follows")], "start": 8.0, "length": 1.0},
+    ]
+    expected, _, _ = transformers_whisper(
+        theirs, [{**c, "stride_s": (c["length"], *c.get("stride", (0.0, 0.0)))} for c in chunks], False
+    )
+    t = stitch(tok, chunks)
+    assert t.text == expected == " The first words I spoke in the original phonograph"
