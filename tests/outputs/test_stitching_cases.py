@@ -206,12 +206,14 @@ def test_word_times_from_the_real_start_ctc_and_seq2seq_vllm_45063():
     letters = {tok.id_to_piece(i): i for i in range(tok.vocab_size)}
     blank, bar = tok.blank_id, tok.word_delimiter_id
     frames = [letters["H"], letters["I"], blank, bar, blank]  # "HI", 0.02 s a frame
-    t = StitchedTranscript(tok, method="ctc", frame_length=0.02)
-    for start in (0.0, 7.0):
-        ids, s, e = collapse_ctc(frames, blank)
-        t.add(ids, start=start, length=0.1, frames=(s, e))
-    t.finish()
-    assert [(w.text, round(w.start, 9), round(w.end, 9)) for w in t.words] == [("HI", 0.0, 0.04), ("HI", 7.0, 7.04)]
+    for count in (None, 5):  # the frame count: by default length / frame_length
+        t = StitchedTranscript(tok, method="ctc", frame_length=0.02)
+        for start in (0.0, 7.0):
+            ids, s, e = collapse_ctc(frames, blank)
+            t.add(ids, start=start, length=0.1, frames=(s, e), frame_count=count)
+        t.finish()
+        words = [(w.text, round(w.start, 9), round(w.end, 9)) for w in t.words]
+        assert words == [("HI", 0.0, 0.04), ("HI", 7.0, 7.04)]
     qwen, _ = pair("qwen3")
     t = StitchedTranscript(qwen)
     t.add(qwen.encode("Hello there"), start=12.5, length=2.0, times=[0.1, 0.6])
