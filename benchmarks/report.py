@@ -789,6 +789,38 @@ def server(run: Run) -> list[str]:
     return out + [""]
 
 
+def stitching(run: Run) -> list[str]:
+    """Issue 54's targets, from the rows of benchmarks/test_stitching.py: a one-hour transcript
+    (30 s chunks, 5 s strides) stitched at least 10x faster than transformers' own functions, and
+    a flat cost per chunk (chunk 100 / chunk 10 <= 1.2)."""
+    rows = {(k[1], k[3], k[4]): v for k, v in run.raw.items() if k[0] == "stitching"}
+    if not rows:
+        return []
+    out = ["## Stitching chunks: targets", "", "| target | measured | |", "|---|---|---|"]
+    methods = sorted({case.split("/", 1)[1] for case, _, _ in rows})
+    for method in methods:
+        ours = next(
+            (v["median"] for (c, i, _), v in rows.items() if c == f"one hour/{method}" and i == "oasr_tok"), None
+        )
+        peer = next(
+            (v["median"] for (c, i, _), v in rows.items() if c == f"one hour/{method}" and i != "oasr_tok"), None
+        )
+        if ours and peer:
+            ratio = peer / ours
+            out.append(
+                f"| one hour, {method}: transformers' stitch / ours ≥ 10× ({_ms(ours)} ms against {_ms(peer)} ms) "
+                f"| {ratio:.1f}× | {_check(ratio >= 10)} |"
+            )
+        at = {n: v["median"] / v["per"] for (c, _, n), v in rows.items() if c == f"chunk k/{method}"}
+        if 10 in at and 100 in at:
+            growth = at[100] / at[10]
+            out.append(
+                f"| {method}: one chunk's add at chunk 100 / at chunk 10 ≤ 1.2 ({_us(at[100])} µs against "
+                f"{_us(at[10])} µs) | {growth:.2f} | {_check(growth <= 1.2)} |"
+            )
+    return out + [""]
+
+
 def not_run(run: Run) -> list[str]:
     if not run.skips:
         return []
@@ -820,6 +852,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         revisions,
         sessions,
         server,
+        stitching,
         other_suites,
         memory,
         load,

@@ -16,6 +16,7 @@ from .errors import (
     BackendNotInstalledError,
     ChatMessageError,
     ChatTemplateError,
+    ChunkError,
     EncodeError,
     EncodeNotSupportedError,
     InvalidIdError,
@@ -41,6 +42,7 @@ from .loading.description import Description, describe
 from .loading.resolution import load, resolve
 from .outputs.envelopes import Transcript
 from .outputs.segments import Segment
+from .outputs.stitching import StitchedTranscript
 from .spec import TokenizerSpec
 from .toolkits import hotwords
 from .toolkits.detokenizer import Detokenizer
@@ -97,4 +99,6 @@ __all__ = [
     "Session",
     "RollbackError",
     "NonIntegerRollbackError",
+    "StitchedTranscript",
+    "ChunkError",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "ChatMessageError",
     "UnknownEnvelopeError",
     "TranscriptionFormatError",
+    "ChunkError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -188,3 +189,9 @@ class TranscriptionFormatError(TokenizerError, ValueError):
     (oasr_tok.outputs.openai_audio): an unknown response format or timestamp granularity, an
     option the format does not take, a transcript without the words asked for, log-probabilities
     that do not match their tokens, a final text that takes back what was already sent."""
+
+
+class ChunkError(TokenizerError, ValueError):
+    """A chunk given to a StitchedTranscript cannot follow the ones before it: out of order,
+    overlapping the previous chunk by more than their strides, a start, length or stride that is
+    not a time, or a chunk added after the transcript was finished. The message names the chunk."""

@@ -189,3 +189,38 @@ def session_scripts(draw, tok: Tokenizer, max_chunks: int = 16):
             ids.append(draw(st.sampled_from(special)))
         chunks.append((k, final, ids))
     return chunks
+
+
+# -- chunked recordings (tests/outputs/test_stitching.py) ---------------------------------------------
+
+EDGE_ACTIONS = ("drop", "keep", "garble")
+
+
+@st.composite
+def chunk_plans(
+    draw, max_chunks: int = 8, unit: int = 320, sample_rate: int = 16000, max_seconds: int = 12, min_stride: int = 0
+):
+    """A long recording cut into 1-`max_chunks` chunks as transformers' pipeline cuts it: the
+    chunk length (3-`max_seconds` s), the strides (0-20 % of a chunk each side: 0-40 % shared) and the
+    recording's length (what makes that many chunks), in samples, multiples of `unit`; per chunk
+    what its recogniser does with a word its start or end cuts ("drop", "keep", "garble"); and a
+    seed for the words' timeline; `min_stride` units of stride at least (0 draws chunks that
+    share no audio too). stitch_reference.chunk_layout turns it into chunks."""
+    chunk_len = draw(st.integers(3 * sample_rate // unit, max_seconds * sample_rate // unit)) * unit
+    limit = chunk_len // 5 // unit
+    left = draw(st.integers(min_stride, limit)) * unit
+    right = draw(st.integers(min_stride, limit)) * unit
+    if draw(st.booleans()):
+        right = left  # the pipeline's usual stride_length_s: one value for both sides
+    step = chunk_len - left - right
+    chunks = draw(st.integers(1, max_chunks))
+    total = chunk_len + (chunks - 1) * step - draw(st.integers(0, max(0, step // unit - 1))) * unit
+    edges = draw(st.lists(st.tuples(*[st.sampled_from(EDGE_ACTIONS)] * 2), min_size=max_chunks + 1))
+    return {
+        "chunk_len": chunk_len,
+        "left": left,
+        "right": right,
+        "total": max(total, chunk_len // 2),
+        "edges": edges,
+        "seed": draw(st.integers(0, 2**32 - 1)),
+    }

@@ -31,6 +31,7 @@ __all__ = [
     "new_parser",
     "register_envelope",
     "sensevoice_rich_text",
+    "whisper_language",
 ]
 
 
@@ -360,6 +361,14 @@ _FRAME = re.compile(r"\d+")
 def _language_code(name: str) -> bool:
     # Whisper's codes (openai-whisper's LANGUAGES) and Canary's are two or three lower-case letters
     return 2 <= len(name) <= 3 and name.isascii() and name.isalpha() and name.islower()
+
+
+def whisper_language(piece: str) -> str | None:
+    """The language code a Whisper special token names (``<|en|>``: "en"), else None."""
+    match = _TAG.fullmatch(piece)
+    if match is None or not _language_code(match.group(1)):
+        return None
+    return match.group(1)
 
 
 class WhisperParser(EnvelopeParser):

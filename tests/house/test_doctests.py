@@ -29,6 +29,7 @@ DOCUMENTED = {
     "oasr_tok.Stream.feed": Stream.feed,
     "Revisions": Revisions,
     "oasr_tok.kinds.api": api,
+    "oasr_tok.StitchedTranscript": oasr_tok.StitchedTranscript,
 }
 
 

@@ -14,6 +14,7 @@ LLAMA_CPP = "0.3.36"
 NEMO = "3.0.0"
 FASTER_WHISPER = "1.2.1"
 QWEN_ASR = "0.0.6"
+OPENAI_WHISPER = "20250625"
 
 
 def root() -> Path:
@@ -64,3 +65,11 @@ def qwen_asr() -> Path:
     """qwen-asr's unpacked streaming code (qwen_asr/inference/)."""
     path = root() / f"qwen-asr-{QWEN_ASR}" / "qwen_asr" / "inference"
     return _fetched(path, "qwen3_asr.py", "qwen-asr's streaming code", "fetch_qwen_asr.py")
+
+
+def openai_whisper_gpt2() -> Path:
+    """openai-whisper's English-only vocabulary (whisper/assets/gpt2.tiktoken)."""
+    path = root() / f"openai-whisper-{OPENAI_WHISPER}" / "whisper" / "assets"
+    return (
+        _fetched(path, "gpt2.tiktoken", "openai-whisper's gpt2.tiktoken", "fetch_openai_whisper.py") / "gpt2.tiktoken"
+    )
