@@ -19,12 +19,14 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UnknownEnvelopeError
 
 __all__ = [
+    "AudioIds",
+    "AudioRun",
     "EnvelopeParser",
     "Transcript",
     "envelope_formats",
@@ -59,6 +61,29 @@ class Transcript:
     rich: str | None = None
     parsed: bool = True
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class AudioIds:
+    """Which ids of a generation are audio-codec ids: `start` ... `end` - 1 (`end` None: up
+    to the end of the tokenizer's vocabulary, Step-Audio 2's "at or after the first audio id").
+    `source` says where the layout was declared (compared by the ids alone)."""
+
+    start: int
+    end: int | None = None
+    source: str = field(default="given by the caller", compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"AudioIds.{name} must be an id (an integer >= 0), got {value!r}")
+        if self.end is not None and self.end <= self.start:
+            raise ValueError(f"AudioIds: end {self.end} must lie past start {self.start}")
+
+    def limit(self, vocab_size: int) -> int:
+        """The end of the audio ids for a tokenizer of `vocab_size` ids."""
+        return vocab_size if self.end is None else self.end
 
 
 _FIELDS = ("language", "target_language", "task", "emotion", "event", "itn", "no_speech")

@@ -66,11 +66,13 @@ from ...errors import (
 from ...files.detection import (
     TIKTOKEN_SET_ASIDE,
     TIKTOKEN_SUFFIX,
+    WHISPER_TIKTOKEN_NAMES,
     Detected,
     Found,
     SetAside,
     folder_names,
     is_tiktoken_ranks,
+    is_whisper_vocabulary,
 )
 from ...files.readers import ID_SLACK, read_json
 from ...spec import TokenizerSpec
@@ -568,8 +570,6 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
 
 # -- recognising the files (the registry's detector for this kind) ----------------------------
 
-#: openai-whisper's vocabulary files (its whisper/assets/): multilingual first, then English-only.
-WHISPER_TIKTOKEN_NAMES = ("multilingual.tiktoken", "gpt2.tiktoken")
 _WHISPER_LANGUAGE = re.compile(r"<\|[a-z]{2,3}\|>")
 
 
@@ -653,14 +653,16 @@ def _tiktoken_found(path: str, order: int) -> Found:
 def detect(path: str) -> list[Detected]:
     """A tokenizer.json with Whisper's special tokens (first), openai-whisper's
     multilingual.tiktoken / gpt2.tiktoken (recognised by content; the model's n_vocab beside
-    them decides which comes first and how many languages it has); a single file of either."""
+    them decides which comes first and how many languages it has); a single file of either (a
+    rank file under another name only with multilingual.tiktoken's signature: any other rank
+    file is the tiktoken kind's)."""
     out: list[Detected] = []
     if not os.path.isdir(path):
         if path.endswith(".json"):
             summary = glance(path)
             if summary is not None and is_whisper(summary):
                 out.append(_json_found(summary, None))
-        elif is_tiktoken_ranks(path):
+        elif is_tiktoken_ranks(path) and is_whisper_vocabulary(path):
             out.append(_tiktoken_found(path, 1))
         return out
     names = folder_names(path)
