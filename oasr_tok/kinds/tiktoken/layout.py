@@ -36,9 +36,7 @@ __all__ = [
 ]
 
 #: Meta's Llama 3 split pattern (llama_models/llama3/tokenizer.py `Tokenizer.pat_str`).
-LLAMA3_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
+LLAMA3_PATTERN = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 #: Meta's Llama 4 split pattern (llama_models/llama4/tokenizer.py `Tokenizer.O200K_PATTERN`).
 LLAMA4_PATTERN = (
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -169,14 +167,18 @@ def _checked_tokens(pairs: Mapping[int, str], num_ranks: int, where: str, path: 
     seen: dict[str, int] = {}
     for token_id, text in sorted(pairs.items()):
         if token_id < num_ranks:
-            raise _error(error, path, f"{where}: id {token_id} ({text!r}) is rank {token_id} of the file, not a special id")
+            raise _error(
+                error, path, f"{where}: id {token_id} ({text!r}) is rank {token_id} of the file, not a special id"
+            )
         if text in seen:
             raise _error(error, path, f"{where}: {text!r} is both id {seen[text]} and id {token_id}")
         seen[text] = token_id
     # (as files.readers.check_id_span: a corrupt id is refused before a table is sized from it)
     if pairs and max(pairs) >= 2 * (num_ranks + len(pairs)) + ID_SLACK:
         raise _error(
-            error, path, f"{where}: id {max(pairs)} lies far beyond the {num_ranks} ranks and {len(pairs)} special tokens"
+            error,
+            path,
+            f"{where}: id {max(pairs)} lies far beyond the {num_ranks} ranks and {len(pairs)} special tokens",
         )
 
 
