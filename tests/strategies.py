@@ -130,3 +130,19 @@ def random_text(rng: _random.Random, max_parts: int = 8) -> str:
 def user_texts() -> st.SearchStrategy[str]:
     """random_text as a hypothesis strategy."""
     return st.randoms(use_true_random=False).map(random_text)
+
+
+@st.composite
+def interleaved(draw, text_ids: list[int], audio: tuple[int, int], max_size: int = 40):
+    """Text and audio-codec ids in one generation (Step-Audio 2, Kimi-Audio): runs of audio ids
+    (start ... end - 1, the edges often) between stretches of text ids drawn from `text_ids`."""
+    start, end = audio
+    audio_id = st.one_of(st.integers(start, end - 1), st.sampled_from([start, end - 1]))
+    out: list[int] = []
+    size = draw(st.integers(0, max_size))
+    while len(out) < size:
+        if draw(st.booleans()):
+            out += draw(st.lists(st.sampled_from(text_ids), min_size=1, max_size=6))
+        else:
+            out += draw(st.lists(audio_id, min_size=1, max_size=6))
+    return out[:size]

@@ -29,6 +29,7 @@ from oasr_tok.kinds.tiktoken import (
 )
 
 import kimi_audio_reference as kimi
+from audio_files import AUDIO_OFFSET, kimi_folder, kimi_tokenizer
 from cases import MULTISCRIPT
 from cases.tiktoken import meta_file, meta_tokenizer
 from paths import shared, subprocess_env
@@ -289,57 +290,11 @@ def test_a_config_special_on_a_rank_is_refused(tmp_path):
 
 # -- Kimi-Audio's layout: a tiktoken.model and its tokenizer_config.json -------------------------
 
-#: Kimi-Audio's special tokens in its own order (kimia_infer: _KIMIA_USED_SPECIAL_TOKENS, then
-#: <|reserved_token_20|> ... up to 421 of them), laid after the file's ranks as its tokenizer lays
-#: them (num_base_tokens + i).
-KIMI_USED = (
-    "[BOS]", "[EOS]", "<|im_msg_end|>", "<|im_user_msg_start|>", "<|im_assistant_msg_start|>",
-    *(f"<|reserved_token_{i}|>" for i in range(4)), "[EOT]", *(f"<|reserved_token_{i}|>" for i in range(4, 12)),
-    "<|im_media_begin|>", "<|reserved_token_12|>", "<|im_media_end|>", "<|reserved_token_13|>",
-    "<|reserved_token_14|>", "<|im_kimia_text_blank|>", "<|im_kimia_text_eos|>", "<|reserved_token_15|>",
-    "<|reserved_token_16|>", "<|im_kimia_user_msg_start|>", "<|im_kimia_assistant_msg_start|>",
-    *(f"<|reserved_token_{i}|>" for i in range(17, 20)), "<|im_kimia_speech_ct_id|>", "<|im_kimia_speech_ctd_id|>",
-)  # fmt: skip
-KIMI_SPECIALS = KIMI_USED + tuple(f"<|reserved_token_{i}|>" for i in range(20, 421 - len(KIMI_USED) + 20))
-#: Kimi-Audio's config.json: its audio codes start past the text vocabulary
-AUDIO_OFFSET = 128000 + 421
-
-
-def kimi_folder(tmp_path: Path) -> Path:
-    """A Kimi-Audio-style checkpoint folder made from Llama 3's ranks: tiktoken.model (the ranks),
-    tokenizer_config.json (Kimi's 421 special tokens after them, in added_tokens_decoder, with a
-    chat template), config.json (kimia_token_offset and kimia_audio_output_vocab)."""
-    folder = tmp_path / "kimi"
-    if folder.is_dir():
-        return folder
-    folder.mkdir()
-    shutil.copy(meta_file("llama3"), folder / "tiktoken.model")
-    decoder = {
-        str(128000 + k): {"content": text, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
-                          "special": True}
-        for k, text in enumerate(KIMI_SPECIALS)
-    }  # fmt: skip
-    config = {
-        "added_tokens_decoder": decoder,
-        "bos_token": "[BOS]",
-        "eos_token": "[EOS]",
-        "chat_template": "{% for m in messages %}<|im_kimia_user_msg_start|>{{ m['content'] }}<|im_msg_end|>{% endfor %}",
-        "tokenizer_class": "TikTokenTokenizer",
-    }
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    (folder / "config.json").write_text(
-        json.dumps({"kimia_token_offset": AUDIO_OFFSET, "kimia_audio_output_vocab": 16896}), encoding="utf-8"
-    )
-    return folder
-
 
 @pytest.fixture(scope="module")
 def kimi_pair(tmp_path_factory):
-    folder = kimi_folder(tmp_path_factory.mktemp("kimi"))
-    spec = oasr_tok.resolve(folder)
-    # Kimi's files do not say the split pattern (its tokenizer code does): given, as vLLM's
-    spec = TokenizerSpec(spec.kind, spec.files, {**spec.options, "pattern": kimi.KIMI_AUDIO_PATTERN})
-    return build_tokenizer(spec), kimi.KimiAudioTokenizer(folder / "tiktoken.model")
+    tmp_path = tmp_path_factory.mktemp("kimi")
+    return kimi_tokenizer(tmp_path), kimi.KimiAudioTokenizer(kimi_folder(tmp_path) / "tiktoken.model")
 
 
 def test_kimi_layout_decodes_as_vllm_reads_it(kimi_pair):
