@@ -630,7 +630,8 @@ class AudioParser(EnvelopeParser):
         size = tok.vocab_size
         values = ids.tolist() if hasattr(ids, "tolist") else ids
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-            return tok.check_ids(values)  # type: ignore[no-any-return]  (its own error for a non-sequence)
+            checked: list[int] = tok.check_ids(values)  # (its own error for a non-sequence)
+            return checked
         out: list[int] = []
         for position, value in enumerate(values):
             if isinstance(value, bool) or not hasattr(value, "__index__"):

@@ -325,7 +325,7 @@ def _audio_option(value: Any, vocab_size: int) -> AudioIds | None:
     ):
         raise SpecError(f"tiktoken: option audio_ids must be [start, end] or [start] (integer ids), got {value!r}")
     try:
-        return AudioIds(*value, source="option audio_ids")
+        return AudioIds(value[0], value[1] if len(value) == 2 else None, source="option audio_ids")
     except ValueError as exc:
         raise SpecError(f"tiktoken: option audio_ids: {exc}") from None
 
@@ -338,9 +338,17 @@ TIKTOKEN_SUFFIX = ".tiktoken"
 
 
 def _rank_count(path: str) -> int:
+    """How many ranks a rank file holds, from its last line (rank n - 1: the ranks count up
+    from 0, which the kind checks when it reads the file), without reading the rest; counted
+    line by line when the last line says nothing."""
+    size = os.path.getsize(path)
     with open(path, "rb") as handle:
-        data = handle.read()
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        handle.seek(max(0, size - 256))
+        fields = handle.read().rstrip().rsplit(b"\n", 1)[-1].split()
+        if len(fields) == 2 and fields[1].isdigit() and len(fields[1]) < 12:
+            return int(fields[1]) + 1
+        handle.seek(0)
+        return sum(1 for line in handle if line.strip())
 
 
 def _kimi_audio_ids(folder: str) -> tuple[list[int], str] | None:
