@@ -10,6 +10,8 @@ splits across tokens), Meta's chat headers (special ids) between them, repeated 
   constant-cost way to stream tiktoken, `Encoding.decode_single_token_bytes` through Python's
   incremental UTF-8 decoder (errors="replace"; special ids rendered, as tiktoken renders them:
   the work per id is the same).
+* ours alone: the same ids in Step-Audio 2's interleaving (a text id, four audio-codec ids)
+  through the "audio" envelope, per id.
 
 The cold load (a fresh process, the load call alone) is benchmarks/test_cold_load.py's
 tiktoken rows: ours against tiktoken reading the ranks and building its Encoding, as Meta's
@@ -84,6 +86,34 @@ PARAMS = [
     for impl in ("oasr_tok", "tiktoken")
     for n in SIZES
 ]
+#: Step-Audio 2's interleaving (one text id, then four audio-codec ids) through the "audio"
+#: envelope, one id per call: per id, text and audio alike (ours only: tiktoken has no such stream)
+AUDIO_PARAMS = [pytest.param(name, n, id=f"{name}|stream with audio|oasr_tok|{n}") for name in FILES for n in SIZES]
+
+
+@pytest.mark.parametrize("name,n", AUDIO_PARAMS)
+def test_tiktoken_audio_stream(benchmark, name: str, n: int) -> None:
+    from oasr_tok.outputs.envelopes import AudioIds
+
+    tok = _ours(name)
+    layout = AudioIds(tok.vocab_size, tok.vocab_size + 6562)
+    text = _ids(name, n // 5 + 1)
+    ids: list[int] = []
+    for k, token_id in enumerate(text):
+        ids += [token_id, *(layout.start + (4 * k + j) % 6562 for j in range(4))]
+    singles = [[i] for i in ids[:n]]
+
+    def run(stream):
+        feed = stream.feed
+        for one in singles:
+            feed(one)
+        stream.take_audio()
+
+    make = lambda: tok.new_stream(envelope=layout)
+    run(make())
+    benchmark.group = f"tiktoken {name} stream with audio {n:,}"
+    info = {"suite": "tiktoken", "case": f"tiktoken/{name}", "op": "stream with audio", "impl": "oasr_tok", "n": n}
+    timed(benchmark, run, make, per=n, info=info)
 
 
 @pytest.mark.parametrize("name,op,impl,n", PARAMS)

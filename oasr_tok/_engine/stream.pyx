@@ -327,6 +327,13 @@ cdef class Stream:
                 raise stream_closed_error()
             return ""
         if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
+            if (ids.n == 1 and not final and self.special_flags is not None and self.special_flags[ids.ids[0]] == 2
+                    and not record.stops and not record.prompt_rest):
+                # One audio id of an "audio" envelope: the parser takes it, the kind never sees it
+                # (what _general's envelope feed does with it, without its copies).
+                record.envelope.audio(ids.ids[0], record.tokens)
+                record.tokens += 1
+                return ""
             return self._general(ids, final)
         if record.envelope is not None:
             saved_v, saved_pending, saved_in_prompt = self.cursor.v, self.cursor.pending, self.cursor.in_prompt

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import MalformedAssetError, SpecError, short_repr
+from ...errors import short_repr
 from ...files.readers import ID_SLACK, json_id
 from .._common import declared_roles
+from ..api import MalformedAssetError, SpecError
 
 __all__ = [
     "LLAMA3_PATTERN",

@@ -30,24 +30,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._engine.join import join_pieces
-from ..._engine.piece_table import TableMethods
 from ...core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ...core.tokenizer import Tokenizer
-from ...errors import EncodeError, MalformedAssetError, SpecError, short_repr
-from ...files.detection import (
-    Detected,
-    Found,
-    SetAside,
-    folder_names,
-    is_tiktoken_ranks,
-    is_whisper_vocabulary,
-)
-from ...files.readers import existing_file, read_json
+from ...errors import short_repr
+from ...files.detection import Detected, is_tiktoken_ranks, is_whisper_vocabulary
 from ...outputs.envelopes import AudioIds
-from ...spec import TokenizerSpec
 from .._bytelevel import BYTE_TO_CHAR
 from .._common import checked_text, config_chat_templates, read_added_tokens, reject_unknown_options
 from .._ranks import LazyEncoding, byte_table, read_rank_file, tiktoken_encoding
+from ..api import (
+    EncodeError,
+    Found,
+    MalformedAssetError,
+    SetAside,
+    SpecError,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    existing_file,
+    folder_names,
+    read_json,
+)
 from .layout import META_LAYOUTS, SpecialLayout, config_layout, given_layout, meta_layout
 
 __all__ = ["TiktokenTokenizer", "TiktokenWithSpecials", "detect"]
@@ -307,6 +309,11 @@ class TiktokenWithSpecials(TableMethods, Tokenizer):
 
     def id_to_piece(self, token_id: int) -> str:
         return self._parent.id_to_piece(token_id)
+
+    @property
+    def audio_ids(self) -> AudioIds | None:
+        """The parent's (the "audio" envelope on the view)."""
+        return self._parent.audio_ids
 
     def encode(
         self, text: str, add_special_tokens: bool | None = None, *, split_special_tokens: bool = False
