@@ -11,7 +11,7 @@ splits across tokens), Meta's chat headers (special ids) between them, repeated 
   incremental UTF-8 decoder (errors="replace"; special ids rendered, as tiktoken renders them:
   the work per id is the same).
 * ours alone: the same ids in Step-Audio 2's interleaving (a text id, four audio-codec ids)
-  through the "audio" envelope, per id.
+  through the "audio" envelope, per id: `feed` and then `take_audio`, as a server steps it.
 
 The cold load (a fresh process, the load call alone) is benchmarks/test_cold_load.py's
 tiktoken rows: ours against tiktoken reading the ranks and building its Encoding, as Meta's
@@ -104,10 +104,10 @@ def test_tiktoken_audio_stream(benchmark, name: str, n: int) -> None:
     singles = [[i] for i in ids[:n]]
 
     def run(stream):
-        feed = stream.feed
-        for one in singles:
+        feed, take = stream.feed, stream.take_audio
+        for one in singles:  # a server's step: the text delta, then the audio ids since the last step
             feed(one)
-        stream.take_audio()
+            take()
 
     make = lambda: tok.new_stream(envelope=layout)
     run(make())
