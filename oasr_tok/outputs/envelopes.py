@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidIdError, NonIntegerIdError, TokenizerError, UnknownEnvelopeError
+from ..errors import InvalidIdError, NonIntegerIdError, StreamStateError, TokenizerError, UnknownEnvelopeError
 
 __all__ = [
     "AudioIds",
@@ -65,6 +65,11 @@ class Transcript:
     audio: tuple[AudioRun, ...] = ()
 
 
+#: A bound on how many audio ids a layout may declare (Kimi-Audio: 16,896; Step-Audio 2: 6,562), so
+#: that a corrupt one is refused before a stream's table of id flags is sized from it.
+MAX_AUDIO_IDS = 1 << 22
+
+
 @dataclass(frozen=True)
 class AudioIds:
     """Which ids of a generation are audio-codec ids: `start` ... `end` - 1 (`end` None: up
@@ -82,6 +87,10 @@ class AudioIds:
                 raise ValueError(f"AudioIds.{name} must be an id (an integer >= 0), got {value!r}")
         if self.end is not None and self.end <= self.start:
             raise ValueError(f"AudioIds: end {self.end} must lie past start {self.start}")
+        if self.end is not None and self.end - self.start > MAX_AUDIO_IDS:
+            raise ValueError(
+                f"AudioIds: {self.end - self.start} audio ids, more than {MAX_AUDIO_IDS} (a codec has thousands)"
+            )
 
     def limit(self, vocab_size: int) -> int:
         """The end of the audio ids for a tokenizer of `vocab_size` ids."""
@@ -603,8 +612,19 @@ class AudioParser(EnvelopeParser):
         """One byte per id up to the end of the text and audio ids: 0 a text id, 1 a special id
         (the parser reads it), 2 an audio id, 3 neither (refused). Made once per tokenizer and
         layout, kept on the tokenizer."""
-        assert self.audio_span is not None
-        start, end = self.audio_span
+        span = self.audio_span
+        if (
+            type(span) is not tuple
+            or len(span) != 2
+            or any(type(v) is not int for v in span)
+            or not 0 <= span[0] < span[1]
+            or span[1] > tok.vocab_size + MAX_AUDIO_IDS
+        ):
+            raise StreamStateError(
+                f"an audio envelope's ids must be 0 <= start < end, ending at most {MAX_AUDIO_IDS} ids past the "
+                f"vocabulary ({tok.vocab_size}), got {span!r}"
+            )
+        start, end = span
         cache = getattr(tok, "__dict__", None)
         key = f"_oasr_audio_flags_{start}_{end}"
         flags = cache.get(key) if cache is not None else None

@@ -128,6 +128,11 @@ def test_a_tokenizer_that_declares_no_audio_ids_says_what_to_give():
         tok.new_stream().take_audio()
     with pytest.raises(ValueError, match="past start"):
         AudioIds(10, 5)
+    # a layout far past the vocabulary is refused before a table of id flags is sized from it
+    with pytest.raises(ValueError, match="audio ids"):
+        AudioIds(0, 10**9)
+    with pytest.raises(StreamStateError, match="past the vocabulary"):
+        tok.new_stream(envelope=AudioIds(10**12, 10**12 + 5))
 
 
 # -- the demux, against the kind's own decode ------------------------------------------------------
