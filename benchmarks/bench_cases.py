@@ -147,7 +147,14 @@ BY_LABEL = {c.label: c for c in CASES}
 
 
 def _located(rel: str) -> str:
-    """A case file: under ../shared/fixtures, or "mistral-common:<name>" in that package's data/."""
+    """A case file: under ../shared/fixtures, "mistral-common:<name>" in that package's data/, or
+    "llama-models:<path>" in that package (Meta's tokenizer.model files)."""
+    if rel.startswith("llama-models:"):
+        try:
+            import llama_models
+        except ImportError:
+            raise Unavailable("llama-models (which ships Meta's tokenizer.model files) is not installed") from None
+        return str(Path(llama_models.__file__).resolve().parent / rel.split(":", 1)[1])
     if rel.startswith("mistral-common:"):
         try:
             import mistral_common

@@ -3,7 +3,9 @@ imports the library (not timed), then times the load call alone and prints two n
 its milliseconds and the RSS it added (peak RSS after it minus RSS before it, MB).
 
 IMPL: oasr_tok (oasr_tok.load), tokenizers (Tokenizer.from_file), mistral-common
-(Tekkenizer.from_file)."""
+(Tekkenizer.from_file), tiktoken (Meta's llama_models Tokenizer of a tokenizer.model: it reads
+the ranks and builds tiktoken's Encoding), tiktoken-encoding (tiktoken's Encoding built from
+ranks read before the timing, with Meta's special tokens and pattern)."""
 
 from __future__ import annotations
 
@@ -47,6 +49,29 @@ def main() -> None:
 
         def load() -> Any:
             return Tekkenizer.from_file(path)
+    elif impl in ("tiktoken", "tiktoken-encoding"):
+        from pathlib import Path
+
+        if "llama4" in path:
+            from llama_models.llama4.tokenizer import Tokenizer as Meta
+        else:
+            from llama_models.llama3.tokenizer import Tokenizer as Meta
+        if impl == "tiktoken":
+
+            def load() -> Any:
+                return Meta(Path(path))
+        else:
+            import tiktoken
+            from tiktoken.load import load_tiktoken_bpe
+
+            meta = Meta(Path(path))
+            ranks, specials, pattern = load_tiktoken_bpe(path), dict(meta.special_tokens), meta.model._pat_str
+            del meta
+
+            def load() -> Any:
+                return tiktoken.Encoding(
+                    Path(path).name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+                )
     else:
         raise SystemExit(f"unknown implementation {impl!r}")
     before = rss_mb()

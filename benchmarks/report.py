@@ -352,6 +352,21 @@ def targets(run: Run) -> list[str]:
                 f"{value * 1e9:.0f} ns",
                 value <= 1e-6,
             )
+    for case in run.cases("tiktoken"):
+        # the tiktoken kind beside tiktoken on the same ids (benchmarks/test_tiktoken.py)
+        pairs = [
+            (o / t, f"{op} n={n:,}")
+            for (suite, c, op, impl, n), o in run.per.items()
+            if suite == "tiktoken" and c == case and impl == "oasr_tok"
+            if (t := run.per.get((suite, c, op, "tiktoken", n)))
+        ]
+        worst = max(pairs) if pairs else None
+        add(
+            "tiktoken",
+            f"{case}: decode, decode with specials, stream per token / tiktoken's on the same ids, worst (≤ 1.0×)",
+            f"{worst[0]:.2f}× ({worst[1]})" if worst else "—",
+            None if worst is None else worst[0] <= 1.0,
+        )
     if run.wall is not None:
         add("suite", "whole suite wall time on this machine (< 600 s)", f"{run.wall:.0f} s", run.wall < 600)
     return ["## Targets", "", "| area | target | measured | |", "|---|---|---|---|", *rows, ""]
@@ -731,6 +746,7 @@ def other_suites(run: Run) -> list[str]:
         "server": "The server loop: µs per stream-token (batch, stop rows), per call (prefill)",
         "threads": "Threads: µs per decode, one thread alone or two at once (0.5x the one-thread row: perfect scaling)",
         "openai": "OpenAI transcription events: ns per delta event (feed rows: per token, stream step included)",
+        "tiktoken": "The tiktoken kind beside tiktoken on Meta's files: µs per decode (stream rows: per token)",
     }
     out: list[str] = []
     for suite, title in titles.items():

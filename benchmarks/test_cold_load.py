@@ -1,8 +1,9 @@
 """Cold load (issue 33): a server restarts. Each round is a fresh process that imports the
 library untimed, then times the load call alone and measures the RSS it added
 (benchmarks/cold_probe.py); ours against `tokenizers.Tokenizer.from_file` of the same
-vocabulary (for a .gguf: Qwen3's tokenizer.json, Qwen2's vocabulary) and, for tekken, against
-mistral-common's `Tekkenizer.from_file`. A warm-up process runs first, so the operating
+vocabulary (for a .gguf: Qwen3's tokenizer.json, Qwen2's vocabulary), for tekken against
+mistral-common's `Tekkenizer.from_file`, and for Meta's tokenizer.model against Meta's Tokenizer
+(tiktoken's Encoding of the ranks it reads) and against tiktoken's Encoding alone. A warm-up process runs first, so the operating
 system's file cache is warm and Python's bytecode cache written (as an installed wheel has it).
 
 The row's own timing is the whole process; the report reads the load call's time (the
@@ -41,6 +42,15 @@ FILES = {
         "mistral-common",
         "mistral-common:tekken_240911.json",
     ),
+    # Meta's tokenizer.model files (llama-models): against Meta's own Tokenizer (its ranks read,
+    # tiktoken's Encoding built), and against the Encoding alone, built from ranks read untimed
+    "tiktoken/llama3": ("llama-models:llama3/tokenizer.model", "tiktoken", "llama-models:llama3/tokenizer.model"),
+    "tiktoken/llama3 (Encoding alone)": (
+        "llama-models:llama3/tokenizer.model",
+        "tiktoken-encoding",
+        "llama-models:llama3/tokenizer.model",
+    ),
+    "tiktoken/llama4": ("llama-models:llama4/tokenizer.model", "tiktoken", "llama-models:llama4/tokenizer.model"),
 }
 
 

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 
 from oasr_tok.outputs.envelopes import feed as _envelope_feed
 from oasr_tok.outputs.envelopes import new_parser, prime
-from oasr_tok.errors import StreamStateError, TokenizerError, short_repr, stream_closed_error
+from oasr_tok.errors import InvalidIdError, StreamStateError, TokenizerError, short_repr, stream_closed_error
 from oasr_tok._engine.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
 
 cdef extern from "Python.h":
@@ -86,6 +86,47 @@ cdef bytes _special_flags(object tok, Py_ssize_t size):
     if cache is not None:
         cache["_oasr_special_flags"] = flags
     return <bytes>flags
+
+
+cdef int _attach_envelope(Stream s, object tok, object parser) except -1:
+    """The stream's per-id flags for its envelope parser: 1 for a special id (the parser reads
+    it). A parser that takes audio ids out of the text (the "audio" envelope) gives its own:
+    2 for an audio id, 3 for an id that is neither text nor audio (refused before a step), and
+    the stream's ids reach as far as its audio ids do (past the tokenizer's vocabulary, for
+    Kimi-Audio's)."""
+    id_flags = getattr(parser, "id_flags", None)
+    if id_flags is None:
+        s.special_flags = _special_flags(tok, s.vocab_size)
+        return 0
+    flags = id_flags(tok)
+    if type(flags) is not bytes or len(<bytes>flags) < s.vocab_size:
+        raise StreamStateError("an envelope's id flags must be bytes, one per id of the tokenizer at least")
+    s.special_flags = <bytes>flags
+    s.vocab_size = len(<bytes>flags)
+    return 0
+
+
+cdef int _check_stream_ids(Stream s, const Py_ssize_t* ids, Py_ssize_t n, Py_ssize_t k) except -1:
+    """A batch's ids for stream k, read against the widest stream's ids: within this stream's."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if ids[i] >= s.vocab_size:
+            raise InvalidIdError(f"stream {k}: token id {ids[i]} at position {i} is out of range: valid ids are "
+                                 f"0 ... {s.vocab_size - 1}")
+    if s.special_flags is not None:
+        _refuse_neither(ids, n, s.special_flags, f"stream {k}: ")
+    return 0
+
+
+cdef int _refuse_neither(const Py_ssize_t* ids, Py_ssize_t n, bytes flags, object where) except -1:
+    """InvalidIdError for the first id that is neither text nor audio (its flag 3)."""
+    cdef const unsigned char* marks = flags
+    cdef Py_ssize_t i
+    for i in range(n):
+        if marks[ids[i]] == 3:
+            raise InvalidIdError(f"{where}token id {ids[i]} at position {i} is neither a text id of the tokenizer "
+                                 "nor one of the stream's audio ids")
+    return 0
 
 
 @cython.final
@@ -161,6 +202,18 @@ cdef class Stream:
         """Whether the stream takes no more ids: flushed with final=True, or stopped."""
         return self.record.closed
 
+    def take_audio(self):
+        """The audio ids that came since the last call, as AudioRuns (ids, token_index,
+        char_offset), for a stream made with envelope="audio" or an AudioIds (docs/envelopes.md
+        § audio); a run still growing continues in the next call's first run."""
+        self._check_free()
+        parser = self.record.envelope
+        take = getattr(parser, "take_audio", None)
+        if take is None:
+            raise StreamStateError("this stream tells no audio ids apart: make it with new_stream(envelope='audio') "
+                                   "or envelope=AudioIds(start, end)")
+        return take()
+
     # -- the Mapping view (read-only) ---------------------------------------------------------
 
     cdef tuple _keys(self):
@@ -229,6 +282,12 @@ cdef class Stream:
             final = bool(final)
         self._check_free()
         read_ids(&ids, new_ids, self.vocab_size)
+        if self.special_flags is not None:  # an envelope stream: an id that is neither text nor audio
+            try:
+                _refuse_neither(ids.ids, ids.n, self.special_flags, "")
+            except BaseException:
+                release_ids(&ids)
+                raise
         # Busy while it steps: Python code the step may run (an envelope parser, a kind's own
         # step) or another thread cannot step this stream in the middle of it.
         self.busy = True
@@ -268,6 +327,13 @@ cdef class Stream:
                 raise stream_closed_error()
             return ""
         if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
+            if (ids.n == 1 and not final and self.special_flags is not None and self.special_flags[ids.ids[0]] == 2
+                    and not record.stops and not record.prompt_rest):
+                # One audio id of an "audio" envelope: the parser takes it, the kind never sees it
+                # (what _general's envelope feed does with it, without its copies).
+                record.envelope.audio(ids.ids[0], record.tokens)
+                record.tokens += 1
+                return ""
             return self._general(ids, final)
         if record.envelope is not None:
             saved_v, saved_pending, saved_in_prompt = self.cursor.v, self.cursor.pending, self.cursor.in_prompt
@@ -322,7 +388,7 @@ cdef class Stream:
         cdef str delta
         if self.table is None:
             return self.tokenizer.decode_incremental(ids, self.inner, final)
-        read_ids(&buf, ids, self.vocab_size)
+        read_ids(&buf, ids, self.table.vocab_size)  # (the table's ids: an envelope's audio ids never come here)
         try:
             delta = self.table.advance_cursor(self.cursor, buf.ids, buf.n, final)
         finally:
@@ -333,12 +399,13 @@ cdef class Stream:
     def _kind_step_py(self, ids, final=False):
         return self._kind_step(ids, final)
 
-    cdef str _text_of(self, list ids, bint final):
-        """The kind's step of `ids`, through the envelope parser when there is one."""
+    cdef str _text_of(self, list ids, bint final, Py_ssize_t start):
+        """The kind's step of `ids`, through the envelope parser when there is one (`start`: the
+        index of ids[0] among the generated ids)."""
         parser = self.record.envelope
         if parser is None:
             return self._kind_step(ids, final)
-        return _envelope_feed(self.tokenizer, parser, ids, self._kind_step_py, final)
+        return _envelope_feed(self.tokenizer, parser, ids, self._kind_step_py, final, start)
 
     cdef tuple _save(self, bint whole):
         """What _restore needs to undo a step. The kind's own step and the rules are atomic and
@@ -383,20 +450,20 @@ cdef class Stream:
                 out = []
                 # One id at a time: which token completes a stop string is part of the answer.
                 for k in range(len(new)):
-                    delta = self._text_of([new[k]], False)
+                    delta = self._text_of([new[k]], False, record.tokens + k)
                     out.append(record.filter(delta, record.tokens + k, False))
                     if record.closed:
                         break
                 record.tokens += len(new)
                 if final and not record.closed:
-                    delta = self._text_of([], True)
+                    delta = self._text_of([], True, record.tokens)
                     out.append(record.filter(delta, record.tokens - 1, True))
                     if not record.keeps_stop:
                         out.append(record.pending)
                     record.pending = ""
                 result = "".join(out)
             else:
-                result = self._text_of(new, final)
+                result = self._text_of(new, final, record.tokens)
                 record.emitted += len(result)
                 record.tokens += len(new)
             if final:
@@ -482,15 +549,17 @@ def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
     tail, with its stop strings and envelope parser."""
     cdef Stream s
     cdef str settled
-    parser = None if envelope is None else new_parser(envelope)
+    parser = None if envelope is None else new_parser(envelope, tok)
     stops = check_stops(stop)
     if type(include_stop) is not bool:
         raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
     s = _blank(tok)
     if parser is not None:
-        s.special_flags = _special_flags(tok, s.vocab_size)
+        _attach_envelope(s, tok, parser)
     held = ""
     if prefill is not None:
+        if parser is not None and parser.audio_span is not None:
+            prefill = parser.text_ids(parser.checked_ids(tok, prefill))  # only the prompt's text primes it
         prefill = ids_sequence(tok, prefill)
         total = len(prefill)
         size = min(total, PREFILL_TAIL)
@@ -504,7 +573,7 @@ def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
         held = s._text()[len(settled):]
         if parser is not None:
             prime(tok, parser, tail)
-            s.special_flags = _special_flags(tok, s.vocab_size)
+            _attach_envelope(s, tok, parser)
     if parser is not None:
         parser.after_prompt()
     s.record = StreamRecord(stops, include_stop, held, parser)
@@ -533,7 +602,7 @@ def _stream_from_fields(tok, cursor, settled, inner, record):
         tok.decode_incremental([], s.inner)  # the kind checks its own state (a dry step)
     s.record = record
     if record.envelope is not None:
-        s.special_flags = _special_flags(tok, s.vocab_size)
+        _attach_envelope(s, tok, record.envelope)
     return s
 
 
@@ -669,7 +738,15 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
     cdef int done, kind
     if n == 0:
         return out
-    vocab_size = (<Stream>streams[0]).vocab_size if type(streams[0]) is Stream else tok.vocab_size
+    # The ids are read against the widest stream's ids (an audio envelope's reach past the
+    # vocabulary); each stream checks its own below, before any moves.
+    vocab_size = -1
+    for k in range(n):
+        item = <object>PyList_GET_ITEM(streams, k)
+        if type(item) is Stream and (<Stream>item).vocab_size > vocab_size:
+            vocab_size = (<Stream>item).vocab_size
+    if vocab_size < 0:
+        vocab_size = tok.vocab_size
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
     steps = _take_steps(n)
@@ -714,6 +791,8 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             else:
                 p.ids = bufs[k].ids
                 p.n = bufs[k].n
+            if s.vocab_size < vocab_size or s.special_flags is not None:
+                _check_stream_ids(s, p.ids, p.n, k)
             if s.record.closed and p.n:
                 stopped = s.record.stop
                 raise StreamStateError(f"stream {k}: this stream stopped at {stopped.text!r}; it takes no more ids"

@@ -19,7 +19,7 @@ from .._engine.session import new_session as _new_session
 from .._engine.stream import Stream, feed_streams
 from .._engine.stream import new_stream as _new_stream
 from ..errors import StreamStateError, TokenizerError
-from ..outputs.envelopes import Transcript, decode_envelope
+from ..outputs.envelopes import AudioIds, Transcript, decode_envelope
 from .contract import TokenizerContract
 from .revisions import Revisions
 from .revisions import decode_hypothesis as _decode_hypothesis  # imported once, not per call
@@ -151,7 +151,7 @@ class Streaming(TokenizerContract):
         prefill: Sequence[int] | None = None,
         stop: Sequence[str] | None = None,
         include_stop: bool = False,
-        envelope: str | None = None,
+        envelope: str | AudioIds | None = None,
     ) -> Stream:
         """A stream that owns its state: feed it ids (`stream.feed(ids)`, or
         decode_incremental(ids, stream), or many streams at once with decode_incremental_batch),
@@ -170,6 +170,8 @@ class Streaming(TokenizerContract):
             include_stop: whether the output keeps the stop string.
             envelope: a format name ("qwen3_asr", "sensevoice", "whisper", "canary", "voxtral"):
                 the deltas are the words alone and stream.envelope the fields said so far.
+                "audio" (or an AudioIds): text and audio-codec ids in one generation; the deltas
+                are the text alone, stream.take_audio() the audio ids (docs/envelopes.md § audio).
 
         Returns:
             An oasr_tok.Stream (a read-only Mapping too: stream["text"], stream["stop"]).
@@ -185,7 +187,7 @@ class Streaming(TokenizerContract):
         """
         return _new_stream(self, prefill, stop, include_stop, envelope)
 
-    def decode_envelope(self, ids: Sequence[int], envelope: str) -> Transcript:
+    def decode_envelope(self, ids: Sequence[int], envelope: str | AudioIds) -> Transcript:
         """The ids' text with the envelope a speech model writes around it taken apart
         (`envelope`: "qwen3_asr", "sensevoice", "whisper", "canary", "voxtral", or one
         registered with oasr_tok.outputs.envelopes.register_envelope): a Transcript whose `text` is

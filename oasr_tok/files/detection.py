@@ -29,6 +29,7 @@ __all__ = [
     "SetAside",
     "folder_names",
     "is_tiktoken_ranks",
+    "is_whisper_vocabulary",
     "markup_evidence",
     "markup_kind",
     "normalise",
@@ -188,11 +189,16 @@ TIKTOKEN_SUFFIX = ".tiktoken"
 #: How many leading lines decide whether a file is a tiktoken rank file.
 _TIKTOKEN_SNIFF_LINES = 256
 _TIKTOKEN_SNIFF_BYTES = 64 * 1024
-#: Why a tiktoken rank file is set aside under a name other than openai-whisper's.
+#: Why a tiktoken rank file is set aside under a name neither tiktoken-format kind looks for.
 TIKTOKEN_SET_ASIDE = (
     "a tiktoken BPE rank file (base64 token and rank per line), not a 'piece id' symbol table; "
-    "the whisper kind reads it as multilingual.tiktoken / gpt2.tiktoken (or pass the file itself)"
+    "the whisper kind reads it as multilingual.tiktoken / gpt2.tiktoken, the tiktoken kind as "
+    "tokenizer.model / tiktoken.model / *.tiktoken (or pass the file itself)"
 )
+#: openai-whisper's vocabulary files (its whisper/assets/): multilingual first, then English-only.
+WHISPER_TIKTOKEN_NAMES = ("multilingual.tiktoken", "gpt2.tiktoken")
+#: multilingual.tiktoken's signature: 50,257 ranks, the last one the empty token ("= 50256").
+_WHISPER_LAST_LINE = b"= 50256"
 
 
 def is_tiktoken_ranks(path: str) -> bool:
@@ -218,3 +224,21 @@ def is_tiktoken_ranks(path: str) -> bool:
         if base64_token(fields[0].decode("ascii", "replace")) is None:
             return False
     return True
+
+
+def is_whisper_vocabulary(path: str) -> bool:
+    """Whether a tiktoken rank file is one of openai-whisper's vocabularies: by its name
+    (multilingual.tiktoken, gpt2.tiktoken), or under another name by multilingual.tiktoken's
+    own signature, its 50,257th and last rank the empty token (no other tiktoken vocabulary
+    has an empty rank). Any other rank file (Meta's Llama 3 / 4 tokenizer.model, Kimi-Audio's
+    tiktoken.model, a renamed r50k_base.tiktoken) is the tiktoken kind's."""
+    if os.path.basename(path) in WHISPER_TIKTOKEN_NAMES:
+        return True
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - 64))
+            tail = handle.read()
+    except OSError:
+        return False
+    return tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1].strip() == _WHISPER_LAST_LINE

@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import EncodeError, SpecError, short_repr
+from ..core.specials import ROLES
+from ..errors import EncodeError, MalformedAssetError, SpecError, short_repr
+from ..files.readers import json_id, read_json
 
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -72,3 +74,69 @@ def reject_unknown_options(options: Mapping[str, Any], known: Iterable[str], kin
     unknown = set(options) - set(known)
     if unknown:
         raise SpecError(f"{kind}: unknown option(s) {sorted(unknown)}; this kind takes {sorted(known)}")
+
+
+# -- tokenizer_config.json (transformers' file; the huggingface and tiktoken kinds read it) ------
+
+
+def read_added_tokens(path: str) -> dict[int, dict[str, Any]]:
+    """The added_tokens_decoder of a tokenizer_config.json, checked: {id: entry}."""
+    config = read_json(path, "tokenizer_config.json")
+    if not isinstance(config, dict):
+        raise MalformedAssetError(f"{path}: tokenizer_config.json must hold a JSON object", path=path)
+    declared = config.get("added_tokens_decoder")
+    if declared is None:
+        declared = {}
+    if not isinstance(declared, dict):
+        raise MalformedAssetError(f"{path}: added_tokens_decoder must map ids to tokens", path=path)
+    entries: dict[int, dict[str, Any]] = {}
+    for key, entry in declared.items():
+        # An id key is decimal digits, as transformers writes it ("151643"); int() would also
+        # take "-1", "+5", " 7" and "1_000".
+        token_id = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
+        if token_id is None or json_id(token_id) is None:
+            raise MalformedAssetError(
+                f"{path}: added_tokens_decoder key {short_repr(key)} is not a token id", path=path
+            )
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
+            raise MalformedAssetError(
+                f"{path}: added_tokens_decoder[{key!r}] must be an object with a non-empty 'content'", path=path
+            )
+        entries[token_id] = entry
+    return entries
+
+
+def declared_roles(sources: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
+    """role -> token text as the first of `sources` (parsed tokenizer_config.json,
+    special_tokens_map.json) that names it declares it (`bos_token`: a string, or an object
+    with its `content`); None for a role declared absent (null)."""
+    declared: dict[str, str | None] = {}
+    for data in sources:
+        for role in ROLES:
+            key = f"{role}_token"
+            if key in data and role not in declared:
+                value = data[key]
+                if isinstance(value, dict):
+                    value = value.get("content")
+                declared[role] = value if isinstance(value, str) else None
+    return declared
+
+
+def config_chat_templates(config: Mapping[str, Any], path: str) -> dict[str, str] | None:
+    """The chat templates a tokenizer_config.json carries in `chat_template` (a string: the
+    default one; a list of {"name", "template"}: named ones), None when it carries none."""
+    value = config.get("chat_template")
+    if isinstance(value, str):
+        return {"default": value}
+    if not isinstance(value, list):
+        return None
+    templates: dict[str, str] = {}
+    for entry in value:
+        if not (
+            isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("template"), str)
+        ):
+            raise MalformedAssetError(
+                f"{path}: chat_template list entries must be {{'name': str, 'template': str}}", path=path
+            )
+        templates[entry["name"]] = entry["template"]
+    return templates

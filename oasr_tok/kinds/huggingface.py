@@ -40,9 +40,9 @@ from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ..core.tokenizer import Tokenizer
 from ..errors import BackendNotInstalledError, MalformedAssetError, SpecError, short_repr
 from ..files.detection import Detected, Found, SetAside, folder_names
-from ..files.readers import all_json_ids, check_id_span, existing_file, json_id, read_json, read_text
+from ..files.readers import all_json_ids, check_id_span, existing_file, read_json, read_text
 from ..spec import TokenizerSpec
-from ._common import checked_text, reject_unknown_options
+from ._common import checked_text, config_chat_templates, declared_roles, read_added_tokens, reject_unknown_options
 from ._encode_cuts import SessionPlan, session_plan
 from ._hf_decoder import compile_decoder, stream_for
 from ._tokenizer_json import TokenizerJson, glance, is_whisper
@@ -112,39 +112,12 @@ def load_backend(path: str) -> Any:
         ) from None
 
 
-def _read_config(path: str) -> dict[int, dict[str, Any]]:
-    """The added_tokens_decoder of a tokenizer_config.json, checked: {id: entry}."""
-    config = read_json(path, "tokenizer_config.json")
-    if not isinstance(config, dict):
-        raise MalformedAssetError(f"{path}: tokenizer_config.json must hold a JSON object", path=path)
-    declared = config.get("added_tokens_decoder")
-    if declared is None:
-        declared = {}
-    if not isinstance(declared, dict):
-        raise MalformedAssetError(f"{path}: added_tokens_decoder must map ids to tokens", path=path)
-    entries: dict[int, dict[str, Any]] = {}
-    for key, entry in declared.items():
-        # An id key is decimal digits, as transformers writes it ("151643"); int() would also
-        # take "-1", "+5", " 7" and "1_000".
-        token_id = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
-        if token_id is None or json_id(token_id) is None:
-            raise MalformedAssetError(
-                f"{path}: added_tokens_decoder key {short_repr(key)} is not a token id", path=path
-            )
-        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
-            raise MalformedAssetError(
-                f"{path}: added_tokens_decoder[{key!r}] must be an object with a non-empty 'content'", path=path
-            )
-        entries[token_id] = entry
-    return entries
-
-
 def merge_tokenizer_config(backend: Any, path: str) -> list[tuple[int, int, str]]:
     """Add the tokens `path` declares and `backend` lacks, in declared-id order. Returns (and
     warns about) every (declared id, actual id, content) that landed elsewhere."""
     from tokenizers import AddedToken
 
-    entries = _read_config(path)
+    entries = read_added_tokens(path)
     present = backend.get_added_tokens_decoder()
     missing = [(i, entries[i]) for i in sorted(entries) if i not in present]
     # Runs of equal special-ness keep the declared order while adding many tokens per call
@@ -415,7 +388,7 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
             raise SpecError(f"huggingface: option add_special_tokens must be true or false, got {add_special!r}")
         path = existing_file(spec.file("tokenizer"), "tokenizer.json")
         config = spec.files.get("tokenizer_config")
-        config_ids = _read_config(existing_file(config, "tokenizer_config.json")) if config is not None else {}
+        config_ids = read_added_tokens(existing_file(config, "tokenizer_config.json")) if config is not None else {}
         vocabulary = vocabulary_of_json(read_json(path, "tokenizer.json"), path, config_ids)
         if vocabulary is None:
             backend = _runtime_of(path, config)
@@ -552,21 +525,12 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
     def _declared_roles(self) -> dict[str, str | None]:
         """role -> token text as tokenizer_config.json (and special_tokens_map.json beside it)
         declare them; None for a role declared absent. Empty without a config."""
-        declared: dict[str, str | None] = {}
-        sources = [(self._config(), "tokenizer_config.json")]
+        sources = [self._config()]
         special_map = self._prompt_files().get("special_tokens_map")
         if special_map is not None and self._config_path is not None:
             data = read_json(special_map, "special_tokens_map.json")
-            sources.insert(0, (data if isinstance(data, dict) else {}, "special_tokens_map.json"))
-        for data, _ in sources:
-            for role in ROLES:
-                key = f"{role}_token"
-                if key in data and role not in declared:
-                    value = data[key]
-                    if isinstance(value, dict):
-                        value = value.get("content")
-                    declared[role] = value if isinstance(value, str) else None
-        return declared
+            sources.insert(0, data if isinstance(data, dict) else {})
+        return declared_roles(sources)
 
     def _special_tokens(self) -> SpecialTokens:
         builder = SpecialTokensBuilder(self._size)
@@ -629,22 +593,9 @@ class HuggingFaceTokenizer(TableMethods, Tokenizer):
                 templates[role[len(EXTRA_TEMPLATE_ROLE) :]] = read_text(path, "chat template")
         if templates:
             return templates
-        value = self._config().get("chat_template")
-        if isinstance(value, str):
-            return {"default": value}
-        if isinstance(value, list):
-            for entry in value:
-                if not (
-                    isinstance(entry, dict)
-                    and isinstance(entry.get("name"), str)
-                    and isinstance(entry.get("template"), str)
-                ):
-                    raise MalformedAssetError(
-                        f"{self._config_path}: chat_template list entries must be {{'name': str, 'template': str}}",
-                        path=self._config_path,
-                    )
-                templates[entry["name"]] = entry["template"]
-            return templates
+        configured = config_chat_templates(self._config(), self._config_path or "tokenizer_config.json")
+        if configured is not None:
+            return configured
         processor = files.get("chat_template_json")
         if processor is not None:
             data = read_json(processor, "chat_template.json")

@@ -32,20 +32,20 @@ from __future__ import annotations
 import operator
 import os
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._engine.join import join_pieces
-from .._engine.piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable, TableMethods
+from .._engine.piece_table import TableMethods
 from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
 from ..core.tokenizer import Tokenizer
-from ..errors import BackendNotInstalledError, MalformedAssetError
+from ..errors import MalformedAssetError
 from ..files.detection import Detected, Found, folder_names
 from ..files.readers import base64_token, read_json
 from ..spec import TokenizerSpec
 from ._common import checked_text, join_bytes, reject_unknown_options
+from ._ranks import LazyEncoding, byte_table, tiktoken_encoding
 
 __all__ = [
     "BUILTIN_SPECIAL_TOKENS",
@@ -286,13 +286,21 @@ class TekkenTokenizer(TableMethods, Tokenizer):
         self._special_by_name = {name: token_id for token_id, name in enumerate(tekken.special_names)}
         #: the bytes every id renders (b"" for special ids), the table decode() reads
         self._bytes: tuple[bytes, ...] = (b"",) * num_special + tuple(tekken.rank_bytes)  # (a tuple: _engine/join.pyx)
-        flags = bytes([FLAG_SKIP | FLAG_BREAK]) * num_special + bytes(len(tekken.rank_bytes))
         #: one byte per id, non-zero for the ids that cut a byte run (decode's join_pieces stops)
         self._run_breaks = bytes([1]) * num_special + bytes(len(tekken.rank_bytes))
         # decode_incremental and token_pieces are TableMethods' (the compiled engine).
-        self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
-        self._encoding: Any = None
-        self._encoding_lock = threading.Lock()
+        self._table = byte_table(self._bytes, range(num_special), breaks=True)
+        self._encoding = LazyEncoding(
+            lambda: tiktoken_encoding(
+                name=os.path.basename(path).removesuffix(".json"),
+                pattern=tekken.pattern,
+                ranks=tekken.rank_bytes,
+                specials={},
+                path=path,
+                who="tekken encode",
+                extra="tekken",
+            )
+        )
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> TekkenTokenizer:
@@ -448,7 +456,7 @@ class TekkenTokenizer(TableMethods, Tokenizer):
 
     def _encode_plain(self, text: str) -> list[int]:
         shift = self._num_special
-        return [rank + shift for rank in self._tiktoken().encode(text)]
+        return [rank + shift for rank in self._encoding.get().encode(text)]
 
     # -- the prompt side (docs/prompts.md) ---------------------------------------------------
 
@@ -479,27 +487,6 @@ class TekkenTokenizer(TableMethods, Tokenizer):
     def _keep_specials(self) -> Tokenizer:
         return TekkenWithSpecials(self)
 
-    def _tiktoken(self) -> Any:
-        with self._encoding_lock:
-            if self._encoding is None:
-                try:
-                    import tiktoken
-                except ImportError as exc:
-                    raise BackendNotInstalledError(
-                        f"tekken encode needs the 'tiktoken' package ({exc}); pip install 'oasr_tok[tekken]'"
-                    ) from exc
-                ranks = {piece: rank for rank, piece in enumerate(self._file.rank_bytes)}
-                try:
-                    self._encoding = tiktoken.Encoding(
-                        name=os.path.basename(self._path).removesuffix(".json"),
-                        pat_str=self.pattern,
-                        mergeable_ranks=ranks,
-                        special_tokens={},
-                    )
-                except ValueError as exc:  # tiktoken's own refusal (a pattern it cannot compile)
-                    raise MalformedAssetError(f"{self._path}: tiktoken cannot use it: {exc}", path=self._path) from None
-            return self._encoding
-
 
 class TekkenWithSpecials(TableMethods, Tokenizer):
     """`TekkenTokenizer.with_specials()`: `Tekkenizer.decode(ids, SpecialTokenPolicy.KEEP)`:
@@ -515,8 +502,7 @@ class TekkenWithSpecials(TableMethods, Tokenizer):
         self._parent = parent
         names = parent.special_token_names
         self._bytes = tuple([name.encode("utf-8") for name in names]) + parent._bytes[len(names) :]
-        flags = bytes(0 if name else FLAG_SKIP | FLAG_BREAK for name in names) + bytes(len(self._bytes) - len(names))
-        self._table = PieceTable(self._bytes, flags=flags, mode="bytes")
+        self._table = byte_table(self._bytes, [i for i, name in enumerate(names) if not name], breaks=True)
         #: decode's join_pieces stops: only an empty name must cut the run by hand
         self._run_breaks = bytes(0 if name else 1 for name in names) + bytes(len(self._bytes) - len(names))
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UnknownEnvelopeError
+from ..errors import InvalidIdError, NonIntegerIdError, StreamStateError, TokenizerError, UnknownEnvelopeError
 
 __all__ = [
+    "AudioIds",
+    "AudioParser",
+    "AudioRun",
     "EnvelopeParser",
     "Transcript",
     "envelope_formats",
@@ -45,7 +48,7 @@ class Transcript:
     `no_speech` (the model said there is no speech), `tags` (the envelope's own tags, in order),
     `rich` (SenseVoice: funasr's rich transcription, emoji for emotion and events), `parsed`
     (False when the envelope did not parse; then `problem` says why and `text` is the output
-    unchanged)."""
+    unchanged), `audio` (the "audio" envelope: the audio-codec id runs, in order)."""
 
     text: str
     language: str | None = None
@@ -60,6 +63,52 @@ class Transcript:
     rich: str | None = None
     parsed: bool = True
     problem: str | None = None
+    audio: tuple[AudioRun, ...] = ()
+
+
+#: A bound on how many audio ids a layout may declare (Kimi-Audio: 16,896; Step-Audio 2: 6,562), so
+#: that a corrupt one is refused before a stream's table of id flags is sized from it.
+MAX_AUDIO_IDS = 1 << 22
+
+
+@dataclass(frozen=True)
+class AudioIds:
+    """Which ids of a generation are audio-codec ids: `start` ... `end` - 1 (`end` None: up
+    to the end of the tokenizer's vocabulary, Step-Audio 2's "at or after the first audio id").
+    `source` says where the layout was declared (compared by the ids alone)."""
+
+    start: int
+    end: int | None = None
+    source: str = field(default="given by the caller", compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"AudioIds.{name} must be an id (an integer >= 0), got {value!r}")
+        if self.end is not None and self.end <= self.start:
+            raise ValueError(f"AudioIds: end {self.end} must lie past start {self.start}")
+        if self.end is not None and self.end - self.start > MAX_AUDIO_IDS:
+            raise ValueError(
+                f"AudioIds: {self.end - self.start} audio ids, more than {MAX_AUDIO_IDS} (a codec has thousands)"
+            )
+
+    def limit(self, vocab_size: int) -> int:
+        """The end of the audio ids for a tokenizer of `vocab_size` ids."""
+        return vocab_size if self.end is None else self.end
+
+
+@dataclass(frozen=True)
+class AudioRun:
+    """Consecutive audio-codec ids of a generation: `ids`, `token_index` (the index of the first
+    among the generated ids, 0 for the first id after the prompt) and `char_offset` (where they
+    sit in the text: how many characters of it had been given out before them). A stream hands
+    out what it has at each take_audio(); a run still growing then continues in the next piece,
+    whose token_index is this one's plus len(ids), at the same char_offset."""
+
+    ids: tuple[int, ...]
+    token_index: int
+    char_offset: int
 
 
 _FIELDS = ("language", "target_language", "task", "emotion", "event", "itn", "no_speech")
@@ -91,6 +140,17 @@ class EnvelopeParser:
 
     def after_prompt(self) -> None:
         """The prompt's special ids were fed (new_stream's prefill); generated ids follow."""
+
+    def bind(self, tok: Any) -> None:
+        """Made for `tok` (its stream or decode_envelope): a format whose rules depend on the
+        tokenizer's ids reads them here (the "audio" envelope: which ids are audio)."""
+
+    #: The audio ids this parser takes out of the text, start ... end - 1 (the "audio" envelope
+    #: binds them), else None: feed() sends them to audio() and never to the kind's stream.
+    audio_span: tuple[int, int] | None = None
+
+    def audio(self, token_id: int, index: int) -> None:
+        """An audio id (one of audio_span) arrived, the `index`-th generated id."""
 
     def copy(self) -> EnvelopeParser:
         return copy.deepcopy(self)
@@ -492,6 +552,149 @@ class VoxtralParser(EnvelopeParser):
         return held
 
 
+# -- text and audio-codec ids in one generation ---------------------------------------------------
+
+
+class AudioParser(EnvelopeParser):
+    """A generation that interleaves text ids with audio-codec ids (Step-Audio 2: every id at or
+    after `<audio_0>`'s; Kimi-Audio: `kimia_token_offset` and the `kimia_audio_output_vocab`
+    ids after it). The audio ids never reach the kind's stream: the text is exactly the decode
+    of the text ids (a character split by audio ids joins across them), and the audio ids come
+    out as AudioRuns (take_audio; decode_envelope's Transcript.audio). An id that is neither a
+    text id of the tokenizer nor an audio id is refused (InvalidIdError) before anything moves.
+
+    The layout: the AudioIds given (`new_stream(envelope=AudioIds(...))`), else the one the
+    tokenizer declares (`tok.audio_ids`: the tiktoken kind reads Kimi-Audio's config.json), else
+    Step-Audio 2's: the id of a `<audio_0>` token and every id after it, as vLLM's
+    StepAudio2Tokenizer tells them (`is_step_audio_token`)."""
+
+    name = "audio"
+
+    def __init__(self, layout: AudioIds | None = None) -> None:
+        super().__init__()
+        self.layout = layout
+        self.audio_span = None
+        self._chars = 0
+        self._runs: list[AudioRun] = []
+        self._open: list[int] = []
+        self._open_index = 0
+        self._open_offset = 0
+
+    def bind(self, tok: Any) -> None:
+        layout = self.layout
+        if layout is None:
+            layout = getattr(tok, "audio_ids", None)
+        if layout is None:
+            layout = _first_audio_token(tok)
+        if not isinstance(layout, AudioIds):
+            raise UnknownEnvelopeError(
+                "the 'audio' envelope needs to know which ids are audio: this tokenizer declares none (no audio_ids "
+                "from its checkpoint's config, no <audio_0> token); give new_stream(envelope=AudioIds(start, end))"
+            )
+        self.layout = layout
+        self.audio_span = (layout.start, layout.limit(tok.vocab_size))
+
+    def text(self, delta: str, final: bool) -> str:
+        self._chars += len(delta)
+        return delta
+
+    def audio(self, token_id: int, index: int) -> None:
+        if self._open and index != self._open_index + len(self._open):
+            self._close()
+        if not self._open:
+            self._open_index, self._open_offset = index, self._chars
+        self._open.append(token_id)
+
+    def _close(self) -> None:
+        if self._open:
+            self._runs.append(AudioRun(tuple(self._open), self._open_index, self._open_offset))
+            self._open = []
+
+    def take_audio(self) -> list[AudioRun]:
+        """The audio ids that came since the last call, as runs (a run still growing is handed
+        out as far as it came, and continues in the next call's first run)."""
+        self._close()
+        runs, self._runs = self._runs, []
+        return runs
+
+    def id_flags(self, tok: Any) -> bytes:
+        """One byte per id up to the end of the text and audio ids: 0 a text id, 1 a special id
+        (the parser reads it), 2 an audio id, 3 neither (refused). Made once per tokenizer and
+        layout, kept on the tokenizer."""
+        span = self.audio_span
+        if (
+            type(span) is not tuple
+            or len(span) != 2
+            or any(type(v) is not int for v in span)
+            or not 0 <= span[0] < span[1]
+            or span[1] > tok.vocab_size + MAX_AUDIO_IDS
+        ):
+            raise StreamStateError(
+                f"an audio envelope's ids must be 0 <= start < end, ending at most {MAX_AUDIO_IDS} ids past the "
+                f"vocabulary ({tok.vocab_size}), got {span!r}"
+            )
+        start, end = span
+        cache = getattr(tok, "__dict__", None)
+        key = f"_oasr_audio_flags_{start}_{end}"
+        flags = cache.get(key) if cache is not None else None
+        if type(flags) is bytes:
+            return flags
+        size = tok.vocab_size
+        marks = bytearray(max(size, end))
+        for token_id in tok.special_ids:
+            if 0 <= token_id < size:
+                marks[token_id] = 1
+        marks[size:] = b"\x03" * (len(marks) - size)
+        marks[start:end] = b"\x02" * (end - start)
+        flags = bytes(marks)
+        if cache is not None:
+            cache[key] = flags
+        return flags
+
+    def checked_ids(self, tok: Any, ids: Any) -> list[int]:
+        """`ids` as a list of text and audio ids: InvalidIdError (NonIntegerIdError) naming the
+        first that is neither, as check_ids names a bad id."""
+        assert self.audio_span is not None
+        start, end = self.audio_span
+        size = tok.vocab_size
+        values = ids.tolist() if hasattr(ids, "tolist") else ids
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            checked: list[int] = tok.check_ids(values)  # (its own error for a non-sequence)
+            return checked
+        out: list[int] = []
+        for position, value in enumerate(values):
+            if isinstance(value, bool) or not hasattr(value, "__index__"):
+                raise NonIntegerIdError(f"token id {value!r} at position {position} is not an integer")
+            token_id = value.__index__()
+            if not (0 <= token_id < size or start <= token_id < end):
+                raise InvalidIdError(
+                    f"token id {token_id} at position {position} is neither a text id (0 ... {size - 1}) "
+                    f"nor an audio id ({start} ... {end - 1})"
+                )
+            out.append(token_id)
+        return out
+
+    def text_ids(self, ids: list[int]) -> list[int]:
+        """`ids` without the audio ids (a prompt's: only its text primes the stream)."""
+        assert self.audio_span is not None
+        start, end = self.audio_span
+        return [token_id for token_id in ids if not start <= token_id < end]
+
+    def transcript(self, text: str) -> Transcript:
+        base = super().transcript(text)
+        return Transcript(**{**base.__dict__, "audio": tuple(self.take_audio())})
+
+
+def _first_audio_token(tok: Any) -> AudioIds | None:
+    """Step-Audio 2's layout: `<audio_0>`'s id and every id after it (vLLM's StepAudio2Tokenizer:
+    first_audio_token_id = vocab.get("<audio_0>"), is_step_audio_token(id) = id >= it)."""
+    try:
+        first = tok.piece_to_id("<audio_0>")
+    except TokenizerError:
+        return None
+    return AudioIds(first, None, source="the id of <audio_0> in the vocabulary (Step-Audio 2's layout)")
+
+
 # -- the registry -------------------------------------------------------------------------------
 
 _FORMATS: dict[str, Callable[[], EnvelopeParser]] = {
@@ -500,6 +703,7 @@ _FORMATS: dict[str, Callable[[], EnvelopeParser]] = {
     "whisper": WhisperParser,
     "canary": CanaryParser,
     "voxtral": VoxtralParser,
+    "audio": AudioParser,
 }
 
 
@@ -518,7 +722,14 @@ def envelope_formats() -> list[str]:
     return sorted(_FORMATS)
 
 
-def new_parser(name: Any) -> EnvelopeParser:
+def new_parser(name: Any, tok: Any = None) -> EnvelopeParser:
+    """A fresh parser of the format `name` (or the "audio" envelope of the AudioIds given),
+    bound to `tok` when given."""
+    if isinstance(name, AudioIds):
+        parser: EnvelopeParser = AudioParser(name)
+        if tok is not None:
+            parser.bind(tok)
+        return parser
     factory = _FORMATS.get(name) if isinstance(name, str) else None
     if factory is None:
         raise UnknownEnvelopeError(
@@ -528,19 +739,31 @@ def new_parser(name: Any) -> EnvelopeParser:
     parser = factory()
     if not isinstance(parser, EnvelopeParser):
         raise UnknownEnvelopeError(f"the factory of envelope format {name!r} made a {type(parser).__name__}")
+    if tok is not None:
+        parser.bind(tok)
     return parser
 
 
-def feed(tok: Any, parser: EnvelopeParser, ids: list[int], step: Callable[..., str], final: bool) -> str:
+def feed(
+    tok: Any, parser: EnvelopeParser, ids: list[int], step: Callable[..., str], final: bool, start: int = 0
+) -> str:
     """The words of `ids` through `parser`; `step(ids, final=False)` is the kind's stream step
-    rendering their text (decode_incremental on one state, or a Stream's own step)."""
+    rendering their text (decode_incremental on one state, or a Stream's own step). `start`:
+    the index of ids[0] among the generated ids. The parser's audio ids (audio_span) go to its
+    audio() and never to the kind's step."""
     special = tok.special_ids
-    if not final and len(ids) == 1 and ids[0] not in special:
+    span = parser.audio_span
+    if not final and len(ids) == 1 and ids[0] not in special and (span is None or not span[0] <= ids[0] < span[1]):
         return parser.text(step(ids), False)  # a server loop's usual step
     out: list[str] = []
     run: list[int] = []
-    for token_id in ids:
-        if token_id in special:
+    for k, token_id in enumerate(ids):
+        if span is not None and span[0] <= token_id < span[1]:
+            if run:
+                out.append(parser.text(step(run), False))
+                run = []
+            parser.audio(token_id, start + k)
+        elif token_id in special:
             if run:
                 out.append(parser.text(step(run), False))
                 run = []
@@ -565,12 +788,11 @@ def prime(tok: Any, parser: EnvelopeParser, prompt_tail: Iterable[int]) -> None:
             parser.special(tok.id_to_piece(token_id))
 
 
-def decode_envelope(tok: Any, ids: Any, name: str) -> Transcript:
-    parser = new_parser(name)
+def decode_envelope(tok: Any, ids: Any, name: Any) -> Transcript:
+    parser = new_parser(name, tok)
     if isinstance(parser, SenseVoiceParser):
         parser.raw = []
+    checked = parser.checked_ids(tok, ids) if isinstance(parser, AudioParser) else tok.check_ids(ids)
     state: dict[str, Any] = {}
-    text = feed(
-        tok, parser, tok.check_ids(ids), lambda new, final=False: tok.decode_incremental(new, state, final), True
-    )
+    text = feed(tok, parser, checked, lambda new, final=False: tok.decode_incremental(new, state, final), True)
     return parser.transcript(text)

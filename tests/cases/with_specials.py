@@ -4,7 +4,7 @@ The view's own special_ids is empty, so the parent's special ids are fed in as i
 
 from __future__ import annotations
 
-from cases import KindCase, funasr_char, gguf, huggingface, sentencepiece, symbol_table, tekken, whisper
+from cases import KindCase, funasr_char, gguf, huggingface, sentencepiece, symbol_table, tekken, tiktoken, whisper
 
 _PICKED = {
     "huggingface/qwen3",
@@ -21,6 +21,8 @@ _PICKED = {
     # tekken: names that cut byte runs, in both layouts
     "tekken/tekken_240911",
     "tekken/derived",
+    # tiktoken: every special rendered, bytes joined across them (tiktoken's decode)
+    "tiktoken/llama3",
 }
 
 
@@ -55,6 +57,7 @@ CASES = [
         + _picked(whisper.CASES, 1)
         + _picked(gguf.CASES)
         + _picked(tekken.CASES)
+        + _picked(tiktoken.CASES)
         + sentencepiece.CASES
         + symbol_table.CASES[:2]
         + funasr_char.CASES[:1]

@@ -15,7 +15,6 @@ import unicodedata
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from session_reference import QWEN3, qwen3_asr_files, qwen_asr_prefix
 
 import oasr_tok
 from oasr_tok._engine.session import SPACING, Session, _session_from_fields, hard_boundary
@@ -31,6 +30,7 @@ from oasr_tok.errors import (
 )
 
 from paths import require_shared, subprocess_env
+from session_reference import QWEN3, qwen3_asr_files, qwen_asr_prefix
 from strategies import session_scripts, user_texts
 
 transformers = pytest.importorskip("transformers")

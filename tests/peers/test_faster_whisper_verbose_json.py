@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from faster_whisper_source import faster_whisper_modules
 from hypothesis import given
 from hypothesis import strategies as st
 
 from oasr_tok import TokenizerSpec, build_tokenizer
 from oasr_tok.outputs.openai_audio import compression_ratio, transcription, whisper_window
 
+from faster_whisper_source import faster_whisper_modules
 from paths import shared
 from strategies import whisper_windows
 

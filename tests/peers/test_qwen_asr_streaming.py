@@ -19,12 +19,12 @@ import functools
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from qwen_asr_source import QwenAsrStreaming, qwen_asr_modules
-from session_reference import QWEN3, qwen3_asr_files
 
 import oasr_tok
 
 from paths import require_shared
+from qwen_asr_source import QwenAsrStreaming, qwen_asr_modules
+from session_reference import QWEN3, qwen3_asr_files
 from strategies import session_scripts
 
 transformers = pytest.importorskip("transformers")

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 from ...errors import MalformedAssetError, SpecError, short_repr
-from ...files.readers import all_json_ids, base64_token, check_id_span, json_id, read_json, read_text
+from ...files.readers import all_json_ids, check_id_span, json_id, read_json
 from .._bytelevel import BYTE_TO_CHAR
+from .._ranks import read_rank_file
 
 #: <|0.00|> ... <|30.00|>
 TIMESTAMP_COUNT = 1501
@@ -199,33 +200,7 @@ def read_tiktoken_layout(path: str, num_languages: int = 99) -> tuple[WhisperLay
         raise SpecError(
             f"whisper: option num_languages must be an integer 0 ... {len(LANGUAGE_CODES)}, got {num_languages!r}"
         )
-    text = read_text(path, "Whisper .tiktoken")
-    ranks: list[bytes] = []
-    seen: dict[bytes, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if len(fields) != 2 or not fields[1].isdigit():
-            raise MalformedAssetError(
-                f"{path}:{number}: not a `base64 rank` line: {line[:60]!r}", path=path, line=number
-            )
-        if int(fields[1]) != len(ranks):
-            raise MalformedAssetError(
-                f"{path}:{number}: rank {fields[1]} where rank {len(ranks)} belongs (the ranks "
-                "must count up from 0, one per line)",
-                path=path,
-                line=number,
-            )
-        piece = base64_token(fields[0])
-        if piece is None:
-            raise MalformedAssetError(f"{path}:{number}: {fields[0][:40]!r} is not base64", path=path, line=number)
-        if piece in seen:
-            raise MalformedAssetError(
-                f"{path}:{number}: rank {len(ranks)} repeats the bytes of rank {seen[piece]}", path=path, line=number
-            )
-        seen[piece] = len(ranks)
-        ranks.append(piece)
-    if not ranks:
-        raise MalformedAssetError(f"{path}: the .tiktoken file has no ranks", path=path)
+    ranks = read_rank_file(path, "Whisper .tiktoken")
     eot = len(ranks)
     tokens: dict[int, str] = {rank: "".join([BYTE_TO_CHAR[b] for b in piece]) for rank, piece in enumerate(ranks)}
     controls = [

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._engine.join import join_pieces
-from ..._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
+from ..._engine.piece_table import TableMethods
 from ...core.specials import SpecialTokens, SpecialTokensBuilder
 from ...core.tokenizer import Tokenizer
 from ...errors import (
@@ -66,16 +66,19 @@ from ...errors import (
 from ...files.detection import (
     TIKTOKEN_SET_ASIDE,
     TIKTOKEN_SUFFIX,
+    WHISPER_TIKTOKEN_NAMES,
     Detected,
     Found,
     SetAside,
     folder_names,
     is_tiktoken_ranks,
+    is_whisper_vocabulary,
 )
 from ...files.readers import ID_SLACK, read_json
 from ...spec import TokenizerSpec
 from .._bytelevel import token_bytes, tokens_bytes
 from .._common import checked_text, join_bytes, reject_unknown_options
+from .._ranks import LazyEncoding, byte_table, tiktoken_encoding
 from .._tokenizer_json import TokenizerJson, glance, is_whisper
 from .layout import (
     LANGUAGE_CODES,
@@ -165,23 +168,17 @@ class WhisperTokenizer(TableMethods, Tokenizer):
             texts[token_id] = None
             self._visible[token_id] = False
         self._bytes: list[bytes] = tokens_bytes(texts)
-        flags = bytearray(vocab_size)
-        for token_id in self._special:
-            flags[token_id] = FLAG_SKIP
         # decode_incremental and token_pieces are TableMethods' (the compiled engine), with the
         # prompt-block rule in the table.
         self._pieces = tuple(self._bytes) + (b"",) * (vocab_size - eot)  # (a tuple: _engine/join.pyx)
         prompt_stop = bytearray(vocab_size)
         prompt_stop[layout.sot_prev] = 1
         self._prompt_stop = bytes(prompt_stop)
-        self._table = PieceTable(
-            self._pieces,
-            flags=bytes(flags),
-            mode="bytes",
-            prompt=(layout.sot_prev, layout.sot),
-        )
+        self._table = byte_table(self._pieces, self._special, prompt=(layout.sot_prev, layout.sot))
         self._runtime: Any = None
         self._runtime_lock = threading.Lock()
+        #: openai-whisper's tiktoken Encoding of a .tiktoken source (its get_encoding), for encode
+        self._encoding = LazyEncoding(self._openai_encoding) if self._ranks is not None else None
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> WhisperTokenizer:
@@ -456,7 +453,8 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                 "whisper (.tiktoken) encode: a .tiktoken file has no post-processor to add special tokens; "
                 "build the decoder prompt with sot_sequence()"
             )
-        encoding = self._tiktoken()
+        assert self._encoding is not None
+        encoding = self._encoding.get()
         try:
             if split_special_tokens:
                 return list(encoding.encode(text, disallowed_special=()))
@@ -490,30 +488,23 @@ class WhisperTokenizer(TableMethods, Tokenizer):
     def _keep_specials(self) -> Tokenizer:
         return WhisperWithSpecials(self)
 
-    def _tiktoken(self) -> Any:
+    def _openai_encoding(self) -> Any:
         """The tiktoken Encoding openai-whisper's get_encoding builds for this file."""
-        with self._runtime_lock:
-            if self._runtime is None:
-                try:
-                    import tiktoken
-                except ImportError as exc:
-                    raise BackendNotInstalledError(
-                        f"whisper encode from a .tiktoken file needs the 'tiktoken' package ({exc}); "
-                        "pip install 'oasr_tok[tekken]'"
-                    ) from exc
-                assert self._ranks is not None
-                layout = self._layout
-                specials = {layout.tokens[i]: i for i in range(layout.eot, layout.no_timestamps + 1)}
-                for step in range(TIMESTAMP_COUNT):
-                    specials[f"<|{step * TIMESTAMP_STEP:.2f}|>"] = layout.timestamp_begin + step
-                self._runtime = tiktoken.Encoding(
-                    name=os.path.basename(self._path),
-                    explicit_n_vocab=layout.size,
-                    pat_str=GPT2_PATTERN,
-                    mergeable_ranks={piece: rank for rank, piece in enumerate(self._ranks)},
-                    special_tokens=specials,
-                )
-            return self._runtime
+        assert self._ranks is not None
+        layout = self._layout
+        specials = {layout.tokens[i]: i for i in range(layout.eot, layout.no_timestamps + 1)}
+        for step in range(TIMESTAMP_COUNT):
+            specials[f"<|{step * TIMESTAMP_STEP:.2f}|>"] = layout.timestamp_begin + step
+        return tiktoken_encoding(
+            name=os.path.basename(self._path),
+            pattern=GPT2_PATTERN,
+            ranks=self._ranks,
+            specials=specials,
+            path=self._path,
+            who="whisper encode from a .tiktoken file",
+            extra="tekken",
+            n_vocab=layout.size,
+        )
 
     def _backend(self) -> Any:
         with self._runtime_lock:
@@ -554,7 +545,7 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
                 for i in range(size)
             ]
         )
-        self._table = PieceTable(self._bytes, mode="bytes")
+        self._table = byte_table(self._bytes, ())
 
     @property
     def vocab_size(self) -> int:
@@ -579,8 +570,6 @@ class WhisperWithSpecials(TableMethods, Tokenizer):
 
 # -- recognising the files (the registry's detector for this kind) ----------------------------
 
-#: openai-whisper's vocabulary files (its whisper/assets/): multilingual first, then English-only.
-WHISPER_TIKTOKEN_NAMES = ("multilingual.tiktoken", "gpt2.tiktoken")
 _WHISPER_LANGUAGE = re.compile(r"<\|[a-z]{2,3}\|>")
 
 
@@ -664,14 +653,16 @@ def _tiktoken_found(path: str, order: int) -> Found:
 def detect(path: str) -> list[Detected]:
     """A tokenizer.json with Whisper's special tokens (first), openai-whisper's
     multilingual.tiktoken / gpt2.tiktoken (recognised by content; the model's n_vocab beside
-    them decides which comes first and how many languages it has); a single file of either."""
+    them decides which comes first and how many languages it has); a single file of either (a
+    rank file under another name only with multilingual.tiktoken's signature: any other rank
+    file is the tiktoken kind's)."""
     out: list[Detected] = []
     if not os.path.isdir(path):
         if path.endswith(".json"):
             summary = glance(path)
             if summary is not None and is_whisper(summary):
                 out.append(_json_found(summary, None))
-        elif is_tiktoken_ranks(path):
+        elif is_tiktoken_ranks(path) and is_whisper_vocabulary(path):
             out.append(_tiktoken_found(path, 1))
         return out
     names = folder_names(path)
