@@ -185,6 +185,30 @@ def test_with_include_stop_nothing_is_held_back(case, data):
         assert got == want
 
 
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@given(data=st.data())
+def test_held_is_what_text_shows_beyond_the_deltas(case, data):
+    """stream.held is the end of stream.text that no delta gave out yet (an unfinished
+    character as decode renders it, a tail the kind may rewrite, a possible start of a stop
+    string): after every step, the deltas so far plus held are the text; '' once closed."""
+    tok, interesting, realistic = case.inputs()
+    ids = data.draw(id_streams(tok, interesting, realistic, max_size=30), label="ids")
+    chunks = data.draw(splits(ids), label="chunks")
+    text = tok.decode(ids)
+    stops = data.draw(st.sampled_from([None, [text[len(text) // 2 : len(text) // 2 + 2] or "zz", "\n\n"]]))
+    stream = tok.new_stream(stop=stops)
+    out: list[str] = []
+    for chunk in chunks:
+        if stream.closed:
+            break
+        out.append(stream.feed(chunk))
+        if stream.stop is None:
+            assert "".join(out) + stream.held == stream.text
+    if not stream.closed:
+        stream.feed([], final=True)
+    assert stream.held == ""
+
+
 # -- batches ---------------------------------------------------------------------------------
 
 
