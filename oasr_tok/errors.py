@@ -29,6 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
+    "IntegrationError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -171,3 +172,9 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
+
+
+class IntegrationError(TokenizerError, RuntimeError):
+    """An engine adapter (oasr_tok.integrations) does not fit the engine in use, or the
+    tokenizer it was given is not the one the engine loaded: the engine, its version and what
+    is missing or different are named."""
