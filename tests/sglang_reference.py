@@ -117,28 +117,27 @@ class _Struct:
     """msgspec.Struct as the detokenizer uses it: keyword-only fields (the annotations along the
     class's bases), defaults from the class body, a missing required field refused."""
 
+    _fields: tuple[str, ...] = ()
+    _required: frozenset[str] = frozenset()
+
     def __init_subclass__(cls, **options: Any) -> None:  # tag=, kw_only=, array_like=, frozen=
         super().__init_subclass__()
-
-    @classmethod
-    def fields(cls) -> list[str]:
         names: list[str] = []
         for klass in reversed(cls.__mro__):
             for name in vars(klass).get("__annotations__", {}):
                 if name not in names:
                     names.append(name)
-        return names
+        cls._fields = tuple(names)
+        cls._required = frozenset(name for name in names if not hasattr(cls, name))
 
     def __init__(self, **values: Any) -> None:
-        fields = self.fields()
-        unknown = set(values) - set(fields)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no fields {sorted(unknown)}")
-        for name in fields:
-            if name in values:
-                setattr(self, name, values[name])
-            elif not hasattr(type(self), name):
-                raise TypeError(f"{type(self).__name__} is missing the required field {name!r}")
+        if not values.keys() <= set(self._fields):
+            raise TypeError(f"{type(self).__name__} has no fields {sorted(values.keys() - set(self._fields))}")
+        if not self._required <= values.keys():
+            raise TypeError(
+                f"{type(self).__name__} is missing the required fields {sorted(self._required - values.keys())}"
+            )
+        self.__dict__.update(values)
 
 
 class _Env:

@@ -883,6 +883,30 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
     return out
 
 
+def holding(list streams):
+    """The places of the streams of `streams` that hold something back (whose `held` is not
+    ''), in order: one pass in C, for a server loop that treats those few apart from the rest
+    of a batch (oasr_tok/integrations/sglang.py)."""
+    cdef list out = []
+    cdef Py_ssize_t k
+    cdef Stream s
+    cdef StreamRecord record
+    for k in range(PyList_GET_SIZE(streams)):
+        obj = <object>PyList_GET_ITEM(streams, k)
+        if type(obj) is not Stream:
+            raise StreamStateError(f"stream {k}: not a Stream (tok.new_stream()), got {type(obj).__name__}")
+        s = <Stream>obj
+        record = s.record
+        if record.closed:
+            continue
+        if (s.table is not None and not PyBytes_GET_SIZE(<PyObject*>s.cursor.pending)
+                and (not record.pending or record.keeps_stop)):
+            continue  # nothing held: the usual case, read from the C fields alone
+        if s.held:
+            out.append(k)
+    return out
+
+
 cdef int _roll_back(Stream s, Step* p, object saved) except -1:
     """A stream of a failed batch, back to what it was before the batch."""
     if saved is not None:

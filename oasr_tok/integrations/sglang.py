@@ -45,10 +45,9 @@ tests/integrations/test_sglang.py naming it):
   printed (0.5.23's window slicing drops it);
 * a request the scheduler's first batch never announced (ids fewer than its read offset), and
   one whose state was dropped, get a ``StreamStateError`` naming them, never a wrong text.
-  States are dropped only beyond ``SGLANG_DETOKENIZER_MAX_STATES`` requests, least recently
-  stepped first (a request stepped since the last sweep gets a second chance, one stepped in
-  the current batch is never dropped): a request that runs is not evicted, unlike 0.5.23's
-  oldest-first eviction.
+  States are dropped only beyond ``SGLANG_DETOKENIZER_MAX_STATES`` requests, oldest first, and
+  never that of a request stepped in the last 256 batches: a request that runs is not evicted,
+  unlike 0.5.23's oldest-first eviction of running requests.
 
 How to turn it on. The function is the face, not ``--tokenizer-backend``: that flag only
 chooses which library answers SGLang's ``batch_decode`` calls (huggingface or fastokens), so a
@@ -81,9 +80,13 @@ import os
 import sys
 import types
 import warnings
+from collections import deque
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from .._engine.stream import holding
 from ..errors import (
     IntegrationError,
     KeepSpecialsNotSupportedError,
@@ -134,6 +137,8 @@ _STREAMS = "_oasr_tok_streams"  # a manager's RequestStreams
 _TOKENIZER = "_oasr_tok_tokenizer"  # what install(cls, tokenizer=...) asked for
 _ORIGINALS: dict[type, Callable[..., Any]] = {}  # each patched class: the method it had
 _FFFD = "\ufffd"
+#: A request stepped in this many of the last batches is never dropped (_sweep).
+RECENT_BATCHES = 256
 
 
 def sglang_version() -> str:
@@ -149,26 +154,23 @@ def sglang_version() -> str:
 # -- one request --------------------------------------------------------------------------------
 
 
-class _Request:
-    """What a request keeps beside its Stream: SGLang's send rule in our terms.
+class _Rule:
+    """SGLang's send rule for one request, in our terms, while it is not empty (a request whose
+    stream held something lately): `buf` is the text the stream settled since the rule last
+    committed, `skip` how many of its first characters that commit already took (a byte run
+    SGLang committed while our stream still held it), `pending` how many characters after the
+    commit point went out already (a held step's printable prefix). Empty again, it is let go:
+    a request without one sends its delta as it is while its stream holds nothing."""
 
-    `buf` is the text the stream settled since SGLang's rule last committed, `skip` how many of
-    its first characters that commit already took (a byte run SGLang committed while our stream
-    still held it), `pending` how many characters after the commit point went out already (a
-    held step's printable prefix). `quiet` when all three are empty: then a step whose stream
-    holds nothing sends its delta as it is. `last`/`kept` order the eviction sweep."""
+    __slots__ = ("buf", "skip", "pending")
 
-    __slots__ = ("stream", "specials", "buf", "skip", "pending", "quiet", "last", "kept")
-
-    def __init__(self, stream: Stream, specials: bool, now: int) -> None:
-        self.stream = stream
-        self.specials = specials
+    def __init__(self) -> None:
         self.buf = ""
         self.skip = 0
         self.pending = 0
-        self.quiet = True
-        self.last = now
-        self.kept = now
+
+
+_EMPTY_RULE = _Rule()  # read only: the rule of a request that has none
 
 
 class RequestStreams:
@@ -181,6 +183,7 @@ class RequestStreams:
         trim_matched_stop: the manager's own (its bound method): cuts the stop token or string.
         find_printable_text: SGLang's own (its detokenizer module's).
         capacity: how many requests' states to keep (SGLANG_DETOKENIZER_MAX_STATES).
+        recent: a request stepped in this many of the last batches is never dropped.
 
     Example:
         >>> from types import SimpleNamespace as Batch
@@ -206,6 +209,7 @@ class RequestStreams:
         trim_matched_stop: Callable[[Any, Any, bool], Any],
         find_printable_text: Callable[[str], str],
         capacity: int = 1 << 16,
+        recent: int = RECENT_BATCHES,
     ) -> None:
         if type(capacity) is not int or capacity < 1:
             raise IntegrationError(f"capacity must be a positive int, got {short_repr(capacity)}")
@@ -215,22 +219,25 @@ class RequestStreams:
         except KeepSpecialsNotSupportedError:
             self.specials_tokenizer = None  # a request that keeps special tokens is refused
         self._trim = trim_matched_stop
-        self._printable = find_printable_text
+        # SGLang's function, on the few texts a held step ends in (a character begun after a
+        # few others): a pure function of its str, so remembered.
+        self._printable = lru_cache(maxsize=4096)(find_printable_text)
         self.capacity = capacity
-        self._states: dict[Any, _Request] = {}
+        self._streams: dict[Any, Stream] = {}  # every live request's stream
+        self._rules: dict[Any, _Rule] = {}  # the few requests whose send rule is not empty
+        self._specials: set[Any] = set()  # the requests that keep special tokens
         self._dropped: dict[Any, None] = {}  # request ids whose state was dropped (as many as `capacity`)
-        self._specials = 0  # how many live requests keep special tokens
-        self._now = 0  # batches stepped
+        self._recent: deque[Sequence[Any]] = deque(maxlen=recent)  # the last batches' request ids
 
     def __len__(self) -> int:
-        return len(self._states)
+        return len(self._streams)
 
     def __contains__(self, rid: object) -> bool:
-        return rid in self._states
+        return rid in self._streams
 
     def stream(self, rid: Any) -> Stream:
         """The Stream of a live request (KeyError when there is none)."""
-        return self._states[rid].stream
+        return self._streams[rid]
 
     # -- the step -------------------------------------------------------------------------------
 
@@ -242,110 +249,119 @@ class RequestStreams:
         n = len(rids)
         if n == 0:
             return []
-        self._now += 1
-        now = self._now
         finished = recv_obj.finished_reasons
-        get = self._states.get
-        reqs: list[_Request | None] = [get(rid) for rid in rids]
-        if None in reqs or finished.count(None) != n or self._specials or recv_obj.skip_special_tokens.count(False):
-            return self._step_general(recv_obj, reqs)
-        # The usual step: every request known, none finishing, none keeping special tokens.
-        rows = recv_obj.decode_ids
-        streams = [r.stream for r in reqs]  # type: ignore[union-attr]
-        try:
-            deltas = self.tokenizer.decode_incremental_batch(rows, streams)
-        except TokenizerError as exc:
-            raise self._named(exc, rids, rows, reqs) from exc
-        out: list[str] = []
-        append = out.append
-        for r, delta in zip(reqs, deltas):
-            r.last = now  # type: ignore[union-attr]
-            if r.quiet and not r.stream.held:  # type: ignore[union-attr]
-                append(delta)
-            else:
-                append(self._held_step(r, delta))  # type: ignore[arg-type]
+        streams: list[Any] = list(map(self._streams.get, rids))
+        if (
+            any(map(operator.is_, streams, repeat(None)))
+            or finished.count(None) != n
+            or self._specials
+            or recv_obj.skip_special_tokens.count(False)
+        ):
+            out = self._step_general(recv_obj, streams)
+        else:
+            # The usual step: every request known, none finishing, none keeping special tokens.
+            rows = recv_obj.decode_ids
+            try:
+                deltas = self.tokenizer.decode_incremental_batch(rows, streams)
+            except TokenizerError as exc:
+                raise self._named(exc, rids, rows) from exc
+            out = self._emit(rids, streams, deltas)
+        self._recent.append(rids)
+        if len(self._streams) > self.capacity:
+            self._sweep()
         return out
 
-    def _step_general(self, recv_obj: Any, reqs: list[_Request | None]) -> list[str]:
-        """A step with new requests, finishing ones, or requests that keep special tokens."""
+    def _step_general(self, recv_obj: Any, streams: list[Any]) -> list[str]:
+        """A step with new requests, finishing ones, or requests that keep special tokens: the
+        same batch call(s), with these few handled beside it."""
         rids = recv_obj.rids
         n = len(rids)
         finished = recv_obj.finished_reasons
-        no_stop_trim = recv_obj.no_stop_trim
         skips = recv_obj.skip_special_tokens
         rows: list[Any] = list(recv_obj.decode_ids)
-        if len(set(rids)) != n:
-            twice = next(rid for k, rid in enumerate(rids) if rid in rids[:k])
-            raise StreamStateError(f"request {twice!r} is given twice in one batch")
-        new: dict[int, _Request] = {}
-        for k in range(n):
-            r = reqs[k]
-            if r is None:
-                r, rows[k] = self._start(rids[k], rows[k], recv_obj.read_offsets[k], skips[k])
-                new[k] = r
-                reqs[k] = r
-            elif r.specials == bool(skips[k]):
-                raise StreamStateError(
-                    f"request {rids[k]!r} changed skip_special_tokens to {skips[k]!r} mid-stream; it is taken from "
-                    "the request's first batch"
-                )
-            if finished[k] is not None and len(rows[k]):
+        new = list(compress(range(n), map(operator.is_, streams, repeat(None))))
+        ending = list(compress(range(n), finished))  # (a finish reason is a dict SGLang made: never empty)
+        if len(ending) != n - finished.count(None):
+            ending = list(compress(range(n), map(operator.is_not, finished, repeat(None))))
+        keeps = self._specials
+        if new:
+            named = [rids[k] for k in new]
+            if len(set(named)) != len(named):
+                twice = next(rid for k, rid in enumerate(named) if rid in named[:k])
+                raise StreamStateError(f"request {twice!r} is given twice in one batch")
+            keeps = set(keeps)
+            for k in new:
+                streams[k], rows[k] = self._start(rids[k], rows[k], recv_obj.read_offsets[k], skips[k])
+                if not skips[k]:
+                    keeps.add(rids[k])
+        mixed = bool(keeps or skips.count(False))
+        if mixed:
+            for k in range(n):
+                if (rids[k] in keeps) == bool(skips[k]):
+                    raise StreamStateError(
+                        f"request {rids[k]!r} changed skip_special_tokens to {skips[k]!r} mid-stream; it is taken "
+                        "from the request's first batch"
+                    )
+        no_stop_trim = recv_obj.no_stop_trim
+        for k in ending:
+            if len(rows[k]):
                 # SGLang's own rule for the stop token: not rendered (unless no_stop_trim, a tool call's closer).
                 kept = self._trim(list(rows[k]), finished[k], no_stop_trim[k])
                 if isinstance(kept, list) and len(kept) < len(rows[k]):
                     rows[k] = kept
-        # One batch call per tokenizer (most batches: one); every row is checked before any
-        # stream moves, so a refused batch leaves every request as it was.
-        groups: dict[int, tuple[Any, list[int]]] = {}
-        for k, r in enumerate(reqs):
-            tok = self.specials_tokenizer if r.specials else self.tokenizer  # type: ignore[union-attr]
-            groups.setdefault(id(tok), (tok, []))[1].append(k)
+        # One batch call per tokenizer (mostly one); every row is checked before any stream
+        # moves, so a refused batch leaves every request as it was.
+        if not mixed:
+            try:
+                deltas = self.tokenizer.decode_incremental_batch(rows, streams)
+            except TokenizerError as exc:
+                raise self._named(exc, rids, rows) from exc
+        else:
+            deltas = self._step_mixed(rids, rows, streams, keeps)
+        # Nothing can fail from here on: the finished ones leave, the new ones join.
+        last = {k: self._finish(rids[k], streams[k], deltas[k], finished[k], no_stop_trim[k]) for k in ending}
+        out = self._emit(rids, streams, deltas)
+        for k, text in last.items():
+            out[k] = text
+            self._forget(rids[k])
+        for k in new:
+            if k not in last:
+                self._streams[rids[k]] = streams[k]
+                if not skips[k]:
+                    self._specials.add(rids[k])
+        return out
+
+    def _step_mixed(self, rids: Sequence[Any], rows: list[Any], streams: list[Any], keeps: set[Any]) -> list[str]:
+        """The batch calls of a step whose requests do not all skip special tokens: one per
+        tokenizer, every row checked before either moves a stream."""
+        n = len(rids)
+        groups = [g for g in ([k for k in range(n) if (rids[k] in keeps) == flag] for flag in (False, True)) if g]
+        tokens = [self.specials_tokenizer if rids[g[0]] in keeps else self.tokenizer for g in groups]
         if len(groups) > 1:
-            for tok, members in groups.values():
-                for k in members:
+            for group, tok in zip(groups, tokens):
+                for k in group:
                     try:
-                        tok.check_ids(rows[k])
+                        tok.check_ids(rows[k])  # type: ignore[union-attr]
                     except TokenizerError as exc:
                         raise type(exc)(f"request {rids[k]!r}: {exc}") from exc
         deltas: list[str] = [""] * n
-        for tok, members in groups.values():
+        for group, tok in zip(groups, tokens):
+            sub_rows = [rows[k] for k in group]
             try:
-                got = tok.decode_incremental_batch(
-                    [rows[k] for k in members],
-                    [reqs[k].stream for k in members],  # type: ignore[union-attr]
-                )
+                got = tok.decode_incremental_batch(sub_rows, [streams[k] for k in group])  # type: ignore[union-attr]
             except TokenizerError as exc:
-                raise self._named(exc, [rids[k] for k in members], [rows[k] for k in members], reqs) from exc
-            for k, delta in zip(members, got):
+                raise self._named(exc, [rids[k] for k in group], sub_rows) from exc
+            for k, delta in zip(group, got):
                 deltas[k] = delta
-        # Nothing can fail from here on: the new requests join, the finished ones leave.
-        now = self._now
-        out: list[str] = []
-        for k in range(n):
-            r = reqs[k]
-            assert r is not None
-            r.last = now
-            if finished[k] is None:
-                if k in new:
-                    self._states[rids[k]] = r
-                    self._specials += r.specials
-                out.append(self._held_step(r, deltas[k]) if not (r.quiet and not r.stream.held) else deltas[k])
-                continue
-            out.append(self._finish(r, deltas[k], finished[k], no_stop_trim[k]))
-            if k not in new:
-                del self._states[rids[k]]
-                self._specials -= r.specials
-        if len(self._states) > self.capacity:
-            self._sweep()
-        return out
+        return deltas
 
-    def _start(self, rid: Any, ids: Any, read_offset: Any, skip: Any) -> tuple[_Request, Any]:
+    def _start(self, rid: Any, ids: Any, read_offset: Any, skip: Any) -> tuple[Stream, Any]:
         """A request's first batch: its stream primed with the prompt ids the scheduler sends
         before the generated ones (`read_offset` of them), and those generated ids."""
         if rid in self._dropped:
             raise StreamStateError(
-                f"request {rid!r}: its state was dropped, {self.capacity} requests being stepped after it "
-                "(SGLANG_DETOKENIZER_MAX_STATES); its text cannot go on"
+                f"request {rid!r}: its state was dropped, {self.capacity} requests being kept and it not stepped "
+                "for a while (SGLANG_DETOKENIZER_MAX_STATES); its text cannot go on"
             )
         if type(read_offset) is not int or not 0 <= read_offset <= len(ids):
             raise StreamStateError(
@@ -358,20 +374,23 @@ class RequestStreams:
                 f"request {rid!r} keeps special tokens (skip_special_tokens=False), and the "
                 f"{self.tokenizer.spec.kind if self.tokenizer.spec else 'given'} tokenizer cannot render them"
             )
+        prompt = list(ids[:read_offset])
         size = tok.vocab_size
         try:
-            window = [operator.index(t) for t in ids[:read_offset]]
+            if prompt and not (0 <= min(prompt) and max(prompt) < size):
+                # SGLang's own rule for the prompt window: an id past the vocabulary there is a
+                # placeholder (a multimodal item's) that prints nothing, decoded as id 0.
+                prompt = [t if 0 <= t < size else 0 for t in prompt]
+            stream = tok.new_stream(prefill=prompt or None)
         except TypeError as exc:
             raise NonIntegerIdError(
-                f"request {rid!r}: its prompt ids are not all integers: {short_repr(ids[:read_offset])}"
+                f"request {rid!r}: its prompt ids are not all integers: {short_repr(prompt)}"
             ) from exc
-        # SGLang's own rule for the prompt window: an id past the vocabulary there is a
-        # placeholder (a multimodal item's) that prints nothing, decoded as id 0.
-        prompt = [t if 0 <= t < size else 0 for t in window]
-        stream = tok.new_stream(prefill=prompt or None)
-        return _Request(stream, tok is not self.tokenizer, self._now), ids[read_offset:]
+        except TokenizerError as exc:
+            raise type(exc)(f"request {rid!r}: {exc}") from exc
+        return stream, ids[read_offset:]
 
-    def _named(self, exc: TokenizerError, rids: Sequence[Any], rows: Sequence[Any], reqs: Any) -> TokenizerError:
+    def _named(self, exc: TokenizerError, rids: Sequence[Any], rows: Sequence[Any]) -> TokenizerError:
         """A batch's error, naming the request instead of its place in the batch."""
         for rid, row in zip(rids, rows):
             try:
@@ -380,32 +399,59 @@ class RequestStreams:
                 return type(bad)(f"request {rid!r}: {bad}")
         return exc
 
+    def _forget(self, rid: Any) -> None:
+        self._streams.pop(rid, None)
+        self._rules.pop(rid, None)
+        self._specials.discard(rid)
+
     # -- SGLang's send rule ----------------------------------------------------------------------
 
-    def _held_step(self, r: _Request, delta: str) -> str:
+    def _emit(self, rids: Sequence[Any], streams: list[Any], deltas: list[str]) -> list[str]:
+        """The output_strs of a stepped batch: a request without a send rule whose stream holds
+        nothing sends its delta (most of them; nothing is done per request for those); the
+        others go through SGLang's rule, each once."""
+        rules = self._rules
+        step = self._rule_step
+        done: set[int] | tuple[()] = ()
+        if rules:
+            done = set(compress(range(len(rids)), map(rules.__contains__, rids)))
+            for k in done:
+                deltas[k] = step(rids[k], streams[k], deltas[k])
+        for k in holding(streams):
+            if k not in done:
+                deltas[k] = step(rids[k], streams[k], deltas[k])
+        return deltas
+
+    def _rule_step(self, rid: Any, stream: Stream, delta: str) -> str:
         """A streaming step of a request whose stream holds something, or whose last steps
         did: SGLang's rule on (text settled since its last commit) + (what the stream holds)."""
-        held = r.stream.held
+        r = self._rules.get(rid) or _Rule()
+        held = stream.held
         buf = r.buf + delta if r.buf else delta
         new_text = (buf + held)[r.skip :] if (held or r.skip) else buf
         pending = r.pending
         if new_text and (not new_text.endswith(_FFFD) or not held):
             # SGLang commits clean text; a U+FFFD that is settled (not an unfinished
             # character) is final too.
-            r.buf, r.skip, r.pending, r.quiet = "", len(held), 0, not held
+            if held:
+                r.buf, r.skip, r.pending = "", len(held), 0
+                self._rules[rid] = r
+            else:
+                self._rules.pop(rid, None)
             return new_text[pending:] if pending else new_text
         printable: str = self._printable(new_text)
         r.buf = buf
-        r.quiet = False
+        self._rules[rid] = r
         if len(printable) > pending:
             r.pending = len(printable)  # text that went out never goes out again
             return printable[pending:]
         return ""
 
-    def _finish(self, r: _Request, delta: str, reason: Any, no_stop_trim: bool) -> str:
+    def _finish(self, rid: Any, stream: Stream, delta: str, reason: Any, no_stop_trim: bool) -> str:
         """The last output of a request: the rest of its text, cut at the matched stop string
         by the manager's own trim_matched_stop."""
-        held = r.stream.held
+        r = self._rules.get(rid, _EMPTY_RULE)
+        held = stream.held
         buf = r.buf + delta if r.buf else delta
         new_text = (buf + held)[r.skip :] if (held or r.skip) else buf
         matched = reason.get("matched") if isinstance(reason, dict) else None
@@ -413,29 +459,24 @@ class RequestStreams:
             return new_text[r.pending :]
         # A stop string: SGLang cuts at its first occurrence in the whole output (the stream's
         # text ends with it and what is held).
-        text = r.stream.text
-        text = text[len(text) - len(held) - r.stream.emitted :]
+        text = stream.text
+        text = text[len(text) - len(held) - stream.emitted :]
         sent = len(text) - len(new_text) + r.pending
         cut = self._trim(text, reason, no_stop_trim)
         return cut[sent:] if isinstance(cut, str) else new_text[r.pending :]
 
     def _sweep(self) -> None:
-        """Drop states beyond `capacity`: the least recently stepped first, a request stepped
-        since the sweep last came round gets a second chance, one stepped in this batch stays."""
-        states, now = self._states, self._now
-        for _ in range(len(states)):
-            if len(states) <= self.capacity:
-                return
-            rid = next(iter(states))
-            r = states.pop(rid)
-            if r.last > r.kept or r.last == now:
-                r.kept = now
-                states[rid] = r
-                continue
-            self._specials -= r.specials
+        """Drop states beyond `capacity`, oldest first, but never one of a request stepped in
+        the last `recent` batches (a request that runs: SGLang sends a request that is not
+        streamed at least every 50 ids). Beyond the capacity with every state in use, none is
+        dropped: the capacity bounds the states of requests that stopped coming."""
+        states = self._streams
+        recent: set[Any] = set().union(*self._recent)
+        for rid in [rid for rid in states if rid not in recent][: len(states) - self.capacity]:
+            self._forget(rid)
             self._dropped[rid] = None
-            if len(self._dropped) > self.capacity:
-                del self._dropped[next(iter(self._dropped))]
+        while len(self._dropped) > self.capacity:
+            del self._dropped[next(iter(self._dropped))]
 
 
 # -- installing it ------------------------------------------------------------------------------

@@ -186,6 +186,7 @@ def test_with_include_stop_nothing_is_held_back(case, data):
 
 
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@settings(max_examples=30)
 @given(data=st.data())
 def test_held_is_what_text_shows_beyond_the_deltas(case, data):
     """stream.held is the end of stream.text that no delta gave out yet (an unfinished
@@ -207,6 +208,32 @@ def test_held_is_what_text_shows_beyond_the_deltas(case, data):
     if not stream.closed:
         stream.feed([], final=True)
     assert stream.held == ""
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@settings(max_examples=20)
+@given(data=st.data())
+def test_holding_names_the_streams_whose_held_is_not_empty(case, data):
+    """holding(streams), the server loop's one pass over a batch: the places whose held is not
+    '' (plain, with stop strings, primed with a prompt, closed)."""
+    from oasr_tok._engine.stream import holding
+
+    tok, interesting, realistic = case.inputs()
+    streams = []
+    for _ in range(data.draw(st.integers(1, 6))):
+        kind = data.draw(st.sampled_from(["plain", "stops", "prefilled", "closed"]))
+        prompt = data.draw(id_streams(tok, interesting, realistic, max_size=8))
+        stream = {
+            "plain": lambda: tok.new_stream(),
+            "stops": lambda: tok.new_stream(stop=["e", "the", "。", "\n"]),
+            "prefilled": lambda: tok.new_stream(prefill=prompt),
+            "closed": lambda: tok.new_stream(),
+        }[kind]()
+        stream.feed(data.draw(id_streams(tok, interesting, realistic, max_size=12)), final=kind == "closed")
+        streams.append(stream)
+    assert holding(streams) == [k for k, s in enumerate(streams) if s.held]
+    with pytest.raises(StreamStateError, match="stream 1: not a Stream"):
+        holding([streams[0], {}])
 
 
 # -- batches ---------------------------------------------------------------------------------

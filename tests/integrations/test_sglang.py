@@ -284,7 +284,7 @@ def test_a_final_replacement_character_goes_out_at_once():
     ids = _ids(kind, "bad \ufffd")
     ours, _ = _released(kind, [(["g"], [ids], [0], [None])])
     assert ours == [["bad \ufffd"]]
-    managers(kind).ours._oasr_tok_streams._states.pop("g")
+    managers(kind).ours._oasr_tok_streams._forget("g")
 
 
 @pytest.mark.xfail(
@@ -319,7 +319,8 @@ def test_sglang_0523_prints_token_zero_for_ids_past_its_tokenizer():
 
 def _snapshot(manager) -> dict:
     streams = manager._oasr_tok_streams
-    return {rid: (r.stream.fork(), r.buf, r.skip, r.pending, r.quiet, r.specials) for rid, r in streams._states.items()}
+    rules = {rid: (r.buf, r.skip, r.pending) for rid, r in streams._rules.items()}
+    return {rid: (stream.fork(), rules.get(rid), rid in streams._specials) for rid, stream in streams._streams.items()}
 
 
 def _same(before: dict, after: dict) -> bool:
@@ -445,7 +446,7 @@ def test_an_sglang_whose_batch_lacks_a_field_is_named():
 # -- states: freed, bounded, never a wrong text ----------------------------------------------------
 
 
-def _streams(capacity: int) -> oasr_sglang.RequestStreams:
+def _streams(capacity: int, recent: int = oasr_sglang.RECENT_BATCHES) -> oasr_sglang.RequestStreams:
     module = reference.detokenizer_module()
     target = reference.manager(folder("qwen3"))
     return oasr_sglang.RequestStreams(
@@ -453,6 +454,7 @@ def _streams(capacity: int) -> oasr_sglang.RequestStreams:
         trim_matched_stop=target.trim_matched_stop,
         find_printable_text=module.find_printable_text,
         capacity=capacity,
+        recent=recent,
     )
 
 
@@ -461,10 +463,11 @@ def _step(streams, rids, ids, finished=None):
 
 
 def test_abandoned_requests_are_dropped_beyond_the_capacity_and_refused_by_name_if_they_return():
-    streams = _streams(capacity=4)
+    streams = _streams(capacity=4, recent=2)
     for k in range(6):  # requests that never finish (an abort the detokenizer never saw)
         _step(streams, [f"gone{k}"], [[11, 12]])
     _step(streams, ["live"], [[13]])
+    _step(streams, ["live"], [[14]])
     assert len(streams) <= 4 and "live" in streams
     with pytest.raises(StreamStateError, match="request 'gone0': its state was dropped"):
         _step(streams, ["gone0", "live"], [[14], [15]])
@@ -486,7 +489,7 @@ def test_requests_that_run_are_never_dropped_even_beyond_the_capacity():
 
 def test_a_finished_or_aborted_request_frees_its_state(running):
     m = running
-    assert {"a", "b", "c"} <= set(m.ours._oasr_tok_streams._states)
+    assert {"a", "b", "c"} <= set(m.ours._oasr_tok_streams._streams)
     m.ours.handle_batch_token_id_out(reference.batch(["b"], [[]], [0], [_finish(abort=True)]))
     assert "b" not in m.ours._oasr_tok_streams
     m.ours.handle_batch_token_id_out(reference.batch(["b"], [_ids("qwen3", "again")], [0], [None]))

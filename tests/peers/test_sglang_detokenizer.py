@@ -108,10 +108,11 @@ def spied(manager, monkeypatch) -> list[tuple[int, int]]:
     streams = manager._oasr_tok_streams
     seen: list[tuple[int, int]] = []
     real = streams._printable
-    live = streams._held_step
+    live = streams._rule_step
 
-    def held_step(r, delta):
-        before = r.pending
+    def rule_step(rid, stream, delta):
+        rule = streams._rules.get(rid)
+        before = rule.pending if rule is not None else 0
 
         def printable(text):
             result = real(text)
@@ -120,11 +121,11 @@ def spied(manager, monkeypatch) -> list[tuple[int, int]]:
 
         monkeypatch.setattr(streams, "_printable", printable)
         try:
-            return live(r, delta)
+            return live(rid, stream, delta)
         finally:
             monkeypatch.setattr(streams, "_printable", real)
 
-    monkeypatch.setattr(streams, "_held_step", held_step)
+    monkeypatch.setattr(streams, "_rule_step", rule_step)
     return seen
 
 
@@ -225,8 +226,9 @@ def test_replacement_char_stream_keeps_offsets_moving(qwen, mistral, ids_of):
         for _ in range(steps):
             batch = reference.batch([rid], [ids_of(manager, bytes([STRAY_BYTE]) * 4)], [5], [None])
             out.append(manager.handle_batch_token_id_out(batch).output_strs[0])
-            r = manager._oasr_tok_streams._states[rid]
-            widest = max(widest, len(r.buf) + len(r.stream.held))
+            streams = manager._oasr_tok_streams
+            rule = streams._rules.get(rid)
+            widest = max(widest, len(rule.buf if rule else "") + len(streams.stream(rid).held))
         manager.handle_batch_token_id_out(reference.batch([rid], [[]], [5], [{}]))
         assert "".join(out), "no text ever reached the client"
         assert widest <= 4, f"the text held uncommitted grew to {widest} characters over {steps} steps"
@@ -292,7 +294,7 @@ def test_evicted_stream_reinit_keeps_all_text(qwen):
     for step, new_id in enumerate(letters):
         ids = (prompt + [new_id]) if step == 0 else [new_id]
         if step == 2:
-            qwen._oasr_tok_streams._states.pop(rid, None)
+            qwen._oasr_tok_streams._forget(rid)
         batch = reference.batch([rid], [ids], [5 if step == 0 else 0], [None])
         deltas.extend(qwen.handle_batch_token_id_out(batch).output_strs)
     qwen.handle_batch_token_id_out(reference.batch([rid], [[]], [0], [{}]))
