@@ -31,7 +31,7 @@ import sglang_reference as reference
 
 CASE = "huggingface/qwen3"
 LIFE = 64  # batches in a request's life: the first, 62 in between, the last
-IMPLS = ["SGLang 0.5.23", "oasr_tok in SGLang 0.5.23"]
+IMPLS = [pytest.param("SGLang 0.5.23", marks=pytest.mark.peer), "oasr_tok in SGLang 0.5.23"]
 
 
 def _batches(n: int, width: int) -> tuple[list, list]:

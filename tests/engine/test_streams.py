@@ -223,12 +223,10 @@ def test_holding_names_the_streams_whose_held_is_not_empty(case, data):
     for _ in range(data.draw(st.integers(1, 6))):
         kind = data.draw(st.sampled_from(["plain", "stops", "prefilled", "closed"]))
         prompt = data.draw(id_streams(tok, interesting, realistic, max_size=8))
-        stream = {
-            "plain": lambda: tok.new_stream(),
-            "stops": lambda: tok.new_stream(stop=["e", "the", "。", "\n"]),
-            "prefilled": lambda: tok.new_stream(prefill=prompt),
-            "closed": lambda: tok.new_stream(),
-        }[kind]()
+        if kind == "stops":
+            stream = tok.new_stream(stop=["e", "the", "。", "\n"])
+        else:
+            stream = tok.new_stream(prefill=prompt if kind == "prefilled" else None)
         stream.feed(data.draw(id_streams(tok, interesting, realistic, max_size=12)), final=kind == "closed")
         streams.append(stream)
     assert holding(streams) == [k for k, s in enumerate(streams) if s.held]

@@ -542,6 +542,27 @@ def test_sglangs_load_plugins_runs_ours_from_the_entry_point(monkeypatch):
         oasr_sglang.uninstall(klass)
 
 
+def test_run_detokenizer_process_installs_before_sglangs_runs(monkeypatch):
+    """What launch_server's run_detokenizer_process_func calls in the spawned process: SGLang's
+    own run_detokenizer_process, with the class it makes the manager from patched first."""
+    import sys
+
+    module = reference.detokenizer_module()
+    klass = type("DetokenizerManager", (module.DetokenizerManager,), {})
+    seen = []
+
+    def sglangs_own(server_args, port_args):
+        seen.append((server_args, port_args, vars(klass).get("_decode_batch_token_id_output")))
+
+    fake = SimpleNamespace(DetokenizerManager=klass, run_detokenizer_process=sglangs_own)
+    monkeypatch.setitem(sys.modules, "sglang.srt.managers.detokenizer_manager", fake)
+    try:
+        oasr_sglang.run_detokenizer_process("server args", "port args")
+        assert seen == [("server args", "port args", oasr_sglang._decode_with_streams)]
+    finally:
+        oasr_sglang.uninstall(klass)
+
+
 def test_the_plugin_ends_the_process_when_it_does_not_fit(monkeypatch):
     """SGLang logs and ignores a plug-in's exception; a user who asked for oasr_tok must not get
     SGLang's own decode unawares."""
