@@ -105,7 +105,9 @@ __all__ = [
     "ENV_FLAG",
     "ENV_TOKENIZER",
     "IntegrationError",
+    "RECENT_BATCHES",
     "RequestStreams",
+    "attach",
     "install",
     "plugin",
     "run_detokenizer_process",
@@ -154,23 +156,15 @@ def sglang_version() -> str:
 # -- one request --------------------------------------------------------------------------------
 
 
-class _Rule:
-    """SGLang's send rule for one request, in our terms, while it is not empty (a request whose
-    stream held something lately): `buf` is the text the stream settled since the rule last
-    committed, `skip` how many of its first characters that commit already took (a byte run
-    SGLang committed while our stream still held it), `pending` how many characters after the
-    commit point went out already (a held step's printable prefix). Empty again, it is let go:
-    a request without one sends its delta as it is while its stream holds nothing."""
-
-    __slots__ = ("buf", "skip", "pending")
-
-    def __init__(self) -> None:
-        self.buf = ""
-        self.skip = 0
-        self.pending = 0
-
-
-_EMPTY_RULE = _Rule()  # read only: the rule of a request that has none
+#: SGLang's send rule for one request, in our terms, while it is not empty (a request whose
+#: stream held something lately), as a tuple (buf, skip, pending): `buf` the text the stream
+#: settled since the rule last committed, `skip` how many of its first characters that commit
+#: already took (a byte run SGLang committed while our stream still held it), `pending` how many
+#: characters after the commit point went out already (a held step's printable prefix). Empty
+#: again, it is let go: a request without one sends its delta as it is while its stream holds
+#: nothing.
+_Rule = tuple[str, int, int]
+_NO_RULE: _Rule = ("", 0, 0)
 
 
 class RequestStreams:
@@ -425,45 +419,46 @@ class RequestStreams:
     def _rule_step(self, rid: Any, stream: Stream, delta: str) -> str:
         """A streaming step of a request whose stream holds something, or whose last steps
         did: SGLang's rule on (text settled since its last commit) + (what the stream holds)."""
-        r = self._rules.get(rid) or _Rule()
+        rules = self._rules
+        buf, skip, pending = rules.get(rid, _NO_RULE)
         held = stream.held
-        buf = r.buf + delta if r.buf else delta
-        new_text = (buf + held)[r.skip :] if (held or r.skip) else buf
-        pending = r.pending
-        if new_text and (not new_text.endswith(_FFFD) or not held):
+        if buf:
+            buf += delta
+        else:
+            buf = delta
+        new_text = (buf + held)[skip:] if (held or skip) else buf
+        if new_text and (not held or new_text[-1] != _FFFD):
             # SGLang commits clean text; a U+FFFD that is settled (not an unfinished
             # character) is final too.
             if held:
-                r.buf, r.skip, r.pending = "", len(held), 0
-                self._rules[rid] = r
+                rules[rid] = ("", len(held), 0)
             else:
-                self._rules.pop(rid, None)
+                rules.pop(rid, None)
             return new_text[pending:] if pending else new_text
         printable: str = self._printable(new_text)
-        r.buf = buf
-        self._rules[rid] = r
         if len(printable) > pending:
-            r.pending = len(printable)  # text that went out never goes out again
+            rules[rid] = (buf, skip, len(printable))  # text that went out never goes out again
             return printable[pending:]
+        rules[rid] = (buf, skip, pending)
         return ""
 
     def _finish(self, rid: Any, stream: Stream, delta: str, reason: Any, no_stop_trim: bool) -> str:
         """The last output of a request: the rest of its text, cut at the matched stop string
         by the manager's own trim_matched_stop."""
-        r = self._rules.get(rid, _EMPTY_RULE)
+        buf, skip, pending = self._rules.get(rid, _NO_RULE)
         held = stream.held
-        buf = r.buf + delta if r.buf else delta
-        new_text = (buf + held)[r.skip :] if (held or r.skip) else buf
+        buf += delta
+        new_text = (buf + held)[skip:] if (held or skip) else buf
         matched = reason.get("matched") if isinstance(reason, dict) else None
         if matched is None or isinstance(matched, int):
-            return new_text[r.pending :]
+            return new_text[pending:]
         # A stop string: SGLang cuts at its first occurrence in the whole output (the stream's
         # text ends with it and what is held).
         text = stream.text
         text = text[len(text) - len(held) - stream.emitted :]
-        sent = len(text) - len(new_text) + r.pending
+        sent = len(text) - len(new_text) + pending
         cut = self._trim(text, reason, no_stop_trim)
-        return cut[sent:] if isinstance(cut, str) else new_text[r.pending :]
+        return cut[sent:] if isinstance(cut, str) else new_text[pending:]
 
     def _sweep(self) -> None:
         """Drop states beyond `capacity`, oldest first, but never one of a request stepped in
