@@ -29,8 +29,6 @@ request, with every other request left as it was."""
 
 from __future__ import annotations
 
-import copy
-import doctest
 import itertools
 import json
 import os
@@ -516,12 +514,6 @@ def test_install_on_the_class_and_uninstall():
     assert "j" in made.decode_status and oasr_sglang._STREAMS not in vars(made)
 
 
-def test_the_plugin_does_nothing_unless_asked(monkeypatch):
-    monkeypatch.delenv(oasr_sglang.ENV_FLAG, raising=False)
-    monkeypatch.setattr(oasr_sglang, "install", lambda *a, **k: pytest.fail("installed without being asked"))
-    oasr_sglang.plugin()
-
-
 def test_sglangs_load_plugins_runs_ours_from_the_entry_point(monkeypatch):
     """SGLang's own load_plugins (plugins/__init__.py) finds this distribution's entry point in
     group sglang.srt.plugins and runs it: with OASR_TOK_SGLANG=1 the detokenizer module SGLang
@@ -575,22 +567,3 @@ def test_the_plugin_ends_the_process_when_it_does_not_fit(monkeypatch):
     monkeypatch.setenv(oasr_sglang.ENV_FLAG, "1")
     with pytest.raises(SystemExit, match="has no _decode_batch_token_id_output"):
         oasr_sglang.plugin()
-
-
-def test_the_examples_run():
-    for obj in (oasr_sglang.RequestStreams, oasr_tok.Stream.held):
-        for test in doctest.DocTestFinder(recurse=False).find(obj, "example", globs={"oasr_tok": oasr_tok}):
-            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-            runner.run(test)
-            assert runner.failures == 0 and test.examples
-
-
-def test_a_copy_of_a_request_state_is_its_own():
-    """(what _snapshot relies on: a fork of a stream compares equal and moves alone)"""
-    tok = oasr_tok.load(folder("qwen3"))
-    stream = tok.new_stream()
-    stream.feed(_ids("qwen3", "ab"))
-    fork = copy.copy(stream)
-    assert fork == stream
-    fork.feed(_ids("qwen3", "c"))
-    assert fork != stream
