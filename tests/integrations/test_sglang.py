@@ -20,9 +20,10 @@ from their folders as they are; Moonshine and Whisper ship a tokenizer.json alon
 0.5.23 cannot load (its declared-class lookup asks huggingface_hub for a tokenizer_config.json,
 which refuses a local path with HFValidationError, not the FileNotFoundError it catches), so
 they are given as a checkpoint ships them: tokenizer.json beside a tokenizer_config.json naming
-the class (PreTrainedTokenizerFast, WhisperTokenizer). The other kinds of the fixtures SGLang
-does not load from those files (symbol tables, .model files without a checkpoint folder, FunASR
-lists, tiktoken files, whose Whisper form SGLang's TiktokenTokenizer does not read).
+the class (PreTrainedTokenizerFast, WhisperTokenizer). Not here: the two GGUF files, which SGLang
+loads through transformers' GGUF reader, and that needs torch (not installed for the tests); and
+the kinds SGLang does not load from such files at all (symbol tables, a bare .model without a
+checkpoint folder, FunASR lists, Whisper's .tiktoken, which its TiktokenTokenizer does not read).
 
 Deliberate differences are strict xfails naming them; bad input gets typed errors naming the
 request, with every other request left as it was."""
