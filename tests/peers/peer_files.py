@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from paths import peers_root as root
-
 LLAMA_CPP = "0.3.36"
 NEMO = "3.0.0"
+
+
+def root() -> Path:
+    return Path(os.environ.get("OASR_TOK_PEERS") or Path.home() / ".cache" / "oasr_tok" / "peers")
 
 
 def llama_cpp() -> Path:
