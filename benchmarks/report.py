@@ -834,6 +834,35 @@ def stitching(run: Run) -> list[str]:
                 f"| {method}: one chunk's add at chunk 100 / at chunk 10 ≤ 1.2 ({_us(at[100])} µs against "
                 f"{_us(at[10])} µs) | {growth:.2f} | {_check(growth <= 1.2)} |"
             )
+
+
+def sglang(run: Run) -> list[str]:
+    """SGLang's detokenizer step with its own decode and with oasr_tok's (benchmarks/test_sglang.py,
+    paired round by round); target (issue 50): SGLang's step at least 20× ours."""
+    rows = {(k[2], k[3], k[4]): v for k, v in run.per.items() if k[0] == "sglang"}
+    keys = {(k[2], k[3], k[4]): k for k in run.per if k[0] == "sglang"}
+    if not rows:
+        return []
+    out = [
+        "## SGLang's detokenizer step: target",
+        "",
+        "Continuous batching on Qwen3, every request living 64 batches (benchmarks/test_sglang.py); per "
+        "request-step, SGLang 0.5.23's `handle_batch_token_id_out` with its own decode and with oasr_tok's.",
+        "",
+        "| requests | ids per step | SGLang 0.5.23 µs | with oasr_tok µs | SGLang ÷ ours (paired) | ≥ 20× |",
+        "|---|---|---|---|---|---|",
+    ]
+    for op, impl, n in sorted(rows, key=lambda k: (k[2], k[0])):
+        if impl != "oasr_tok in SGLang 0.5.23":
+            continue
+        ours, theirs = rows[(op, impl, n)], rows.get((op, "SGLang 0.5.23", n))
+        paired = run.paired_ratio.get(keys[(op, impl, n)])
+        ratio = 1 / paired if paired else (theirs / ours if theirs else None)
+        shown = "—" if ratio is None else f"{ratio:.1f}×"
+        out.append(
+            f"| {n:,} | {op.split()[0]} | {_us(theirs)} | {_us(ours)} | {shown} | "
+            f"{_check(None if ratio is None else ratio >= 20)} |"
+        )
     return out + [""]
 
 
@@ -869,6 +898,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         sessions,
         server,
         stitching,
+        sglang,
         other_suites,
         memory,
         load,

@@ -31,6 +31,7 @@ __all__ = [
     "UnknownEnvelopeError",
     "TranscriptionFormatError",
     "ChunkError",
+    "IntegrationError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -195,3 +196,9 @@ class ChunkError(TokenizerError, ValueError):
     """A chunk given to a StitchedTranscript cannot follow the ones before it: out of order,
     overlapping the previous chunk by more than their strides, a start, length or stride that is
     not a time, or a chunk added after the transcript was finished. The message names the chunk."""
+
+
+class IntegrationError(TokenizerError, RuntimeError):
+    """An engine adapter (oasr_tok.integrations) does not fit the engine in use, or the
+    tokenizer it was given is not the one the engine loaded: the engine, its version and what
+    is missing or different are named."""

@@ -11,6 +11,11 @@ SHARED = Path(os.environ.get("OASR_TOK_SHARED_FIXTURES", ROOT.parent / "shared" 
 OWN = ROOT / "fixtures"
 
 
+def peers_root() -> Path:
+    """Where fixtures/fetch_*.py unpack the peers' own files (never into the repository)."""
+    return Path(os.environ.get("OASR_TOK_PEERS") or Path.home() / ".cache" / "oasr_tok" / "peers")
+
+
 def shared(relative: str) -> str:
     # No check here: paths are taken at import time, and a test that opens a missing one is
     # turned into a skip by conftest.py (or a failure where OASR_TOK_REQUIRE_REAL_FILES=1).

@@ -297,3 +297,50 @@ def interleaved(draw, text_ids: list[int], audio: tuple[int, int], max_size: int
         else:
             out += draw(st.lists(audio_id, min_size=1, max_size=6))
     return out[:size]
+
+
+# -- SGLang's detokenizer (tests/integrations/test_sglang.py) ---------------------------------------
+
+#: Text of every script a detokenizer meets, in pieces: accented Latin, CJK, kana, Hangul, Arabic,
+#: Hebrew, Devanagari, Thai, emoji (skin tones, ZWJ sequences, flags), characters beyond the BMP,
+#: punctuation that fullwidth scripts use, whitespace runs, and the spelling of special tokens.
+TEXT_PIECES = (
+    "hello", " world", "the", " a", "123", "x", ".", ",", "?", "!", "'", "…", "—", " ", "  ", "\n", "\n\n", "\t",
+    "é", "ß", "Ω", "ç", "ñ", "Ā", "中文", "字", "ㄅ", "，", "。", "日本語", "カタカナ", "한국어", "العربية", "עברית",
+    "देवनागरी", "ไทย", "😀", "👍🏽", "👩‍👩‍👧", "🇫🇷", "𝔘", "𠀋", "<|im_end|>", "<s>", "</s>", "<|endoftext|>",
+)  # fmt: skip
+
+
+@st.composite
+def every_script_texts(draw, max_pieces: int = 12) -> str:
+    """A text of TEXT_PIECES and random characters (no U+FFFD, no lone surrogates)."""
+    alphabet = st.characters(blacklist_categories=("Cs",), blacklist_characters="\ufffd")
+    piece = st.one_of(st.sampled_from(TEXT_PIECES), st.text(alphabet, min_size=1, max_size=3))
+    return "".join(draw(st.lists(piece, max_size=max_pieces)))
+
+
+@st.composite
+def sglang_workloads(draw, max_requests: int = 30) -> list[dict]:
+    """Requests as SGLang's scheduler serves them: a prompt and an output text, how many ids
+    each step sends (one, four, a random few, or not streamed: every 50 ids and at finish),
+    how the request ends (length, a stop token, a stop string, an abort), its
+    skip_special_tokens and no_stop_trim, and the step it starts at."""
+    requests = []
+    for k in range(draw(st.integers(1, max_requests))):
+        requests.append(
+            {
+                "rid": f"req-{k}",
+                "prompt": draw(every_script_texts(max_pieces=5)),
+                "output": draw(every_script_texts()),
+                "width": draw(st.sampled_from([1, 1, 4, "few", "not streamed"])),
+                "widths": draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)),
+                "finish": draw(st.sampled_from(["length", "token", "string", "abort"])),
+                "stop_at": draw(st.floats(0, 1)),
+                "stop_size": draw(st.integers(1, 3)),
+                "stop_token": draw(st.sampled_from(["eos", "special", "last"])),
+                "skip_special_tokens": draw(st.booleans()) or draw(st.booleans()),
+                "no_stop_trim": draw(st.integers(0, 9)) == 0,
+                "start": draw(st.integers(0, 12)),
+            }
+        )
+    return requests

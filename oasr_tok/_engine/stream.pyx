@@ -188,6 +188,43 @@ cdef class Stream:
         return self.settled.text() + tail if tail else self.settled.text()
 
     @property
+    def held(self):
+        """The end of the stream's text that is not given out yet, as decode renders it now: a
+        character or byte run not finished (a U+FFFD each where decode shows one), a tail the
+        kind may still rewrite, and text held back as the possible start of a stop string.
+        '' when nothing is held, and once the stream is closed. A prompt's own unfinished text
+        is not part of it (it never comes out as it was). Made from the held part alone.
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> stream = tok.new_stream(stop=["open"])
+            >>> stream.feed(tok.encode("the café op")), stream.held
+            ('the café ', 'op')
+        """
+        self._check_free()
+        cdef StreamRecord record = self.record
+        cdef str tail
+        if record.closed:
+            return ""
+        if self.table is None:
+            text, size = self.inner.get("text", ""), self.inner.get("_tail", 0)
+            tail = text[len(text) - size:] if type(text) is str and type(size) is int and 0 < size <= len(text) else ""
+        else:
+            tail = self.table.cursor_tail(self.cursor)
+        if record.prompt_rest and tail.startswith(record.prompt_rest):
+            tail = tail[len(record.prompt_rest):]
+        if record.pending and not record.keeps_stop:
+            return record.pending + tail
+        return tail
+
+    @property
+    def emitted(self):
+        """How many characters the deltas have given out so far (the length of the stream's
+        output: stream.text ends with that output and then `held`, until the stream stops)."""
+        return self.record.emitted
+
+    @property
     def stop(self):
         """None, or the StopMatch of the stop string that ended the stream."""
         return self.record.stop
@@ -922,6 +959,30 @@ def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
             for k in range(ready):
                 release_ids(&bufs[k])
             PyMem_Free(bufs)
+    return out
+
+
+def holding(list streams):
+    """The places of the streams of `streams` that hold something back (whose `held` is not
+    ''), in order: one pass in C, for a server loop that treats those few apart from the rest
+    of a batch (oasr_tok/integrations/sglang.py)."""
+    cdef list out = []
+    cdef Py_ssize_t k
+    cdef Stream s
+    cdef StreamRecord record
+    for k in range(PyList_GET_SIZE(streams)):
+        obj = <object>PyList_GET_ITEM(streams, k)
+        if type(obj) is not Stream:
+            raise StreamStateError(f"stream {k}: not a Stream (tok.new_stream()), got {type(obj).__name__}")
+        s = <Stream>obj
+        record = s.record
+        if record.closed:
+            continue
+        if (s.table is not None and not PyBytes_GET_SIZE(<PyObject*>s.cursor.pending)
+                and (not record.pending or record.keeps_stop)):
+            continue  # nothing held: the usual case, read from the C fields alone
+        if s.held:
+            out.append(k)
     return out
 
 

@@ -185,6 +185,55 @@ def test_with_include_stop_nothing_is_held_back(case, data):
         assert got == want
 
 
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@settings(max_examples=30)
+@given(data=st.data())
+def test_held_is_what_text_shows_beyond_the_deltas(case, data):
+    """stream.held is the end of stream.text that no delta gave out yet (an unfinished
+    character as decode renders it, a tail the kind may rewrite, a possible start of a stop
+    string): after every step, the deltas so far plus held are the text; '' once closed."""
+    tok, interesting, realistic = case.inputs()
+    ids = data.draw(id_streams(tok, interesting, realistic, max_size=30), label="ids")
+    chunks = data.draw(splits(ids), label="chunks")
+    text = tok.decode(ids)
+    stops = data.draw(st.sampled_from([None, [text[len(text) // 2 : len(text) // 2 + 2] or "zz", "\n\n"]]))
+    stream = tok.new_stream(stop=stops)
+    out: list[str] = []
+    for chunk in chunks:
+        if stream.closed:
+            break
+        out.append(stream.feed(chunk))
+        if stream.stop is None:
+            assert "".join(out) + stream.held == stream.text
+    if not stream.closed:
+        stream.feed([], final=True)
+    assert stream.held == ""
+
+
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+@settings(max_examples=20)
+@given(data=st.data())
+def test_holding_names_the_streams_whose_held_is_not_empty(case, data):
+    """holding(streams), the server loop's one pass over a batch: the places whose held is not
+    '' (plain, with stop strings, primed with a prompt, closed)."""
+    from oasr_tok._engine.stream import holding
+
+    tok, interesting, realistic = case.inputs()
+    streams = []
+    for _ in range(data.draw(st.integers(1, 6))):
+        kind = data.draw(st.sampled_from(["plain", "stops", "prefilled", "closed"]))
+        prompt = data.draw(id_streams(tok, interesting, realistic, max_size=8))
+        if kind == "stops":
+            stream = tok.new_stream(stop=["e", "the", "。", "\n"])
+        else:
+            stream = tok.new_stream(prefill=prompt if kind == "prefilled" else None)
+        stream.feed(data.draw(id_streams(tok, interesting, realistic, max_size=12)), final=kind == "closed")
+        streams.append(stream)
+    assert holding(streams) == [k for k, s in enumerate(streams) if s.held]
+    with pytest.raises(StreamStateError, match="stream 1: not a Stream"):
+        holding([streams[0], {}])
+
+
 # -- batches ---------------------------------------------------------------------------------
 
 
