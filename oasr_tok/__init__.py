@@ -5,6 +5,7 @@ from . import _moved
 from ._engine.ctc import collapse_ctc
 from ._engine.serving import StopMatch
 from ._engine.stream import Stream
+from ._engine.travel import Travel, travelling
 from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
 from .core.specials import SpecialTokens
 from .core.tokenizer import Tokenizer
@@ -28,6 +29,7 @@ from .errors import (
     StreamStateError,
     TimingError,
     TokenizerError,
+    TokenizerNotHeldError,
     UnknownEnvelopeError,
     UnknownKindError,
     UnknownPieceError,
@@ -91,4 +93,8 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
+    # streams that travel (docs/scale.md)
+    "Travel",
+    "travelling",
+    "TokenizerNotHeldError",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
+    "TokenizerNotHeldError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -171,3 +172,9 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
+
+
+class TokenizerNotHeldError(StreamStateError, LookupError):
+    """A pickled stream (or Revisions, or another session object) names its tokenizer by
+    fingerprint, and this process holds no tokenizer with that fingerprint: load the same files
+    here first, or send the tokenizer along (oasr_tok.Travel; docs/scale.md)."""

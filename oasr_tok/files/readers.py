@@ -25,6 +25,9 @@ def existing_file(path: str, what: str) -> str:
 
 def read_bytes(path: str, what: str) -> bytes:
     """The content of a file, or of an archive member (``archive::member``)."""
+    given: dict[str, bytes] | None = getattr(_scope, "given", None)
+    if given is not None and path in given:
+        return given[path]
     if is_archive_ref(path):
         return read_member(path, what)
     existing_file(path, what)
@@ -97,6 +100,19 @@ def reading_once() -> Iterator[None]:
     finally:
         if outer is None:
             _scope.contents = None
+
+
+@contextmanager
+def reading_given(contents: dict[str, bytes]) -> Iterator[None]:
+    """Within it (in this thread), read_bytes of these paths gives these bytes: what was just
+    written there, which the caller holds (a tokenizer rebuilt from a by-value pickle builds
+    from the bytes it received, not from a second read of the files it wrote)."""
+    outer = getattr(_scope, "given", None)
+    _scope.given = {**outer, **contents} if outer else dict(contents)
+    try:
+        yield
+    finally:
+        _scope.given = outer
 
 
 def read_json(path: str, what: str) -> Any:
