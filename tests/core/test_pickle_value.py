@@ -3,18 +3,23 @@ are rebuilt once per process; spec-only pickling stays for shared file systems. 
 from its real fixture files; the oracle is the same tokenizer built from the original files.
 
 The tokenizers are built from copies of the fixtures in a temporary folder, which is deleted
-after pickling: whatever decodes afterwards cannot have read the sender's paths."""
+after pickling: whatever decodes afterwards cannot have read the sender's paths. A process that
+still holds the sender finds it by fingerprint instead of building (test_pickle_reference.py),
+so these tests let the sender go before they unpickle, as a worker that never had it."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
 import shutil
+import weakref
 
 import pytest
 
 from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
+from oasr_tok._engine import travel
 
 from paths import shared
 
@@ -58,6 +63,22 @@ def _original(name: str):
     return build_tokenizer(TokenizerSpec(kind, {r: shared(p) for r, p in files.items()}, options))
 
 
+def _let_go() -> None:
+    """This process no longer holds the tokenizers the test let go of (held weakly) nor the
+    ones rebuilt from pickles (kept until clear_cache)."""
+    gc.collect()
+    pickling.clear_cache()
+
+
+@pytest.fixture(autouse=True)
+def _holding_nothing(monkeypatch):
+    """Each test starts as a worker that holds no tokenizer (the contract cases of the same
+    session hold tokenizers of these very files, which an unpickle would find)."""
+    monkeypatch.setattr(travel, "_printed", weakref.WeakValueDictionary())
+    monkeypatch.setattr(travel, "_waiting", {})
+    pickling.clear_cache()
+
+
 def _hypotheses(tok) -> list[list[int]]:
     hyps = [list(range(0, min(tok.vocab_size, 400), 3)), [tok.vocab_size - 1, 0, 5], []]
     if tok.supports_encode:
@@ -78,9 +99,11 @@ def test_pickles_by_value_and_rebuilds_without_the_senders_files(name, tmp_path)
     sizes = sum(os.path.getsize(p) for p in spec.files.values())
     assert len(blob) >= sizes  # the bytes are inside
     shutil.rmtree(tmp_path)
-    pickling.clear_cache()
+    sent = (type(tok), tok.vocab_size, tok.special_ids)
+    del tok
+    _let_go()
     clone = pickle.loads(blob)
-    assert type(clone) is type(tok) and clone.vocab_size == tok.vocab_size and clone.special_ids == tok.special_ids
+    assert (type(clone), clone.vocab_size, clone.special_ids) == sent
     assert not any(p.startswith(str(tmp_path)) for p in clone.spec.files.values())
     reference = _original(name)
     hyps = _hypotheses(reference)
@@ -110,7 +133,8 @@ def test_a_thousand_unpickles_build_once(monkeypatch, tmp_path):
 
     tok = build_tokenizer(_copy_spec("funasr_char", tmp_path))
     blob = pickle.dumps(tok)
-    pickling.clear_cache()
+    del tok
+    _let_go()
     builds = []
     real = module.build
     monkeypatch.setattr(module, "build", lambda spec: builds.append(spec) or real(spec))
@@ -122,11 +146,18 @@ def test_a_damaged_pickle_is_refused(tmp_path):
     tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
     kind, options, files = pickling.payload(tok.spec)
     name, digest, data = files["units"]
-    pickling.clear_cache()
+    del tok
+    _let_go()
     with pytest.raises(MalformedAssetError, match="SHA-256"):
         pickling.from_value(kind, options, {"units": (name, digest, data[:-10] + b"x 99999\n")})
     with pytest.raises(MalformedAssetError, match="plain file name"):
         pickling.from_value(kind, options, {"units": ("../escape.txt", digest, data)})
+    for forged in ({"units": (name, digest)}, {"units": (name, 5, data)}, {5: (name, digest, data)}, [], None):
+        with pytest.raises(MalformedAssetError):
+            pickling.from_value(kind, options, forged)  # type: ignore[arg-type]
+    # The refused bytes were written to be checked (beside the build) and are gone: the intact
+    # ones rebuild it.
+    assert pickling.from_value(kind, options, files).decode([5, 6]) == _original("symbol_table").decode([5, 6])
 
 
 def test_a_file_gone_before_the_first_pickle_is_named(tmp_path):
