@@ -23,6 +23,33 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) noexcept nogil
 
 
+# What a list of stop strings makes (their first characters, the longest one's length, what a
+# possible start of one can end with, their proper prefixes), kept per list: a server's streams
+# share a few lists, and a thousand unpickled streams would otherwise make them a thousand times.
+cdef dict _RULES = {}
+cdef Py_ssize_t _MAX_RULES = 256
+
+
+cdef tuple _stop_rules(tuple stops):
+    cdef tuple rules = _RULES.get(stops)
+    cdef list firsts = []
+    cdef str s
+    if rules is not None:
+        return rules
+    for s in stops:
+        if type(s) is not str or not s:
+            raise TypeError("a stop string is a non-empty str")
+        if s[0] not in firsts:
+            firsts.append(s[0])
+    rules = (tuple(firsts), max([len(s) for s in stops], default=0),
+             frozenset(s[k] for s in stops for k in range(len(s) - 1)),
+             frozenset(s[:k] for s in stops for k in range(1, len(s))))
+    if len(_RULES) >= _MAX_RULES:
+        _RULES.clear()
+    _RULES[stops] = rules
+    return rules
+
+
 cdef class StreamRecord:
     """A stream's stop strings (in the order given), whether the output keeps the stop string,
     `pending`: the end of the output that could begin a stop string (held back unless
@@ -31,13 +58,8 @@ cdef class StreamRecord:
     the envelope parser (envelopes.py) or None."""
 
     def __init__(self, tuple stops, bint keeps_stop, str prompt_rest, object envelope=None):
-        cdef list firsts = []
-        cdef str s
-        for s in stops:
-            if type(s) is not str or not s:
-                raise TypeError("a stop string is a non-empty str")
-            if s[0] not in firsts:
-                firsts.append(s[0])
+        cdef tuple rules = _stop_rules(stops)
+        cdef tuple firsts = rules[0]
         PyMem_Free(self.first_chars)  # (NULL unless __init__ is called again)
         self.first_chars = <Py_UCS4*>PyMem_Malloc(max(len(firsts), 1) * sizeof(Py_UCS4))
         if self.first_chars == NULL:
@@ -45,7 +67,7 @@ cdef class StreamRecord:
         for k, c in enumerate(firsts):
             self.first_chars[k] = ord(c)
         self.n_first = len(firsts)
-        self.longest = max([len(s) for s in stops], default=0)
+        self.longest = rules[1]
         self.stops = stops
         self.keeps_stop = keeps_stop
         self.pending = ""
@@ -55,9 +77,8 @@ cdef class StreamRecord:
         self.closed = False
         self.stop = None
         self.envelope = envelope
-        # What a possible start of a stop string can end with, and the proper prefixes.
-        self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
-        self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
+        self.ends = rules[2]
+        self.firsts = rules[3]
 
     def __dealloc__(self):
         PyMem_Free(self.first_chars)
