@@ -13,7 +13,6 @@ import os
 import pickle
 import shutil
 import threading
-import weakref
 
 import pytest
 
@@ -23,6 +22,7 @@ from oasr_tok._engine import travel
 from oasr_tok.core import identity, pickling
 from oasr_tok.files.assets import identity_key
 
+import elsewhere
 from paths import shared
 
 QWEN3 = {
@@ -57,12 +57,11 @@ def _let_go() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _holding_nothing(monkeypatch):
+def _holding_nothing():
     """Each test starts as a process that holds no tokenizer (the contract cases of the same
     session hold tokenizers of these very files)."""
-    monkeypatch.setattr(travel, "_printed", weakref.WeakValueDictionary())
-    monkeypatch.setattr(travel, "_waiting", {})
-    pickling.clear_cache()
+    with elsewhere.holding_nothing():
+        yield
 
 
 def test_the_fingerprint_names_the_bytes_and_options_not_the_paths(tmp_path):

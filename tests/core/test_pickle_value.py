@@ -14,13 +14,12 @@ import multiprocessing
 import os
 import pickle
 import shutil
-import weakref
 
 import pytest
 
 from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
-from oasr_tok._engine import travel
 
+import elsewhere
 from paths import shared
 
 # kind label -> (kind, {role: fixture path}, options)
@@ -71,12 +70,11 @@ def _let_go() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _holding_nothing(monkeypatch):
+def _holding_nothing():
     """Each test starts as a worker that holds no tokenizer (the contract cases of the same
     session hold tokenizers of these very files, which an unpickle would find)."""
-    monkeypatch.setattr(travel, "_printed", weakref.WeakValueDictionary())
-    monkeypatch.setattr(travel, "_waiting", {})
-    pickling.clear_cache()
+    with elsewhere.holding_nothing():
+        yield
 
 
 def _hypotheses(tok) -> list[list[int]]:
