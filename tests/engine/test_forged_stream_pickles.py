@@ -88,9 +88,13 @@ def test_the_unchanged_tuples_load_and_go_on(case):
 # -- H1: fields of the wrong type or out of range -------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+#: A kind that streams through a PieceTable, one that keeps its own state dict, FunASR's machine.
+THREE_ENGINES = [BY_NAME["huggingface/qwen3"], BY_NAME["wav2vec2/base-960h"], ONE_PER_KIND[1]]
+
+
+@pytest.mark.parametrize("case", THREE_ENGINES, ids=[c.name for c in THREE_ENGINES])
 @pytest.mark.parametrize("field", ["emitted", "tokens"])
-@pytest.mark.parametrize("value", [2**63, 2**64, 2**200, -1, 1.0, True, "3", None])
+@pytest.mark.parametrize("value", [2**63, 2**200, -1, 1.0, True, "3"])
 def test_h1_a_counter_out_of_range_is_a_stream_state_error(case, field, value):
     """Campaign finding H1: a Stream pickle whose counters are >= 2**63 raised OverflowError (the
     C field's conversion), and a float or a bool went in; each is refused with StreamStateError

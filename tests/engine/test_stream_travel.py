@@ -290,7 +290,7 @@ def test_revisions_move_by_reference_and_by_value():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-@settings(max_examples=6)
+@settings(max_examples=4)
 @given(data=st.data())
 def test_every_case_moves_without_its_text(case, data):
     """Travel(text=False) on every contract case: the message drops the text (a kind whose
