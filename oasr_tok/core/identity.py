@@ -8,8 +8,8 @@
 * **Lazily, once.** A load hashes nothing: the fingerprint is computed the first time it is
   asked for (a session pickled by reference, a lookup that missed, a dict state's tag) and
   kept. A tokenizer rebuilt from a by-value pickle knows it from the pickle's own digests; one
-  pickled by value reuses the payload it read. Hashing Qwen3's 11 MB tokenizer.json costs about
-  10 ms, once per process; its load costs 185.
+  pickled by value reuses the payload it read. Hashing a vocabulary's files costs a small part
+  of loading them (benchmarks/measurements.md), once per process.
 * **Checked against the files that made it.** Because the files are read after the build, the
   build notes each file's size and modification time (one stat a file: `file_marks`), and a
   fingerprint or a by-value payload made later refuses a file that changed since.

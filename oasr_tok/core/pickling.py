@@ -224,7 +224,7 @@ def _damaged(role: str, name: str, digest: str) -> MalformedAssetError:
 class _Verified:
     """The SHA-256 of a by-value pickle's files, checked against their digests while the
     tokenizer is built from them (hashlib lets go of the GIL: on a second core the check costs
-    the build nothing; Qwen3's 11 MB take about 10 ms). Nothing outside from_value, which holds
+    the build nothing; benchmarks/measurements.md). Nothing outside from_value, which holds
     _lock, can see a file it wrote before `check` passed; `check` removes the ones it wrote."""
 
     def __init__(self, written: list[tuple[str, str, str, bytes, str | None]]) -> None:
