@@ -155,10 +155,10 @@ cdef class StreamRecord:
         travel), `tail` the text the decoder holds back. The rule: what the record holds back
         is text the decoder made, and its counters count what it gave out of it. So the
         stop-string start (`pending`) ends the text the stop strings were searched in; while
-        the prompt's held text waits to be seen again nothing was given out, and that text is
-        the decoder's held tail until generated ids come (after them the decoder still holds
-        text back); a stop match closed the stream, with one of its stop strings, at a
-        generated id it counted, where its output ends; a closed stream holds nothing back."""
+        the prompt's held text waits to be seen again nothing was given out, and until a
+        generated id comes that text is the decoder's held tail; a stop match closed the
+        stream, with one of its stop strings, at a generated id it counted, where its output
+        ends; a closed stream holds nothing back."""
         cdef object stop = self.stop
         cdef Py_ssize_t held = 0 if self.keeps_stop else len(self.pending)
         if stop is not None:
@@ -176,9 +176,10 @@ cdef class StreamRecord:
         if self.prompt_rest:
             if self.emitted or self.pending:
                 raise _disagree("it gave out text while its prompt's text was still to be seen again")
-            # Right after the prompt it is exactly the decoder's held tail; after generated ids
-            # that settled only its beginning (or nothing), the decoder still holds text back.
-            if not self.closed and (tail != self.prompt_rest if self.tokens == 0 else not tail):
+            # Right after the prompt it is exactly the decoder's held tail. (After generated ids
+            # that settled only its beginning, or nothing, the decoder may render the rest
+            # otherwise: FunASR's rules rewrite the end of the text.)
+            if not self.closed and self.tokens == 0 and tail != self.prompt_rest:
                 raise _disagree("its prompt's held text is not what its decoder holds back")
         if settled is None:
             return 0
