@@ -221,58 +221,66 @@ def _damaged(role: str, name: str, digest: str) -> MalformedAssetError:
     )
 
 
-class _Verified:
-    """The SHA-256 of a by-value pickle's files, checked against their digests while the
-    tokenizer is built from them (hashlib lets go of the GIL: on a second core the check costs
-    the build nothing; benchmarks/measurements.md). Nothing outside from_value, which holds
-    _lock, can see a file it wrote before `check` passed; `check` removes the ones it wrote."""
+class _Placed:
+    """A by-value pickle's files, put in this process's private folder (content-addressed: a
+    file is written once, whole or absent, even with threads racing) and their SHA-256 checked
+    against their digests, on a second thread while the tokenizer is built from the bytes
+    themselves (files/readers.py's reading_given): writing and hashing let go of the GIL, so on a
+    free core they cost the build nothing, and a tokenizer by value costs no more than a cold
+    load of its files (benchmarks/measurements.md). Nothing outside from_value, which holds
+    _lock, can see a file before `finish` passed; `finish` removes the files it refuses."""
 
-    def __init__(self, written: list[tuple[str, str, str, bytes, str | None]]) -> None:
-        self.written = written  # (role, name, digest, bytes, the path this pickle wrote or None)
+    def __init__(self, files: Packed) -> None:
+        folder = _private_folder()
+        self.files = [
+            (role, name, digest, data, os.path.join(folder, digest, name))
+            for role, (name, digest, data) in files.items()
+        ]
+        self.paths = {role: path for role, _, _, _, path in self.files}
+        self.missing = [entry for entry in self.files if not os.path.exists(entry[4])]
+        self.written: list[str] = []
         self.bad: list[tuple[str, str, str]] = []
+        self.error: BaseException | None = None
         self.worker: threading.Thread | None = None
-        if sum(len(data) for _, _, _, data, _ in written) > (1 << 20):
-            self.worker = threading.Thread(target=self._hash, name="oasr_tok-verify", daemon=True)
+        if sum(len(data) for _, _, _, data, _ in self.files) > (1 << 20):
+            self.worker = threading.Thread(target=self._work, name="oasr_tok-value-files", daemon=True)
             self.worker.start()
         else:
-            self._hash()
+            self._work()
 
-    def _hash(self) -> None:
-        for role, name, digest, data, _ in self.written:
-            if hashlib.sha256(data).hexdigest() != digest:
-                self.bad.append((role, name, digest))
+    def _work(self) -> None:
+        try:
+            for _, _, _, data, path in self.missing:  # first: a kind that opens a path finds it soon
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+                with open(temporary, "wb") as handle:
+                    handle.write(data)
+                os.replace(temporary, path)
+                self.written.append(path)
+            for role, name, digest, data, _ in self.files:
+                if hashlib.sha256(data).hexdigest() != digest:
+                    self.bad.append((role, name, digest))
+        except BaseException as exc:  # (an OSError writing: raised by `finish`, in the caller)
+            self.error = exc
 
-    def check(self) -> None:
+    def finish(self) -> None:
         if self.worker is not None:
             self.worker.join()
             self.worker = None
         if self.bad:
-            for _, _, _, _, path in self.written:
-                if path is not None:
-                    with contextlib.suppress(OSError):
-                        os.remove(path)
+            for path in self.written:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
             raise _damaged(*self.bad[0])
-
-
-def _place(name: str, digest: str, data: bytes) -> tuple[str, bool]:
-    """Where the file `name` with `digest` lives in this process's private folder, and whether
-    this call wrote it there (content-addressed: whole or absent, even with threads racing)."""
-    folder = os.path.join(_private_folder(), digest)
-    path = os.path.join(folder, name)
-    if os.path.exists(path):
-        return path, False
-    os.makedirs(folder, exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, path)
-    return path, True
+        if self.error is not None:
+            raise self.error
 
 
 def from_value(kind: str, options: dict[str, Any], files: Packed) -> TokenizerContract:
     """Unpickle by value: the tokenizer this process holds with these files' fingerprint (one
-    it loaded, or rebuilt from an earlier pickle), or build it from them: the files are written
-    once into this process's private folder, their SHA-256 checked while the build reads them."""
+    it loaded, or rebuilt from an earlier pickle), or build it: from the bytes themselves, while
+    a second thread writes the files once into this process's private folder (where the
+    tokenizer reads them later) and checks their SHA-256 (_Placed)."""
     _checked(kind, options, files)
     key = identity_key(kind, options, files)
     with _lock:
@@ -286,18 +294,21 @@ def from_value(kind: str, options: dict[str, Any], files: Packed) -> TokenizerCo
         tok = _built.get(key)
         if tok is not None and _folder_pid == os.getpid():
             return tok
-        paths, written = {}, []
-        for role, (name, digest, data) in files.items():
-            paths[role], fresh = _place(name, digest, data)
-            written.append((role, name, digest, data, paths[role] if fresh else None))
-        verified = _Verified(written)
+        placed = _Placed(files)
+        spec = TokenizerSpec(kind, placed.paths, options)
+        given = {placed.paths[role]: data for role, (_, _, data) in files.items()}
         try:
-            with reading_given({paths[role]: data for role, (_, _, data) in files.items()}):
-                tok = build(TokenizerSpec(kind, paths, options))
+            with reading_given(given):
+                tok = build(spec)
         except BaseException:
-            verified.check()  # a damaged file: that error, not the build's
-            raise
-        verified.check()
+            placed.finish()  # a damaged file: that error, not the build's
+            if not placed.missing:
+                raise
+            # A kind that opens its file itself may have asked before it was written: again,
+            # now that every file is there (an error that is the kind's own comes back).
+            with reading_given(given):
+                tok = build(spec)
+        placed.finish()
         tok.__dict__["_value_payload"] = (kind, options, files)  # re-pickles without reading
         tok.__dict__["_oasr_fingerprint"] = key  # (identity.py: the fingerprint is this key)
         hold(tok, key, this_process_only=True)

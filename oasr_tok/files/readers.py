@@ -16,8 +16,11 @@ from .archive import is_archive_ref, read_member
 
 
 def existing_file(path: str, what: str) -> str:
-    """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py);
-    AssetNotFoundError naming it otherwise."""
+    """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py,
+    or its bytes are given: reading_given); AssetNotFoundError naming it otherwise."""
+    given: dict[str, bytes] | None = getattr(_scope, "given", None)
+    if given is not None and path in given:
+        return path
     if not os.path.isfile(path) and not is_archive_ref(path):
         raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)
     return path
@@ -104,9 +107,10 @@ def reading_once() -> Iterator[None]:
 
 @contextmanager
 def reading_given(contents: dict[str, bytes]) -> Iterator[None]:
-    """Within it (in this thread), read_bytes of these paths gives these bytes: what was just
-    written there, which the caller holds (a tokenizer rebuilt from a by-value pickle builds
-    from the bytes it received, not from a second read of the files it wrote)."""
+    """Within it (in this thread), read_bytes of these paths gives these bytes, and
+    existing_file takes them as there: what is being written there, which the caller holds (a
+    tokenizer rebuilt from a by-value pickle builds from the bytes it received while another
+    thread writes the files it reads later)."""
     outer = getattr(_scope, "given", None)
     _scope.given = {**outer, **contents} if outer else dict(contents)
     try:
