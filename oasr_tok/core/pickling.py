@@ -221,6 +221,10 @@ def _damaged(role: str, name: str, digest: str) -> MalformedAssetError:
     )
 
 
+#: The bytes above which a by-value pickle's files are written and hashed on a second thread.
+_ON_A_THREAD = 1 << 20
+
+
 class _Placed:
     """A by-value pickle's files, put in this process's private folder (content-addressed: a
     file is written once, whole or absent, even with threads racing) and their SHA-256 checked
@@ -242,7 +246,7 @@ class _Placed:
         self.bad: list[tuple[str, str, str]] = []
         self.error: BaseException | None = None
         self.worker: threading.Thread | None = None
-        if sum(len(data) for _, _, _, data, _ in self.files) > (1 << 20):
+        if sum(len(data) for _, _, _, data, _ in self.files) > _ON_A_THREAD:
             self.worker = threading.Thread(target=self._work, name="oasr_tok-value-files", daemon=True)
             self.worker.start()
         else:

@@ -208,3 +208,39 @@ def test_spawned_workers_build_once_each_from_the_pickled_files(tmp_path):
         by_pid.setdefault(pid, set()).add(ident)
         assert texts == [reference.decode(h) for h in hyps]
     assert all(len(idents) == 1 for idents in by_pid.values())
+
+
+def test_a_kind_that_opens_its_file_before_it_is_written_is_built_again(monkeypatch, tmp_path):
+    """The files are written on a second thread while the tokenizer is built from the pickle's
+    bytes; SentencePiece opens its model file itself, so when it asks before the file is there
+    the build fails and is done again once it is: the same tokenizer, built twice, nothing else."""
+    import threading
+
+    from oasr_tok.core import pickling as module
+
+    tok = build_tokenizer(_copy_spec("sentencepiece", tmp_path))
+    blob = pickle.dumps(tok)
+    ids = tok.encode("hello 世界 naïve")
+    want = tok.decode(ids)
+    del tok
+    _let_go()
+    release = threading.Event()
+    work, builds = module._Placed._work, []
+
+    def slow(self):
+        release.wait(10)  # the first build has failed by then
+        work(self)
+
+    def build(spec):
+        builds.append(spec)
+        try:
+            return real(spec)
+        finally:
+            release.set()
+
+    real = module.build
+    monkeypatch.setattr(module, "_ON_A_THREAD", 0)
+    monkeypatch.setattr(module._Placed, "_work", slow)
+    monkeypatch.setattr(module, "build", build)
+    clone = pickle.loads(blob)
+    assert len(builds) == 2 and clone.decode(ids) == want
