@@ -239,6 +239,9 @@ def test_a_kind_that_opens_its_file_before_it_is_written_is_built_again(monkeypa
             release.set()
 
     real = module.build
+    # (a private folder of its own: an earlier test may have written this very file already)
+    monkeypatch.setattr(module, "_folder", str(tmp_path / "private"))
+    monkeypatch.setattr(module, "_folder_pid", os.getpid())
     monkeypatch.setattr(module, "_ON_A_THREAD", 0)
     monkeypatch.setattr(module._Placed, "_work", slow)
     monkeypatch.setattr(module, "build", build)
