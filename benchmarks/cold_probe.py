@@ -1,11 +1,15 @@
 """One cold load in a fresh process, for test_cold_load.py: `python cold_probe.py IMPL PATH`
-imports the library (not timed), then times the load call alone and prints two numbers:
-its milliseconds and the RSS it added (peak RSS after it minus RSS before it, MB).
+imports the library (not timed), then times the load call alone and prints three numbers:
+its milliseconds, the RSS it added (peak RSS after it minus RSS before it, MB) and the CPU
+milliseconds it took (user + system, every thread: on a machine shared with other work the
+wall time also counts the waits for a core).
 
-IMPL: oasr_tok (oasr_tok.load), tokenizers (Tokenizer.from_file), mistral-common
-(Tekkenizer.from_file), tiktoken (Meta's llama_models Tokenizer of a tokenizer.model: it reads
-the ranks and builds tiktoken's Encoding), tiktoken-encoding (tiktoken's Encoding built from
-ranks read before the timing, with Meta's special tokens and pattern)."""
+IMPL: oasr_tok (oasr_tok.load), oasr_tok-pickle (pickle.loads of a tokenizer pickled by value,
+its bytes read before the timing: what a worker that never had the files pays), tokenizers
+(Tokenizer.from_file), mistral-common (Tekkenizer.from_file), tiktoken (Meta's llama_models
+Tokenizer of a tokenizer.model: it reads the ranks and builds tiktoken's Encoding),
+tiktoken-encoding (tiktoken's Encoding built from ranks read before the timing, with Meta's
+special tokens and pattern)."""
 
 from __future__ import annotations
 
@@ -39,6 +43,16 @@ def main() -> None:
 
         def load() -> Any:
             return oasr_tok.load(path)
+    elif impl == "oasr_tok-pickle":
+        import pickle
+
+        import oasr_tok
+
+        with open(path, "rb") as handle:
+            blob = handle.read()
+
+        def load() -> Any:
+            return pickle.loads(blob)
     elif impl == "tokenizers":
         from tokenizers import Tokenizer
 
@@ -75,10 +89,12 @@ def main() -> None:
     else:
         raise SystemExit(f"unknown implementation {impl!r}")
     before = rss_mb()
+    cpu = time.process_time()
     start = time.perf_counter()
     loaded = load()
     seconds = time.perf_counter() - start
-    print(f"{seconds * 1e3:.2f} {peak_rss_mb() - before:.1f}")
+    cpu = time.process_time() - cpu
+    print(f"{seconds * 1e3:.2f} {peak_rss_mb() - before:.1f} {cpu * 1e3:.2f}")
     del loaded
 
 

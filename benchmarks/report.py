@@ -834,6 +834,7 @@ def stitching(run: Run) -> list[str]:
                 f"| {method}: one chunk's add at chunk 100 / at chunk 10 ≤ 1.2 ({_us(at[100])} µs against "
                 f"{_us(at[10])} µs) | {growth:.2f} | {_check(growth <= 1.2)} |"
             )
+    return out + [""]
 
 
 def sglang(run: Run) -> list[str]:
@@ -863,6 +864,64 @@ def sglang(run: Run) -> list[str]:
             f"| {n:,} | {op.split()[0]} | {_us(theirs)} | {_us(ours)} | {shown} | "
             f"{_check(None if ratio is None else ratio >= 20)} |"
         )
+    return out + [""]
+
+
+def travel(run: Run) -> list[str]:
+    """Streams that travel (issue 53), from the rows of benchmarks/test_travel.py."""
+    rows = {(k[2], k[3]): (v, run.raw[k]) for k, v in run.per.items() if k[0] == "travel"}
+    if not rows:
+        return []
+    out = ["## Streams that travel: targets", "", "| target | measured | |", "|---|---|---|"]
+
+    def check(name: str, shown: str, ok: bool | None) -> None:
+        out.append(f"| {name} | {shown} | {'' if ok is None else 'PASS' if ok else 'FAIL'} |")
+
+    one = "dump + load one stream"
+    for how in ("by reference", "by reference, state only"):
+        if (one, how) in rows:
+            seconds, raw = rows[(one, how)]
+            text = raw["text_bytes"] if how == "by reference" else 0
+            check(
+                f"Qwen3 stream mid-generation, {how}: message ≤ 1 KB{' + its text' if text else ''}",
+                f"{raw['bytes']:,} B" + (f" ({raw['bytes'] - text:,} B + {text:,} B of text)" if text else ""),
+                raw["bytes"] - text <= 1024,
+            )
+            check(f"Qwen3 stream, {how}: dump + load ≤ 50 µs", f"{seconds * 1e6:.1f} µs", seconds <= 50e-6)
+    for how in ("by value", "by spec"):
+        if (one, how) in rows and (one, "by reference") in rows:
+            seconds, raw = rows[(one, how)]
+            ref = rows[(one, "by reference")][0]
+            check(
+                f"Qwen3 stream {how} (no target; side by side): message, dump + load, × by reference",
+                f"{raw['bytes']:,} B, {seconds * 1e6:.1f} µs, {seconds / ref:.0f}×",
+                None,
+            )
+    for how in ("by reference", "by reference, state only"):
+        key = ("dump + load 1,000 streams", how)
+        if key in rows:
+            seconds, raw = rows[key]
+            check(
+                f"1,000 streams, {how}: dump + load ≤ 50 ms",
+                f"{seconds * 1e3:.1f} ms ({raw['bytes']:,} B)",
+                seconds <= 50e-3,
+            )
+    cold = rows.get(("tokenizer: fresh process", "cold load of the files"))
+    value = rows.get(("tokenizer: fresh process", "by value"))
+    if cold and value:
+        a, b = value[1]["load_s_min"], cold[1]["load_s_min"]
+        check(
+            "Qwen3's tokenizer unpickled by value ≤ a cold load of its files (min of rounds, fresh processes)",
+            f"{a * 1e3:.0f} ms vs {b * 1e3:.0f} ms ({a / b:.2f}×)",
+            a <= b,
+        )
+        a, b = value[1].get("cpu_s_median"), cold[1].get("cpu_s_median")
+        if a and b:
+            check(
+                "the same, CPU time (user + system, both threads; no target)",
+                f"{a * 1e3:.0f} ms vs {b * 1e3:.0f} ms ({a / b:.2f}×)",
+                None,
+            )
     return out + [""]
 
 
@@ -899,6 +958,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         server,
         stitching,
         sglang,
+        travel,
         other_suites,
         memory,
         load,

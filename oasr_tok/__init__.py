@@ -6,6 +6,7 @@ from ._engine.ctc import collapse_ctc
 from ._engine.serving import StopMatch
 from ._engine.session import Session
 from ._engine.stream import Stream
+from ._engine.travel import Travel, travelling
 from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
 from .core.specials import SpecialTokens
 from .core.tokenizer import Tokenizer
@@ -32,6 +33,7 @@ from .errors import (
     StreamStateError,
     TimingError,
     TokenizerError,
+    TokenizerNotHeldError,
     UnknownEnvelopeError,
     UnknownKindError,
     UnknownPieceError,
@@ -101,4 +103,8 @@ __all__ = [
     "NonIntegerRollbackError",
     "StitchedTranscript",
     "ChunkError",
+    # streams that travel (docs/scale.md)
+    "Travel",
+    "travelling",
+    "TokenizerNotHeldError",
 ]

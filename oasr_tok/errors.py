@@ -32,6 +32,7 @@ __all__ = [
     "TranscriptionFormatError",
     "ChunkError",
     "IntegrationError",
+    "TokenizerNotHeldError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -202,3 +203,9 @@ class IntegrationError(TokenizerError, RuntimeError):
     """An engine adapter (oasr_tok.integrations) does not fit the engine in use, or the
     tokenizer it was given is not the one the engine loaded: the engine, its version and what
     is missing or different are named."""
+
+
+class TokenizerNotHeldError(StreamStateError, LookupError):
+    """A pickled stream (or Revisions, or another session object) names its tokenizer by
+    fingerprint, and this process holds no tokenizer with that fingerprint: load the same files
+    here first, or send the tokenizer along (oasr_tok.Travel; docs/scale.md)."""

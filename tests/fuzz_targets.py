@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pickle
 import random
 import shutil
 import subprocess
@@ -210,8 +211,13 @@ _VALUES = st.one_of(
 
 
 def _canonical(text: str) -> bool:
+    """Whether `text` is stored as narrow as its characters allow (what CPython's own str
+    operations guarantee, and code that writes a str in place could break). The sizes compared
+    are those of a copy made by concatenation, which keeps the storage kind: sys.getsizeof of
+    `text` itself also counts the UTF-8 copy CPython caches in a str once something encoded it
+    (a pickle does), which is not a wider storage."""
     copied = "".join(list(text))
-    return copied == text and sys.getsizeof(copied) == sys.getsizeof(text)
+    return copied == text and sys.getsizeof(text + "a") == sys.getsizeof(copied + "a")
 
 
 def _forge(value: Any, data) -> Any:
@@ -451,7 +457,140 @@ def target_cli(max_examples: int) -> None:
     run()
 
 
-TARGETS = {"ids": target_ids, "states": target_states, "assets": target_assets, "cli": target_cli}
+# -- forged Stream and Revisions pickles -------------------------------------------------------------
+
+
+class _Reduced:
+    """Pickles as the reduce tuple it is given: the bytes a forger sends."""
+
+    def __init__(self, function: Any, args: Any) -> None:
+        self.reduced = (function, tuple(args))
+
+    def __reduce__(self) -> Any:
+        return self.reduced
+
+
+def _opened(value: Any) -> Any:
+    """A session pickle's reduce tuples as nested lists of fields (a ticket's and a record's own
+    fields opened too), so one can be forged anywhere."""
+    from oasr_tok._engine.stream_record import StreamRecord
+    from oasr_tok._engine.travel import TokenizerTicket
+
+    if type(value) in (StreamRecord, TokenizerTicket):
+        function, args = value.__reduce__()
+        return ("reduce", function, [_opened(a) for a in args])
+    return value
+
+
+def _closed(value: Any) -> Any:
+    if type(value) is tuple and len(value) == 3 and value[0] == "reduce":
+        return _Reduced(value[1], [_closed(a) for a in value[2]])
+    return value
+
+
+def target_pickles(max_examples: int) -> None:
+    """Forged Stream and Revisions pickles, sent by reference, by value or by spec, with or
+    without their text: one field of a real session's pickle (its ticket's, its record's, its
+    decoder state's) mutated, replaced by a value of another type or by the same field of
+    another kind's session. Loading and continuing it gives a typed error, or a session that goes
+    on canonically on its own tokenizer (never another's, whatever the forged ticket says)."""
+    import oasr_tok
+
+    from strategies import id_streams
+
+    cases = _cases()
+
+    @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.data())
+    def run(data):
+        case = data.draw(st.sampled_from(cases))
+        tok, interesting, realistic = case.inputs()
+        ids = data.draw(id_streams(tok, interesting, realistic, max_size=20))
+        more = data.draw(id_streams(tok, interesting, realistic, max_size=8))
+        revisions = data.draw(st.booleans())
+        if revisions:
+            session: Any = tok.new_revisions()
+            for k in range(1, len(ids) + 1):
+                tok.decode_hypothesis(ids[:k], session)
+            sent_state = "committed_tokens" in session
+        else:
+            k = data.draw(st.integers(0, len(ids)))
+            stops = data.draw(st.sampled_from([None, ["e"], ["the", "。"]]))
+            envelope = data.draw(st.sampled_from([None, "qwen3_asr"]))
+            session = tok.new_stream(prefill=ids[:k] or None, stop=stops, envelope=envelope)
+            for token_id in ids[k:]:
+                if not session.closed:
+                    session.feed([token_id])
+        mode = data.draw(st.sampled_from(["reference", "value", "spec"]))
+        text = data.draw(st.booleans())
+        _note("session", (case.name, ids, more, None if revisions else (k, stops, envelope), text))
+        with oasr_tok.travelling(tokenizer=mode, text=text):
+            function, args = session.__reduce__()
+            opened = [_opened(a) for a in args]
+            other = data.draw(st.sampled_from(cases)).tokenizer()
+            foreign = [_opened(a) for a in (other.new_revisions() if revisions else other.new_stream()).__reduce__()[1]]
+        # Where to forge: a field of the session, or of its ticket or record.
+        places = [(i, None) for i in range(len(opened))]
+        places += [
+            (i, j) for i, a in enumerate(opened) if type(a) is tuple and a[:1] == ("reduce",) for j in range(len(a[2]))
+        ]
+        i, j = data.draw(st.sampled_from(places))
+        how = data.draw(st.sampled_from(["mutate", "replace", "foreign"]))
+        target = opened[i] if j is None else opened[i][2][j]
+        if how == "mutate" and type(target) is tuple and target[:1] == ("reduce",):
+            how = "replace"  # (a ticket or a record is forged field by field: its own places)
+        if how == "foreign" and i < len(foreign):
+            there = foreign[i]
+            forged = (
+                there
+                if j is None
+                else (
+                    there[2][j]
+                    if type(there) is tuple and there[:1] == ("reduce",) and j < len(there[2])
+                    else data.draw(_VALUES)
+                )
+            )
+        else:
+            forged = _forge(target, data) if how == "mutate" else data.draw(_VALUES)
+        if j is None:
+            opened[i] = forged
+        else:
+            opened[i][2][j] = forged
+        _note("pickle", (case.name, revisions, mode, i, j, how, short(forged)))
+        blob = pickle.dumps(_Reduced(function, [_closed(a) for a in opened]))
+        try:
+            moved = pickle.loads(blob)
+            if revisions:
+                hyp = ids + more
+                out = "".join(moved.tokenizer.decode_hypothesis(hyp, moved, final=True)[:1])
+            else:
+                out = moved.feed(more) + moved.feed([], final=True)
+        except TokenizerError:
+            return
+        except BaseException as exc:
+            raise AssertionError(f"untyped {type(exc).__name__} on a forged pickle: {exc!s:.300}") from exc
+        # On its own tokenizer, or (a forged ticket naming another) one whose decoder is the
+        # very same table, which renders exactly as its own does.
+        own, found = getattr(tok, "_table", None), getattr(moved.tokenizer, "_table", None)
+        same_table = own is not None and found is not None and getattr(found, "tag", 0) == getattr(own, "tag", 1)
+        # (A Revisions that had committed nothing carries no state of its tokenizer's.)
+        empty = revisions and not sent_state
+        assert moved.tokenizer.fingerprint == tok.fingerprint or same_table or empty, "went on on another tokenizer"
+        assert type(out) is str and _canonical(out), "a forged pickle produced a non-canonical str"
+
+    def short(value: Any) -> str:
+        return repr(value)[:200]
+
+    run()
+
+
+TARGETS = {
+    "ids": target_ids,
+    "states": target_states,
+    "assets": target_assets,
+    "cli": target_cli,
+    "pickles": target_pickles,
+}
 
 
 def main(name: str, max_examples: int, log_path: str) -> None:

@@ -42,6 +42,8 @@ from numbers import Real
 from oasr_tok._engine.ids import check_ids
 from oasr_tok._engine.words import group_words
 from oasr_tok.errors import StreamStateError, TimingError, TokenizerError, stream_closed_error
+from oasr_tok._engine.travel import arrive, carry, travel_of
+from oasr_tok._engine.travel import count as _checked_count
 
 cdef extern from "Python.h":
     PyObject* PyList_GET_ITEM(object, Py_ssize_t)
@@ -115,10 +117,12 @@ cdef object _forged(str why=None):
 
 
 cdef Py_ssize_t _count(object value, str name) except -1:
-    """value as a count (an exact int >= 0), else StreamStateError naming the field."""
-    if type(value) is not int or value < 0:
-        raise _forged(f"{name} must be an int >= 0, got {type(value).__name__}")
-    return value
+    """value as a count (an exact int from 0 to sys.maxsize), else StreamStateError naming the
+    field (a C field cannot hold more: never the OverflowError of the conversion)."""
+    try:
+        return _checked_count(value, name)
+    except StreamStateError as exc:
+        raise _forged(str(exc)) from None
 
 
 @cython.final
@@ -257,6 +261,12 @@ cdef bint _keeps_whole_text(object tok) except -1:
         return False
     own = getattr(tok, "__dict__", None)
     return own is None or "decode_incremental" not in own
+
+
+def keeps_whole_text(tok) -> bool:
+    """Whether tok's decode_incremental reads all of state["text"] (the contract's reference
+    does): a state of it cannot be cut to its held-back tail."""
+    return _keeps_whole_text(tok)
 
 
 def lean(dict stream) -> dict:
@@ -569,7 +579,9 @@ cdef class Revisions:
     """The state of a hypothesis stream (tok.new_revisions(agreement=2)) for decode_hypothesis:
     its record in C and its committed text in a growable buffer, so a call costs the same at
     any length of committed text. `revisions.committed` is all committed text (made when asked
-    for); a read-only Mapping view too (revisions["committed"]). Copied and pickled by value.
+    for); a read-only Mapping view too (revisions["committed"]). Copied by value; pickled as a
+    Stream is, its state and a ticket naming its tokenizer (and its committed text unless
+    Travel(text=False): docs/scale.md § Streams that travel).
 
     Example:
         >>> from oasr_tok.demo import DATA
@@ -589,6 +601,7 @@ cdef class Revisions:
     cdef readonly object agreement
     cdef dict state
     cdef GrowText text
+    cdef bint text_gone  # it arrived without its committed text (Travel(text=False))
 
     def __init__(self, tokenizer, agreement=2):
         if type(agreement) is not int or agreement < 1:
@@ -600,12 +613,19 @@ cdef class Revisions:
 
     @property
     def committed(self):
-        """All committed text (made when asked for, kept until the next commit)."""
+        """All committed text (made when asked for, kept until the next commit). A Revisions
+        that travelled without its text (Travel(text=False)) has none to give: StreamStateError."""
+        return self._committed()
+
+    cdef str _committed(self):
+        if self.text_gone:
+            raise StreamStateError("this Revisions travelled without its committed text (Travel(text=False)): it "
+                                   "goes on with the same deltas, but its whole text is only where it came from")
         return self.text.text()
 
     def __getitem__(self, key):
         if key == "committed":
-            return self.text.text()
+            return self._committed()
         if key in ("committed_tokens", "revision") and key in self.state:
             return self.state[key]
         raise KeyError(key)
@@ -633,6 +653,7 @@ cdef class Revisions:
         cdef Revisions other = Revisions.__new__(Revisions)
         other.tokenizer, other.agreement, other.state = self.tokenizer, self.agreement, dict(self.state)
         other.text = self.text.copy_text()
+        other.text_gone = self.text_gone
         return other
 
     def __copy__(self):
@@ -642,13 +663,17 @@ cdef class Revisions:
         return self.fork()
 
     def __reduce__(self):
-        return (_revisions_from_fields, (self.tokenizer, self.agreement, self.state, self.text.text()))
+        tok = self.tokenizer
+        with_text = not self.text_gone and travel_of(tok).text
+        return (_revisions_from_fields,
+                (carry(tok), self.agreement, self.state, self.text.text() if with_text else None))
 
     def __eq__(self, other):
         if type(other) is not Revisions:
             return NotImplemented
         return (self.agreement == (<Revisions>other).agreement and self.state == (<Revisions>other).state
-                and self.text.text() == (<Revisions>other).text.text())
+                and self.text.text() == (<Revisions>other).text.text()
+                and self.text_gone == (<Revisions>other).text_gone)
 
     def __ne__(self, other):
         result = self.__eq__(other)
@@ -657,18 +682,24 @@ cdef class Revisions:
     __hash__ = None
 
     def __repr__(self):
-        return f"<oasr_tok Revisions: {self.text.t.n} committed chars, agreement={self.agreement}>"
+        chars = "?" if self.text_gone else self.text.t.n
+        return f"<oasr_tok Revisions: {chars} committed chars, agreement={self.agreement}>"
 
 
-def _revisions_from_fields(tokenizer, agreement, state, committed):
-    """A pickled Revisions, its fields checked (a forged record raises StreamStateError on use)."""
-    cdef Revisions out = Revisions(tokenizer, agreement)
-    if type(state) is not dict or type(committed) is not str:
+def _revisions_from_fields(ticket, agreement, state, committed):
+    """A pickled Revisions: its tokenizer found from its ticket (the one that made it, or a
+    typed error), its fields checked (a forged record raises StreamStateError on use).
+    `committed`: its committed text, None when the text did not travel."""
+    cdef Revisions out = Revisions(arrive(ticket, "Revisions"), agreement)
+    if type(state) is not dict or not (committed is None or type(committed) is str):
         raise StreamStateError("a pickled Revisions is not one new_revisions made; start a new one")
     if state and type(state.get(_STATE_KEY)) is not HypothesisState:
         raise _forged()
     out.state = state
-    out.text.append(committed)
+    if committed is None:
+        out.text_gone = True
+    else:
+        out.text.append(committed)
     return out
 
 

@@ -108,12 +108,14 @@ def prefill_tail(tok: Any, prefill: Any, size: int) -> list[int]:
 def check_stream(tok: Any, state: Any, has_ids: bool) -> None:
     """What a batch of plain dict states checks of one before any stream moves: a dict, not
     closed when it is given ids, and every part of it what a stream of `tok` holds (a dry step,
-    with no ids, reads it all and changes nothing)."""
+    with no ids, reads it all). A check writes nothing: the dry step runs on a copy (on the
+    state itself it would start a new state's fields, and a refused batch must leave every
+    state as it was)."""
     if type(state) is not dict:
         raise StreamStateError(f"a stream state is a dict ({{}} to start), got {type(state).__name__}")
     if has_ids and is_closed(state):
         raise stream_closed_error()
-    tok.decode_incremental([], state)
+    tok.decode_incremental([], dict(state))
 
 
 def is_closed(state: dict[str, Any]) -> bool:

@@ -45,7 +45,7 @@ def new_session(
 ) -> Session: ...
 def _encoder(tok: Any) -> Any: ...
 def _session_from_fields(
-    tok: Any,
+    ticket: Any,
     unfixed_chunk_num: Any,
     unfixed_token_num: Any,
     envelope: Any,

@@ -36,6 +36,7 @@ from oasr_tok.errors import (
     StreamStateError,
     UnknownEnvelopeError,
 )
+from oasr_tok._engine.travel import arrive, carry
 from oasr_tok.outputs.envelopes import new_parser
 
 cdef extern from "Python.h":
@@ -594,8 +595,10 @@ cdef class Session:
 
     def __reduce__(self):
         self._check_free()
-        # The one place a session names its tokenizer in a pickle (by value, as a Stream's).
-        return (_session_from_fields, (self.tokenizer,) + self._fields())
+        # The one place a session names its tokenizer in a pickle: a ticket, by reference unless the
+        # tokenizer's Travel says otherwise, as a Stream's (docs/scale.md § Streams that travel). The
+        # text always travels: the next rollback re-encodes from it (Travel(text=False) is a Stream's).
+        return (_session_from_fields, (carry(self.tokenizer),) + self._fields())
 
     def __eq__(self, other):
         """Equal sessions: the same tokenizer (or one rebuilt from the same files) and the same
@@ -689,10 +692,12 @@ def new_session(tok, unfixed_chunk_num=2, unfixed_token_num=5, envelope=None):
     return _blank(tok, chunks, tokens, envelope, None)
 
 
-def _session_from_fields(tok, unfixed_chunk_num, unfixed_token_num, envelope, chunk, kept, checkpoints, chunk_ids):
-    """A pickled Session, each field checked: a forged one raises StreamStateError."""
+def _session_from_fields(ticket, unfixed_chunk_num, unfixed_token_num, envelope, chunk, kept, checkpoints, chunk_ids):
+    """A pickled Session, each field checked: a forged one raises StreamStateError; its tokenizer
+    is the one its ticket names (TokenizerNotHeldError when sent by reference and not held here)."""
     cdef Session s
     cdef Py_ssize_t j, n, pos, tokens, prev_pos = 0, prev_tok = 0
+    tok = arrive(ticket, "session")
     if not hasattr(tok, "decode") or not hasattr(tok, "vocab_size"):
         raise StreamStateError("a pickled session's tokenizer is not a tokenizer; start a new session")
     try:

@@ -46,6 +46,8 @@ from oasr_tok.outputs.envelopes import feed as _envelope_feed
 from oasr_tok.outputs.envelopes import new_parser, prime
 from oasr_tok.errors import InvalidIdError, StreamStateError, TokenizerError, short_repr, stream_closed_error
 from oasr_tok._engine.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
+from oasr_tok._engine.travel import arrive, carry, travel_of
+from oasr_tok._engine.revisions import keeps_whole_text, lean
 
 cdef extern from "Python.h":
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
@@ -137,9 +139,10 @@ cdef class Stream:
 
     A read-only Mapping too: stream["text"], stream["stop"] (and stream["envelope"] for a stream
     with an envelope) read what a dict state holds, so code written for dict states keeps
-    reading it. `fork()` copies it; a pickle carries it by value (with its tokenizer, as a
-    tokenizer pickles), so it goes on in another worker with exactly the deltas it would have
-    given here.
+    reading it. `fork()` copies it; a pickle carries its state and a ticket naming its tokenizer
+    by fingerprint (by reference: the receiving process holds the same tokenizer; or with the
+    tokenizer's files or spec, as oasr_tok.Travel says), so it goes on in another worker with
+    exactly the deltas it would have given here (docs/scale.md § Streams that travel).
 
     Example:
         >>> from oasr_tok.demo import DATA
@@ -161,6 +164,7 @@ cdef class Stream:
     cdef bytes special_flags
     cdef Py_ssize_t vocab_size
     cdef bint busy                  # a batch holds its internals
+    cdef bint text_gone             # it arrived without its text (Travel(text=False))
 
     def __init__(self, *args, **kwargs):
         raise TypeError("a Stream is made by tok.new_stream(...)")
@@ -176,8 +180,12 @@ cdef class Stream:
     @property
     def text(self):
         """The decode of every id fed so far (after a prompt: of the prompt's tail and what
-        followed), made when asked for and kept until the next feed."""
+        followed), made when asked for and kept until the next feed. A stream that travelled
+        without its text (Travel(text=False)) has none to give: StreamStateError."""
         self._check_free()
+        if self.text_gone:
+            raise StreamStateError("this stream travelled without its text (Travel(text=False)): it goes on with the "
+                                   "same deltas, but its whole text is only where it came from")
         return self._text()
 
     cdef str _text(self):
@@ -363,6 +371,8 @@ cdef class Stream:
                     raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
                 raise stream_closed_error()
             return ""
+        if ids.n == 0 and not final:
+            return ""  # no ids and no flush: nothing to step (a check of the stream writes nothing)
         if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
             if (ids.n == 1 and not final and self.special_flags is not None and self.special_flags[ids.ids[0]] == 2
                     and not record.stops and not record.prompt_rest):
@@ -524,6 +534,7 @@ cdef class Stream:
         other.record = self.record.copy_record()
         other.special_flags = self.special_flags
         other.vocab_size = self.vocab_size
+        other.text_gone = self.text_gone
         return other
 
     def __copy__(self):
@@ -534,7 +545,7 @@ cdef class Stream:
 
     cdef tuple _fields(self):
         return (None if self.cursor is None else self.cursor.snapshot(), self.settled.text(),
-                None if self.inner is None else dict(self.inner), self.record)
+                None if self.inner is None else dict(self.inner), self.text_gone)
 
     cdef tuple _compared(self):
         """Every field, the envelope parser's by its contents (a copy is another object)."""
@@ -542,12 +553,28 @@ cdef class Stream:
         parsed = None if parser is None else (
             type(parser), {k: v for k, v in vars(parser).items() if k != "_known"})
         r = self.record
-        return (self._fields()[:3], (r.stops, r.keeps_stop, r.pending, r.emitted, r.tokens, r.prompt_rest,
-                                     r.closed, r.stop), parsed)
+        return (self._fields(), (r.stops, r.keeps_stop, r.pending, r.emitted, r.tokens, r.prompt_rest,
+                                 r.closed, r.stop), parsed)
 
     def __reduce__(self):
+        """Its state and a ticket naming its tokenizer (_engine/travel.py): the decoder state,
+        the rules' record, and its text unless Travel(text=False) (or it arrived without it):
+        then the decoder state of a kind that keeps a dict is cut to its held-back tail, as
+        decode_hypothesis keeps one (a kind whose reference decode_incremental reads its whole
+        text keeps it: its text travels)."""
         self._check_free()
-        return (_stream_from_fields, (self.tokenizer,) + self._fields())
+        tok = self.tokenizer
+        ticket = carry(tok)
+        with_text = not self.text_gone and travel_of(tok).text
+        if self.table is not None:
+            # (the table's tag binds the decoder state to the decoder that made it, as a dict
+            # state's "_tok" does: a ticket swapped for another stream's is refused)
+            return (_stream_from_fields, (ticket, self.cursor.snapshot(), self.settled.text() if with_text else None,
+                                          None, self.record, self.table.tag))
+        inner = dict(self.inner)
+        if not with_text and not keeps_whole_text(tok):
+            return (_stream_from_fields, (ticket, None, None, lean(inner), self.record, None))
+        return (_stream_from_fields, (ticket, None, None if self.text_gone else "", inner, self.record, None))
 
     def __eq__(self, other):
         """Equal streams: the same tokenizer and the same state, field by field (what a
@@ -565,7 +592,8 @@ cdef class Stream:
     __hash__ = None  # mutable, compared by value
 
     def __repr__(self):
-        return (f"<oasr_tok.Stream of {type(self.tokenizer).__name__}: {len(self.text) if not self.busy else '?'} "
+        chars = "?" if self.busy or self.text_gone else len(self._text())
+        return (f"<oasr_tok.Stream of {type(self.tokenizer).__name__}: {chars} "
                 f"chars, {self.record.tokens} generated ids{', closed' if self.record.closed else ''}>")
 
 
@@ -617,26 +645,46 @@ def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
     return s
 
 
-def _stream_from_fields(tok, cursor, settled, inner, record):
-    """A pickled Stream, each field checked: a forged one raises StreamStateError."""
+def _stream_from_fields(ticket, cursor, settled, inner, record, maker=None):
+    """A pickled Stream: its tokenizer found from its ticket (the one that made it, or a typed
+    error), each field checked for its type, then the record checked against the decoder's
+    state and text (StreamRecord.check_against). A forged one raises StreamStateError.
+    `settled`: the table's settled text (a kind with a state dict: "" when its text travelled
+    in it), None when the text did not travel. `maker`: the tag of the table whose decoder state
+    `cursor` is (a state dict names its maker itself, in "_tok")."""
     cdef Stream s
+    cdef str tail
+    cdef object text = None
+    tok = arrive(ticket, "stream")
     if not hasattr(tok, "decode_incremental") or not hasattr(tok, "vocab_size"):
         raise StreamStateError("a pickled stream's tokenizer is not a tokenizer; start a new stream")
     s = _blank(tok)
-    if type(settled) is not str or type(record) is not StreamRecord:
+    if not (settled is None or type(settled) is str) or type(record) is not StreamRecord:
         raise StreamStateError("a pickled stream's text or record is not one a stream made; start a new stream")
+    s.text_gone = settled is None
     if s.table is not None:
-        if type(cursor) is not tuple or inner is not None:
+        if type(cursor) is not tuple or inner is not None or type(maker) is not type(s.table.tag) or (
+                maker != s.table.tag):
             raise StreamStateError("a pickled stream's decoder state is not one this tokenizer makes; "
                                    "start a new stream")
         s.table.load_cursor(s.cursor, <tuple>cursor)
-        s.settled.append(settled)
+        if settled is not None:
+            s.settled.append(settled)
+        text, tail = settled, s.table.cursor_tail(s.cursor)
     else:
-        if cursor is not None or type(inner) is not dict or settled:
+        if cursor is not None or type(inner) is not dict or settled or maker is not None:
             raise StreamStateError("a pickled stream's decoder state is not one this tokenizer makes; "
                                    "start a new stream")
+        tok.decode_incremental([], dict(inner))  # the kind checks its own state (a dry step, on a copy)
         s.inner = inner
-        tok.decode_incremental([], s.inner)  # the kind checks its own state (a dry step)
+        whole = inner.get("text", "")
+        held = inner.get("_tail", 0)
+        whole = whole if type(whole) is str else ""
+        held = held if type(held) is int and 0 <= held <= len(whole) else 0
+        tail = whole[len(whole) - held:]
+        if settled is not None:
+            text = whole[:len(whole) - held]
+    (<StreamRecord>record).check_against(text, tail)
     s.record = record
     if record.envelope is not None:
         _attach_envelope(s, tok, record.envelope)

@@ -18,3 +18,4 @@ cdef class StreamRecord:
     cdef bint starts_no_stop(self, str text) noexcept nogil
     cdef str filter(self, str delta, Py_ssize_t token, bint final)
     cdef StreamRecord copy_record(self)
+    cdef int check_against(self, object settled, str tail) except -1

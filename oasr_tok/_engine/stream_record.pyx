@@ -12,13 +12,42 @@ it, and since nothing shown can then be taken back, nothing is held back.
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 from oasr_tok.errors import StreamStateError
+from oasr_tok.outputs.envelopes import EnvelopeParser
 from oasr_tok._engine.serving import StopMatch
+from oasr_tok._engine.travel import count
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
     int PyUnicode_KIND(object) nogil
     void* PyUnicode_DATA(object) nogil
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) noexcept nogil
+
+
+# What a list of stop strings makes (their first characters, the longest one's length, what a
+# possible start of one can end with, their proper prefixes), kept per list: a server's streams
+# share a few lists, and a thousand unpickled streams would otherwise make them a thousand times.
+cdef dict _RULES = {}
+cdef Py_ssize_t _MAX_RULES = 256
+
+
+cdef tuple _stop_rules(tuple stops):
+    cdef tuple rules = _RULES.get(stops)
+    cdef list firsts = []
+    cdef str s
+    if rules is not None:
+        return rules
+    for s in stops:
+        if type(s) is not str or not s:
+            raise TypeError("a stop string is a non-empty str")
+        if s[0] not in firsts:
+            firsts.append(s[0])
+    rules = (tuple(firsts), max([len(s) for s in stops], default=0),
+             frozenset(s[k] for s in stops for k in range(len(s) - 1)),
+             frozenset(s[:k] for s in stops for k in range(1, len(s))))
+    if len(_RULES) >= _MAX_RULES:
+        _RULES.clear()
+    _RULES[stops] = rules
+    return rules
 
 
 cdef class StreamRecord:
@@ -29,13 +58,8 @@ cdef class StreamRecord:
     the envelope parser (envelopes.py) or None."""
 
     def __init__(self, tuple stops, bint keeps_stop, str prompt_rest, object envelope=None):
-        cdef list firsts = []
-        cdef str s
-        for s in stops:
-            if type(s) is not str or not s:
-                raise TypeError("a stop string is a non-empty str")
-            if s[0] not in firsts:
-                firsts.append(s[0])
+        cdef tuple rules = _stop_rules(stops)
+        cdef tuple firsts = rules[0]
         PyMem_Free(self.first_chars)  # (NULL unless __init__ is called again)
         self.first_chars = <Py_UCS4*>PyMem_Malloc(max(len(firsts), 1) * sizeof(Py_UCS4))
         if self.first_chars == NULL:
@@ -43,7 +67,7 @@ cdef class StreamRecord:
         for k, c in enumerate(firsts):
             self.first_chars[k] = ord(c)
         self.n_first = len(firsts)
-        self.longest = max([len(s) for s in stops], default=0)
+        self.longest = rules[1]
         self.stops = stops
         self.keeps_stop = keeps_stop
         self.pending = ""
@@ -53,9 +77,8 @@ cdef class StreamRecord:
         self.closed = False
         self.stop = None
         self.envelope = envelope
-        # What a possible start of a stop string can end with, and the proper prefixes.
-        self.ends = frozenset(s[k] for s in stops for k in range(len(s) - 1))
-        self.firsts = frozenset(s[:k] for s in stops for k in range(1, len(s)))
+        self.ends = rules[2]
+        self.firsts = rules[3]
 
     def __dealloc__(self):
         PyMem_Free(self.first_chars)
@@ -125,6 +148,51 @@ cdef class StreamRecord:
         self.emitted += len(out)
         return out
 
+    cdef int check_against(self, object settled, str tail) except -1:
+        """Whether the record's fields agree with each other and with the stream they are the
+        rules of, as every step leaves them (a pickled record is checked so, never printed
+        first). `settled` is the text the stream's decoder settled (None when it did not
+        travel), `tail` the text the decoder holds back. The rule: what the record holds back
+        is text the decoder made, and its counters count what it gave out of it. So the
+        stop-string start (`pending`) ends the text the stop strings were searched in; while
+        the prompt's held text waits to be seen again nothing was given out, and until a
+        generated id comes that text is the decoder's held tail; a stop match closed the
+        stream, with one of its stop strings, at a generated id it counted, where its output
+        ends; a closed stream holds nothing back."""
+        cdef object stop = self.stop
+        cdef Py_ssize_t held = 0 if self.keeps_stop else len(self.pending)
+        if stop is not None:
+            if not self.closed:
+                raise _disagree("it has a stop match but is not closed")
+            if type(stop.text) is not str or stop.text not in self.stops:
+                raise _disagree(f"its stop match {stop.text!r} is none of its stop strings")
+            if type(stop.token_index) is not int or not -1 <= stop.token_index < self.tokens:
+                raise _disagree("its stop match is at a token it did not count")
+            if type(stop.char_offset) is not int or stop.char_offset != (
+                    self.emitted - len(stop.text) if self.keeps_stop else self.emitted):
+                raise _disagree("its stop match is not where its output ends")
+        if self.closed and self.pending:
+            raise _disagree("it is closed and still holds text back")
+        if self.prompt_rest:
+            if self.emitted or self.pending:
+                raise _disagree("it gave out text while its prompt's text was still to be seen again")
+            # Right after the prompt it is exactly the decoder's held tail. (After generated ids
+            # that settled only its beginning, or nothing, the decoder may render the rest
+            # otherwise: FunASR's rules rewrite the end of the text.)
+            if not self.closed and self.tokens == 0 and tail != self.prompt_rest:
+                raise _disagree("its prompt's held text is not what its decoder holds back")
+        if settled is None:
+            return 0
+        if self.envelope is None:
+            # What the stop strings are searched in is the decoder's settled text itself.
+            if self.emitted + held > len(<str>settled):
+                raise _disagree("it counts more output than its text holds")
+            if self.pending and not (<str>settled).endswith(self.pending):
+                raise _disagree("the text it holds back is not the end of its text")
+        elif self.pending and self.pending not in <str>settled:
+            raise _disagree("the text it holds back is none of its decoder's")
+        return 0
+
     def fields(self):
         return (self.stops, self.keeps_stop, self.pending, self.emitted, self.tokens, self.prompt_rest, self.closed,
                 self.stop, self.envelope)
@@ -155,14 +223,24 @@ cdef class StreamRecord:
         return f"<stream record: stops={self.stops!r}, tokens={self.tokens}, closed={self.closed}>"
 
 
+cdef object _disagree(str why):
+    return StreamStateError(f"a pickled stream's fields disagree: {why}; start a new stream")
+
+
 def _rebuilt(stops, keeps_stop, pending, emitted, tokens, prompt_rest, closed, stop, envelope):
-    """A record from its fields (pickle), each checked: a forged one raises StreamStateError."""
+    """A record from its fields (pickle), each checked for its type and range: a forged one
+    raises StreamStateError. Whether they agree with each other and with the stream's text is
+    checked once the stream is rebuilt around it (check_against)."""
     cdef StreamRecord record
     if (type(stops) is not tuple or type(keeps_stop) is not bool or type(pending) is not str
-            or type(emitted) is not int or emitted < 0 or type(tokens) is not int or tokens < 0
             or type(prompt_rest) is not str or type(closed) is not bool
             or not (stop is None or type(stop) is StopMatch)):
         raise StreamStateError("a stream's pickled record is not one a stream made; start a new stream")
+    count(emitted, "a pickled stream's count of characters given out")
+    count(tokens, "a pickled stream's count of generated ids")
+    if envelope is not None and not isinstance(envelope, EnvelopeParser):
+        raise StreamStateError(f"a stream's pickled envelope parser is a {type(envelope).__name__}, not an "
+                               "oasr_tok.outputs.envelopes.EnvelopeParser; start a new stream")
     if any(type(s) is not str or not s for s in stops):
         raise StreamStateError("a stream's pickled stop strings are not non-empty strs; start a new stream")
     record = StreamRecord(stops, keeps_stop, prompt_rest, envelope)

@@ -25,7 +25,7 @@ from .._engine.revisions import use_reference_decode
 from .._engine.stream import Stream, feed_for
 from .._engine.textbuf import check_owner, commit_text, table_tag
 from ..errors import AssetError, StreamStateError, stream_closed_error
-from ..files.assets import content_identity
+from .identity import built_from, fingerprint
 
 if TYPE_CHECKING:
     from ..spec import TokenizerSpec
@@ -37,8 +37,34 @@ class TokenizerContract(abc.ABC):
     """Turns recogniser token ids into text: the part of `oasr_tok.Tokenizer` every kind must
     get right (decode, streaming, token pieces), with reference implementations of the last two."""
 
-    #: The spec this tokenizer was built from (set by build_tokenizer / from_spec).
-    spec: TokenizerSpec | None = None
+    @property
+    def spec(self) -> TokenizerSpec | None:
+        """The spec this tokenizer was built from (set by build_tokenizer / from_spec; setting
+        it notes its files and counts the tokenizer among this process's: identity.py)."""
+        spec: TokenizerSpec | None = self.__dict__.get("_oasr_spec")
+        return spec
+
+    @spec.setter
+    def spec(self, spec: TokenizerSpec | None) -> None:
+        built_from(self, spec)
+
+    @property
+    def fingerprint(self) -> str:
+        """What names this tokenizer in every process that loads the same files: the SHA-256 of
+        its kind, options and files' names and bytes (never their paths). Computed the first
+        time it is asked for, then kept (docs/scale.md § Streams that travel).
+
+        Example:
+            >>> from oasr_tok.demo import DATA
+            >>> import oasr_tok
+            >>> tok = oasr_tok.load(DATA / "sentencepiece")
+            >>> tok.fingerprint == oasr_tok.load(DATA / "sentencepiece").fingerprint
+            True
+            >>> tok.fingerprint != tok.with_specials().fingerprint
+            True
+        """
+        return fingerprint(self)
+
     #: Whether encode() works. Test this, never hasattr(tok, "encode").
     supports_encode: bool = False
 
@@ -134,17 +160,17 @@ class TokenizerContract(abc.ABC):
         return delta
 
     def _stream_tag(self) -> int:
-        """What this tokenizer records in its stream states (see textbuf.h): a fingerprint of
-        its kind, options and file contents (not their paths), so an equal tokenizer rebuilt
-        from the same files anywhere (a worker's copy) continues a stream and any other refuses
-        it. Without a readable spec, this instance alone."""
+        """What this tokenizer records in its stream states (see textbuf.h): made from its
+        fingerprint (its kind, options and file contents, not their paths), so an equal
+        tokenizer rebuilt from the same files anywhere (a worker's copy) continues a stream and
+        any other refuses it. Without a readable spec, this instance alone."""
         tag = self.__dict__.get("_oasr_stream_tag")
         if tag is None:
             described = None
             if self.spec is not None:
                 try:
-                    described = content_identity(self.spec)
-                except (AssetError, OSError, ValueError):  # files gone or too big: this instance alone
+                    described = fingerprint(self)
+                except (AssetError, OSError, ValueError, TypeError):  # files gone, changed or too big
                     described = None
             if described is None:
                 described = f"instance {id(self)} {os.getpid()} {time.monotonic_ns()}"

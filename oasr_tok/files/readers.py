@@ -16,8 +16,11 @@ from .archive import is_archive_ref, read_member
 
 
 def existing_file(path: str, what: str) -> str:
-    """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py);
-    AssetNotFoundError naming it otherwise."""
+    """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py,
+    or its bytes are given: reading_given); AssetNotFoundError naming it otherwise."""
+    given: dict[str, bytes] | None = getattr(_scope, "given", None)
+    if given is not None and path in given:
+        return path
     if not os.path.isfile(path) and not is_archive_ref(path):
         raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)
     return path
@@ -25,6 +28,9 @@ def existing_file(path: str, what: str) -> str:
 
 def read_bytes(path: str, what: str) -> bytes:
     """The content of a file, or of an archive member (``archive::member``)."""
+    given: dict[str, bytes] | None = getattr(_scope, "given", None)
+    if given is not None and path in given:
+        return given[path]
     if is_archive_ref(path):
         return read_member(path, what)
     existing_file(path, what)
@@ -97,6 +103,20 @@ def reading_once() -> Iterator[None]:
     finally:
         if outer is None:
             _scope.contents = None
+
+
+@contextmanager
+def reading_given(contents: dict[str, bytes]) -> Iterator[None]:
+    """Within it (in this thread), read_bytes of these paths gives these bytes, and
+    existing_file takes them as there: what is being written there, which the caller holds (a
+    tokenizer rebuilt from a by-value pickle builds from the bytes it received while another
+    thread writes the files it reads later)."""
+    outer = getattr(_scope, "given", None)
+    _scope.given = {**outer, **contents} if outer else dict(contents)
+    try:
+        yield
+    finally:
+        _scope.given = outer
 
 
 def read_json(path: str, what: str) -> Any:

@@ -22,7 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidIdError, NonIntegerIdError, StreamStateError, TokenizerError, UnknownEnvelopeError
+from ..errors import (
+    InvalidIdError,
+    NonIntegerIdError,
+    StreamStateError,
+    TokenizerError,
+    UnknownEnvelopeError,
+    short_repr,
+)
 
 __all__ = [
     "AudioIds",
@@ -111,6 +118,7 @@ class AudioRun:
     char_offset: int
 
 
+_MISSING = object()
 _FIELDS = ("language", "target_language", "task", "emotion", "event", "itn", "no_speech")
 
 
@@ -153,7 +161,43 @@ class EnvelopeParser:
         """An audio id (one of audio_span) arrived, the `index`-th generated id."""
 
     def copy(self) -> EnvelopeParser:
-        return copy.deepcopy(self)
+        other = type(self).__new__(type(self))
+        other.__dict__.update(copy.deepcopy(self.__getstate__()))  # (a copy of checked fields: not checked again)
+        other._known = None
+        return other
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(vars(self))
+        state.pop("_known", None)  # a cache of known(): made again
+        return state
+
+    def __setstate__(self, state: Any) -> None:
+        """A pickled parser (a stream's, moved to another worker): its fields are the ones a new
+        parser of its class has, each of the same type (one that starts as None: None or a
+        str), or StreamStateError — never an AttributeError or TypeError in a later step. A
+        class whose parsers cannot be made without arguments is taken as it comes."""
+        if type(state) is not dict or not all(type(key) is str for key in state):
+            raise StreamStateError(f"a pickled {type(self).__name__} holds no fields; start a new stream")
+        try:
+            fresh: dict[str, Any] | None = vars(type(self)())
+        except Exception:
+            fresh = None
+        if fresh is not None:
+            fresh = {key: value for key, value in fresh.items() if key != "_known"}
+            for key, value in fresh.items():
+                have = state.get(key, _MISSING)
+                if have is _MISSING or not (
+                    type(have) is type(value) or (value is None and (have is None or type(have) is str))
+                ):
+                    raise StreamStateError(
+                        f"a pickled {type(self).__name__}'s field {key!r} is {short_repr(have)}, not a "
+                        f"{type(value).__name__} as a parser of its class holds; start a new stream"
+                    )
+            extra = sorted(set(state) - set(fresh))
+            if extra:
+                raise StreamStateError(f"a pickled {type(self).__name__} has fields it never holds: {extra}")
+        self.__dict__.update(state)
+        self._known = None
 
     def set_first(self, name: str, value: Any) -> None:
         """A field as the first tag that states it says (later ones are kept in `tags`)."""

@@ -3,10 +3,13 @@ are rebuilt once per process; spec-only pickling stays for shared file systems. 
 from its real fixture files; the oracle is the same tokenizer built from the original files.
 
 The tokenizers are built from copies of the fixtures in a temporary folder, which is deleted
-after pickling: whatever decodes afterwards cannot have read the sender's paths."""
+after pickling: whatever decodes afterwards cannot have read the sender's paths. A process that
+still holds the sender finds it by fingerprint instead of building (test_pickle_reference.py),
+so these tests let the sender go before they unpickle, as a worker that never had it."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -16,6 +19,7 @@ import pytest
 
 from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
 
+import elsewhere
 from paths import shared
 
 # kind label -> (kind, {role: fixture path}, options)
@@ -58,6 +62,21 @@ def _original(name: str):
     return build_tokenizer(TokenizerSpec(kind, {r: shared(p) for r, p in files.items()}, options))
 
 
+def _let_go() -> None:
+    """This process no longer holds the tokenizers the test let go of (held weakly) nor the
+    ones rebuilt from pickles (kept until clear_cache)."""
+    gc.collect()
+    pickling.clear_cache()
+
+
+@pytest.fixture(autouse=True)
+def _holding_nothing():
+    """Each test starts as a worker that holds no tokenizer (the contract cases of the same
+    session hold tokenizers of these very files, which an unpickle would find)."""
+    with elsewhere.holding_nothing():
+        yield
+
+
 def _hypotheses(tok) -> list[list[int]]:
     hyps = [list(range(0, min(tok.vocab_size, 400), 3)), [tok.vocab_size - 1, 0, 5], []]
     if tok.supports_encode:
@@ -78,9 +97,11 @@ def test_pickles_by_value_and_rebuilds_without_the_senders_files(name, tmp_path)
     sizes = sum(os.path.getsize(p) for p in spec.files.values())
     assert len(blob) >= sizes  # the bytes are inside
     shutil.rmtree(tmp_path)
-    pickling.clear_cache()
+    sent = (type(tok), tok.vocab_size, tok.special_ids)
+    del tok
+    _let_go()
     clone = pickle.loads(blob)
-    assert type(clone) is type(tok) and clone.vocab_size == tok.vocab_size and clone.special_ids == tok.special_ids
+    assert (type(clone), clone.vocab_size, clone.special_ids) == sent
     assert not any(p.startswith(str(tmp_path)) for p in clone.spec.files.values())
     reference = _original(name)
     hyps = _hypotheses(reference)
@@ -110,7 +131,8 @@ def test_a_thousand_unpickles_build_once(monkeypatch, tmp_path):
 
     tok = build_tokenizer(_copy_spec("funasr_char", tmp_path))
     blob = pickle.dumps(tok)
-    pickling.clear_cache()
+    del tok
+    _let_go()
     builds = []
     real = module.build
     monkeypatch.setattr(module, "build", lambda spec: builds.append(spec) or real(spec))
@@ -122,11 +144,18 @@ def test_a_damaged_pickle_is_refused(tmp_path):
     tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
     kind, options, files = pickling.payload(tok.spec)
     name, digest, data = files["units"]
-    pickling.clear_cache()
+    del tok
+    _let_go()
     with pytest.raises(MalformedAssetError, match="SHA-256"):
         pickling.from_value(kind, options, {"units": (name, digest, data[:-10] + b"x 99999\n")})
     with pytest.raises(MalformedAssetError, match="plain file name"):
         pickling.from_value(kind, options, {"units": ("../escape.txt", digest, data)})
+    for forged in ({"units": (name, digest)}, {"units": (name, 5, data)}, {5: (name, digest, data)}, [], None):
+        with pytest.raises(MalformedAssetError):
+            pickling.from_value(kind, options, forged)  # type: ignore[arg-type]
+    # The refused bytes were written to be checked (beside the build) and are gone: the intact
+    # ones rebuild it.
+    assert pickling.from_value(kind, options, files).decode([5, 6]) == _original("symbol_table").decode([5, 6])
 
 
 def test_a_file_gone_before_the_first_pickle_is_named(tmp_path):
@@ -179,3 +208,42 @@ def test_spawned_workers_build_once_each_from_the_pickled_files(tmp_path):
         by_pid.setdefault(pid, set()).add(ident)
         assert texts == [reference.decode(h) for h in hyps]
     assert all(len(idents) == 1 for idents in by_pid.values())
+
+
+def test_a_kind_that_opens_its_file_before_it_is_written_is_built_again(monkeypatch, tmp_path):
+    """The files are written on a second thread while the tokenizer is built from the pickle's
+    bytes; SentencePiece opens its model file itself, so when it asks before the file is there
+    the build fails and is done again once it is: the same tokenizer, built twice, nothing else."""
+    import threading
+
+    from oasr_tok.core import pickling as module
+
+    tok = build_tokenizer(_copy_spec("sentencepiece", tmp_path))
+    blob = pickle.dumps(tok)
+    ids = tok.encode("hello 世界 naïve")
+    want = tok.decode(ids)
+    del tok
+    _let_go()
+    release = threading.Event()
+    work, builds = module._Placed._work, []
+
+    def slow(self):
+        release.wait(10)  # the first build has failed by then
+        work(self)
+
+    def build(spec):
+        builds.append(spec)
+        try:
+            return real(spec)
+        finally:
+            release.set()
+
+    real = module.build
+    # (a private folder of its own: an earlier test may have written this very file already)
+    monkeypatch.setattr(module, "_folder", str(tmp_path / "private"))
+    monkeypatch.setattr(module, "_folder_pid", os.getpid())
+    monkeypatch.setattr(module, "_ON_A_THREAD", 0)
+    monkeypatch.setattr(module._Placed, "_work", slow)
+    monkeypatch.setattr(module, "build", build)
+    clone = pickle.loads(blob)
+    assert len(builds) == 2 and clone.decode(ids) == want

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import oasr_tok
 from oasr_tok._engine.session import SPACING, Session, _session_from_fields, hard_boundary
+from oasr_tok._engine.travel import carry
 from oasr_tok.errors import (
     EncodeNotSupportedError,
     InvalidIdError,
@@ -362,24 +363,50 @@ def test_a_pickle_goes_on_exactly():
     assert copy == session
 
 
-def test_a_pickle_goes_on_in_a_fresh_process():
+_CONTINUE_ELSEWHERE = (
+    "import pickle, sys, oasr_tok\n"
+    "if sys.argv[1]:\n"
+    "    held = oasr_tok.load(sys.argv[1])  # this worker loaded the same files\n"
+    "s = pickle.loads(sys.stdin.buffer.read())\n"
+    "out = [s.rollback(k) for k in (5, 0)]\n"
+    "s.feed(s.tokenizer.encode('，再见'))\n"
+    "out.append(s.rollback())\n"
+    "sys.stdout.buffer.write(pickle.dumps((out, s.prefix, s.text, s.envelope)))\n"
+)
+
+
+@pytest.mark.parametrize("how", ["by reference, the worker holds it", "by value, the worker holds nothing"])
+def test_a_pickle_goes_on_in_a_fresh_process(how):
+    """A session travels as a Stream does (docs/scale.md § Streams that travel): by reference to
+    a worker that loaded the same files, or with its tokenizer by value to one that did not."""
     session = _session_mid_way()
-    script = (
-        "import pickle, sys\n"
-        "s = pickle.loads(sys.stdin.buffer.read())\n"
-        "out = [s.rollback(k) for k in (5, 0)]\n"
-        "s.feed(s.tokenizer.encode('，再见'))\n"
-        "out.append(s.rollback())\n"
-        "sys.stdout.buffer.write(pickle.dumps((out, s.prefix, s.text, s.envelope)))\n"
-    )
+    folder = require_shared(f"{QWEN3}/tokenizer.json").rsplit("/", 1)[0]
+    by_value = how.startswith("by value")
+    with oasr_tok.travelling(tokenizer="value" if by_value else "reference"):
+        message = pickle.dumps(session)
     done = subprocess.run(
-        [sys.executable, "-c", script], input=pickle.dumps(session), capture_output=True, env=subprocess_env()
+        [sys.executable, "-c", _CONTINUE_ELSEWHERE, "" if by_value else folder],
+        input=message,
+        capture_output=True,
+        env=subprocess_env(),
     )
     assert done.returncode == 0, done.stderr.decode()
     expected = [session.rollback(5), session.rollback(0)]
     session.feed(qwen3()[0].encode("，再见"))
     expected.append(session.rollback())
     assert pickle.loads(done.stdout) == (expected, session.prefix, session.text, session.envelope)
+
+
+def test_a_pickle_by_reference_is_refused_where_its_tokenizer_is_not_held():
+    """By reference (the default) to a worker that holds no such tokenizer: TokenizerNotHeldError,
+    never a session on another tokenizer."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CONTINUE_ELSEWHERE, ""],
+        input=pickle.dumps(_session_mid_way()),
+        capture_output=True,
+        env=subprocess_env(),
+    )
+    assert done.returncode != 0 and b"TokenizerNotHeldError" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -448,8 +475,8 @@ def test_a_forged_pickle_is_refused(change):
     assert len(fields(session)[5]) >= 4  # it has a checkpoint besides (0, 0)
     tok = session.tokenizer
     with pytest.raises((StreamStateError, InvalidIdError)):
-        _session_from_fields(tok, *change(fields(session)))
-    assert _session_from_fields(tok, *fields(session)) == session
+        _session_from_fields(carry(tok), *change(fields(session)))
+    assert _session_from_fields(carry(tok), *fields(session)) == session
 
 
 def test_a_session_in_use_refuses_another_call():

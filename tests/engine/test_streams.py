@@ -120,14 +120,16 @@ sys.stdout.buffer.write(pickle.dumps((out, stream.text)))
 
 @pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
 def test_a_stream_moves_to_another_process_mid_generation(case):
-    """Preemption or migration: a stream pickled mid-generation (with its tokenizer, by value)
-    goes on in a fresh process with exactly the deltas it would have given here."""
+    """Preemption or migration: a stream pickled mid-generation with its tokenizer by value
+    (Travel(tokenizer="value")) goes on in a fresh process with exactly the deltas it would
+    have given here (by reference and by spec: tests/engine/test_stream_travel.py)."""
     tok, interesting, realistic = case.inputs()
     ids = (realistic[0] if realistic else interesting)[:30]
     stream = tok.new_stream(prefill=ids[:4])
     for token_id in ids[4:12]:
         stream.feed([token_id])
-    payload = pickle.dumps((stream, ids[12:]))
+    with oasr_tok.travelling(tokenizer="value"):
+        payload = pickle.dumps((stream, ids[12:]))
     done = subprocess.run(
         [sys.executable, "-c", _CONTINUE], input=payload, capture_output=True, cwd=ROOT / "tests", check=False
     )

@@ -1,6 +1,7 @@
 """The fuzz suite (issue 12): hostile id objects and containers against every compiled entry
-point, forged and foreign stream states, mutated real assets against every reader and
-load/describe, and the CLI on bad stdin and paths. The targets are in fuzz_targets.py (which
+point, forged and foreign stream states, forged Stream and Revisions pickles (by reference, by
+value, by spec; issue 53), mutated real assets against every reader and load/describe, and the
+CLI on bad stdin and paths. The targets are in fuzz_targets.py (which
 says why hypothesis rather than atheris); each runs in a child process under a memory limit,
 so a crash or runaway allocation is a failed test showing the input it died on.
 
@@ -21,7 +22,7 @@ from paths import PACKAGE_PARENT, subprocess_env
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (short, long) examples per target: the CLI and asset targets start processes or build
 # tokenizers per example, so they get fewer.
-COUNTS = {"ids": (40, 600), "states": (40, 600), "assets": (25, 300), "cli": (8, 80)}
+COUNTS = {"ids": (40, 600), "states": (40, 600), "assets": (25, 300), "cli": (8, 80), "pickles": (40, 600)}
 MEMORY_MB = 3072
 
 

@@ -1,7 +1,7 @@
 """The examples in the public API's docstrings run (on the demo's own tokenizer files) and print
 what they show: load, decode_incremental, new_stream, decode_incremental_batch, word_timings,
 decode_envelope, new_revisions, the Stream and Revisions classes and their methods, the kind
-authors' API."""
+authors' API, and how streams travel (Travel, travelling, tok.fingerprint, tok.travel)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ DOCUMENTED = {
     "Revisions": Revisions,
     "oasr_tok.kinds.api": api,
     "oasr_tok.StitchedTranscript": oasr_tok.StitchedTranscript,
+    "oasr_tok.Travel": oasr_tok.Travel,
+    "oasr_tok.travelling": oasr_tok.travelling,
+    "Tokenizer.fingerprint": Tokenizer.fingerprint,
+    "Tokenizer.travel": Tokenizer.travel,
 }
 
 

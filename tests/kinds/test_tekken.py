@@ -30,6 +30,7 @@ from oasr_tok.errors import (
 )
 from oasr_tok.kinds.tekken import BUILTIN_SPECIAL_TOKENS, TekkenTokenizer
 
+import elsewhere
 from cases import MULTISCRIPT
 from paths import subprocess_env
 from tekken_files import LISTED_SPECIALS, path_of, reference, write_derived
@@ -362,7 +363,7 @@ def test_with_specials_view_pickles_as_a_view():
 
     view = tok_of("derived").with_specials()
     ids = [1, 3, *tok_of("derived").encode("hi"), 4, 2]
-    back = pickle.loads(pickle.dumps(view))
+    back = elsewhere.loads(pickle.dumps(view))
     assert back.special_ids == frozenset() and back.decode(ids) == view.decode(ids) == "<s>[INST]hi[/INST]</s>"
 
 

@@ -83,3 +83,83 @@ def test_map_batches_decodes_on_workers_without_the_drivers_files(local_ray, tmp
         batch_format="default",
     ).take_all()
     assert {r["row"]: r["text"] for r in plain} == {row["row"]: reference.decode(row["ids"]) for row in rows}
+
+
+# -- streams moved between actors (docs/scale.md § Streams that travel) -------------------------------
+
+
+@ray.remote(num_cpus=0)
+class _Detokenizer:
+    """A worker of a server: it loads the model's tokenizer itself (from files it sees, or not at
+    all) and continues whatever stream it is sent."""
+
+    def __init__(self, path: str | None) -> None:
+        import oasr_tok
+
+        self.tok = oasr_tok.load(path) if path is not None else None
+
+    def step(self, stream, ids):
+        deltas = [stream.feed([i]) for i in ids]
+        return stream, deltas, stream.tokenizer is self.tok
+
+    def fingerprint(self) -> str | None:
+        return None if self.tok is None else self.tok.fingerprint
+
+
+def test_a_stream_moves_between_actors_mid_generation_by_reference(local_ray):
+    """Two actors that each loaded Qwen3's files: a stream started on the driver goes to the
+    first, from it straight to the second (an object reference, never back through the driver),
+    and back, mid-generation (a held byte sequence, a stop string's held start); every message
+    is the stream's state and its tokenizer's fingerprint, each actor continues on the tokenizer
+    it loaded itself, and the deltas are exactly those of the same stream continued here."""
+    import oasr_tok
+
+    path = shared("huggingface/qwen3")
+    tok = oasr_tok.load(path)
+    ids = tok.encode("language English<asr_text>hello 你好龘 world, the quick brown fox 🫠 jumps the end")
+    chunks = [ids[:5], ids[5:9], ids[9:16], ids[16:]]
+    here = tok.new_stream(prefill=ids[:2], stop=["the end"], envelope="qwen3_asr")
+    moving = here.fork()
+    expected = [[here.feed([i]) for i in chunk] for chunk in chunks]
+    first, second = _Detokenizer.remote(path), _Detokenizer.remote(path)
+    assert ray.get(first.fingerprint.remote()) == ray.get(second.fingerprint.remote()) == tok.fingerprint
+    got = []
+    stream_ref, deltas, own = first.step.options(num_returns=3).remote(moving, chunks[0])
+    got.append((deltas, own))
+    stream_ref, deltas, own = second.step.options(num_returns=3).remote(stream_ref, chunks[1])
+    got.append((deltas, own))
+    stream_ref, deltas, own = first.step.options(num_returns=3).remote(stream_ref, chunks[2])
+    got.append((deltas, own))
+    back = ray.get(stream_ref)  # back on the driver, by reference to a tokenizer the driver holds
+    assert back.tokenizer.fingerprint == tok.fingerprint
+    last = [back.feed([i]) for i in chunks[3]]
+    assert [ray.get(d) for d, _ in got] + [last] == expected
+    assert all(ray.get(own) for _, own in got)
+    assert back.stop == here.stop and back.text == here.text and back.envelope == here.envelope
+    for actor in (first, second):
+        ray.kill(actor)
+
+
+def test_an_actor_without_the_tokenizer_refuses_a_reference_and_takes_one_by_value(local_ray):
+    """An actor that loaded nothing: a stream sent by reference is refused with
+    TokenizerNotHeldError; sent by value (a travelling block around the call, where Ray pickles
+    the arguments) the tokenizer travels with it and the stream goes on exactly."""
+    import oasr_tok
+
+    tok = oasr_tok.load(shared("huggingface/qwen3"))
+    ids = tok.encode("hello 你好龘 world")
+    stream = tok.new_stream()
+    stream.feed(ids[:3])
+    bare = _Detokenizer.remote(None)
+    with pytest.raises(Exception) as refused:
+        ray.get(bare.step.remote(stream, ids[3:]))
+    assert "TokenizerNotHeldError" in str(refused.value) or isinstance(
+        getattr(refused.value, "cause", None), oasr_tok.TokenizerNotHeldError
+    )
+    with oasr_tok.travelling(tokenizer="value"):
+        ref = bare.step.remote(stream, ids[3:])
+    moved, deltas, own = ray.get(ref)
+    here = stream.fork()
+    assert deltas == [here.feed([i]) for i in ids[3:]]
+    assert not own and moved.tokenizer.fingerprint == tok.fingerprint  # (back here, one the driver holds)
+    ray.kill(bare)
