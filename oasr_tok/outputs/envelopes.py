@@ -157,6 +157,10 @@ class EnvelopeParser:
     #: binds them), else None: feed() sends them to audio() and never to the kind's stream.
     audio_span: tuple[int, int] | None = None
 
+    #: The type a field that a new parser holds as None takes once it is filled in (a pickled
+    #: parser's field is checked against it); a field not named here takes a str (a header field).
+    _LATER: dict[str, type] = {}
+
     def audio(self, token_id: int, index: int) -> None:
         """An audio id (one of audio_span) arrived, the `index`-th generated id."""
 
@@ -187,7 +191,8 @@ class EnvelopeParser:
             for key, value in fresh.items():
                 have = state.get(key, _MISSING)
                 if have is _MISSING or not (
-                    type(have) is type(value) or (value is None and (have is None or type(have) is str))
+                    type(have) is type(value)
+                    or (value is None and (have is None or type(have) is self._LATER.get(key, str)))
                 ):
                     raise StreamStateError(
                         f"a pickled {type(self).__name__}'s field {key!r} is {short_repr(have)}, not a "
@@ -613,6 +618,7 @@ class AudioParser(EnvelopeParser):
     StepAudio2Tokenizer tells them (`is_step_audio_token`)."""
 
     name = "audio"
+    _LATER = {"layout": AudioIds, "audio_span": tuple}
 
     def __init__(self, layout: AudioIds | None = None) -> None:
         super().__init__()
