@@ -29,6 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
+    "EngineVersionError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -171,3 +172,9 @@ class ChatMessageError(ChatTemplateError, TypeError):
 
 class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
+
+
+class EngineVersionError(TokenizerError, RuntimeError):
+    """The serving engine in use lacks what an oasr_tok integration adapts (a vLLM without the
+    attribute oasr_tok.integrations.vllm patches); the message names the engine, its version and
+    what is missing (docs/engines.md)."""
