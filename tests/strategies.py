@@ -68,3 +68,23 @@ def revision_scripts(
         # choice 2, 3: the same ending again (an agreement the final hypothesis may contradict)
         hypotheses.append(final[:length] + ending)
     return hypotheses, final
+
+
+# -- served text (tests/integrations: vLLM's output step) ---------------------------------------
+
+#: Characters of many scripts, emoji sequences (skin tone, ZWJ, variation selector, flag),
+#: combining marks, and the punctuation and spaces stop strings are made of.
+SERVED_ALPHABET = (
+    list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:!?'\"-()\n\t")
+    + list("éèçñüßøåœ")
+    + list("中文字天气很好我们世界東京はカタ")
+    + list("한국어ไทยالعربيةрусскийελληνικάहिन्दी")
+    + ["😀", "🎉", "👍🏽", "👨\u200d👩\u200d👧", "❤️", "🇫🇷", "🌶️", "e\u0301", "\u200b"]
+)
+
+
+@st.composite
+def served_texts(draw, min_size: int = 1, max_size: int = 40, alphabet: list[str] | None = None) -> str:
+    """Text a model might generate: runs of words in every script, emoji, split characters."""
+    pieces = draw(st.lists(st.sampled_from(alphabet or SERVED_ALPHABET), min_size=min_size, max_size=max_size))
+    return "".join(pieces)
