@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from vllm_reference import HF_FOLDERS, KIND_PATHS, Request, drive, require_vllm, split_steps, tokenizer
 
 from strategies import served_texts
+from vllm_reference import HF_FOLDERS, KIND_PATHS, Request, drive, require_vllm, split_steps, tokenizer
 
 require_vllm()
 

@@ -10,9 +10,9 @@ import sys
 from importlib.metadata import entry_points
 
 import pytest
-from vllm_reference import require_vllm
 
 from paths import PACKAGE_PARENT, subprocess_env
+from vllm_reference import require_vllm
 
 
 def _fresh(code: str) -> str:

@@ -14,10 +14,10 @@ from typing import _get_protocol_attrs  # type: ignore[attr-defined]
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vllm_reference import HF_FOLDERS, KIND_PATHS, require_vllm, tokenizer
 
 from paths import shared
 from strategies import served_texts
+from vllm_reference import HF_FOLDERS, KIND_PATHS, require_vllm, tokenizer
 
 require_vllm()
 
