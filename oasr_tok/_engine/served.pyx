@@ -347,8 +347,11 @@ def step_served(list outputs, dict request_states, object stop_reason):
     FinishReason.STOP: a step that ends with it ends on the engine's own stop id, which is not
     rendered unless the output includes the stop string. The outputs vLLM's loop detokenizes are
     those of a known request whose output is no error for a request with a queue (a ServedText
-    serves a sampling request: it has no pooling output); the others are left alone."""
-    cdef list views = [], groups = [], finishing = []
+    serves a sampling request: it has no pooling output); the others are left alone.
+
+    Returns [(request state, output), ...] of those outputs that carry logprobs
+    (`new_logprobs`), for the step's one lookup of their strings; None when none does."""
+    cdef list views = [], groups = [], finishing = [], with_logprobs = None
     cdef list rows = None, served = None
     cdef ServedText det
     cdef Py_ssize_t k, g, longest, n_fed
@@ -365,6 +368,10 @@ def step_served(list outputs, dict request_states, object stop_reason):
         det = <ServedText>det_object
         if out.error is not None and state.queue is not None:
             continue
+        if out.new_logprobs is not None:
+            if with_logprobs is None:
+                with_logprobs = []
+            with_logprobs.append((state, out))
         ids = out.new_token_ids
         if not ids:
             continue
@@ -402,11 +409,7 @@ def step_served(list outputs, dict request_states, object stop_reason):
             # first batch moves a stream, so that a bad one leaves every stream as it was.
             for g in range(len(views)):
                 rows, served = groups[g]
-                for k in range(len(rows)):
-                    try:
-                        views[g].check_ids(rows[k])
-                    except TokenizerError as exc:
-                        raise type(exc)(f"request {(<ServedText>served[k]).request_id!r}: {exc}") from None
+                _check_rows(views[g], rows, served)
         for g in range(len(views)):
             rows, served = groups[g]
             longest = 0
@@ -436,17 +439,35 @@ def step_served(list outputs, dict request_states, object stop_reason):
         else:
             det.pending_one = det.pending_one + flushed
             det.pending_hold = False
+    return with_logprobs
 
 
 cdef int _step_once(object view, list rows, list served) except -1:
-    """A step of at most one id per request: one batch call."""
-    cdef Py_ssize_t k
+    """A step of at most one id per request: one batch call (the ids as one 1-D int64 buffer
+    when every request brings one: read in C, no list per row)."""
+    cdef Py_ssize_t k, n = len(rows)
     cdef ServedText det
+    cdef bytearray packed
+    cdef long long* at
     streams = [(<ServedText>d).stream for d in served]
-    try:
-        deltas = view.decode_incremental_batch(rows, streams)
-    except TokenizerError as exc:
-        raise _request_named(exc, served) from None
+    deltas = None
+    for k in range(n):
+        if len(<list>rows[k]) != 1:
+            break
+    else:
+        packed = bytearray(n * 8)
+        at = <long long*><char*>packed
+        try:
+            for k in range(n):
+                at[k] = (<list>rows[k])[0]
+            deltas = view.decode_incremental_batch(memoryview(packed).cast("q"), streams)
+        except (TokenizerError, TypeError, OverflowError):
+            deltas = None  # nothing moved: the rows again, for the error that names the stream
+    if deltas is None:
+        try:
+            deltas = view.decode_incremental_batch(rows, streams)
+        except TokenizerError as exc:
+            raise _request_named(exc, served) from None
     cdef bytes holds = held_bytes_of(streams)
     cdef const unsigned char* hold = holds
     for k in range(len(served)):
@@ -456,32 +477,70 @@ cdef int _step_once(object view, list rows, list served) except -1:
     return 0
 
 
+cdef int _check_rows(object view, list rows, list served) except -1:
+    """Every id of every row an int in the vocabulary, checked before any stream moves: in C,
+    and through the kind's own check_ids (its typed error, naming the request) for a row that
+    fails it."""
+    cdef Py_ssize_t k, size = view.vocab_size
+    cdef object value
+    for k in range(len(rows)):
+        for value in <list>rows[k]:
+            if type(value) is not int or not 0 <= value < size:
+                try:
+                    view.check_ids(rows[k])
+                except TokenizerError as exc:
+                    raise type(exc)(f"request {(<ServedText>served[k]).request_id!r}: {exc}") from None
+    return 0
+
+
+cdef object _column(list rows, Py_ssize_t p, Py_ssize_t* at, Py_ssize_t n):
+    """The p-th id of the rows at[0 ... n - 1], as a 1-D int64 buffer (checked ids)."""
+    cdef bytearray packed = bytearray(n * 8)
+    cdef long long* out = <long long*><char*>packed
+    cdef Py_ssize_t k
+    for k in range(n):
+        out[k] = (<list>rows[at[k]])[p]
+    return memoryview(packed).cast("q")
+
+
 cdef int _step_each(object view, list rows, list served, Py_ssize_t longest) except -1:
     """A step of several ids per request (speculative decoding): one batch call per id position,
     so that each id's text, and whether the stream holds bytes after it, is known (DecodeStream
     decides id by id). Every id is checked before the first call moves a stream."""
-    cdef Py_ssize_t k, p
+    cdef Py_ssize_t k, p, n = len(rows), count
     cdef ServedText det
-    for k in range(len(rows)):
-        try:
-            view.check_ids(rows[k])
-        except TokenizerError as exc:
-            raise type(exc)(f"request {(<ServedText>served[k]).request_id!r}: {exc}") from None
-    for k in range(len(served)):
-        det = <ServedText>served[k]
-        det.pending_many = []
-    for p in range(longest):
-        at = [k for k in range(len(rows)) if len(<list>rows[k]) > p]
-        streams = [(<ServedText>served[k]).stream for k in at]
-        ids = [[(<list>rows[k])[p]] for k in at]
-        deltas = view.decode_incremental_batch(ids, streams)
-        holds = held_bytes_of(streams)
-        for k in range(len(at)):
-            det = <ServedText>served[at[k]]
-            det.pending_many.append(deltas[k])
-            det.pending_many.append(holds[k] == 1)
-    for k in range(len(served)):
-        det = <ServedText>served[k]
-        if not det.pending_many:  # no id fed (only the engine's own stop id): nothing settled
-            det.pending_many = None
+    cdef Py_ssize_t* at = <Py_ssize_t*>PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef const unsigned char* hold
+    cdef bytes holds
+    cdef list streams
+    if at == NULL:
+        raise MemoryError()
+    try:
+        _check_rows(view, rows, served)
+        for k in range(n):
+            (<ServedText>served[k]).pending_many = []
+        for p in range(longest):
+            count = 0
+            streams = []
+            for k in range(n):
+                if len(<list>rows[k]) > p:
+                    at[count] = k
+                    count += 1
+                    streams.append((<ServedText>served[k]).stream)
+            try:
+                deltas = view.decode_incremental_batch(_column(rows, p, at, count), streams)
+            except TokenizerError as exc:  # (a stream's own error: a closed one, "stream k")
+                raise _request_named(exc, [served[at[k]] for k in range(count)]) from None
+            holds = held_bytes_of(streams)
+            hold = holds
+            for k in range(count):
+                det = <ServedText>served[at[k]]
+                det.pending_many.append(deltas[k])
+                det.pending_many.append(hold[k] == 1)
+        for k in range(n):
+            det = <ServedText>served[k]
+            if not det.pending_many:  # no id fed (only the engine's own stop id): nothing settled
+                det.pending_many = None
+    finally:
+        PyMem_Free(at)
     return 0

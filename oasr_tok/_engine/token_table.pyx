@@ -8,11 +8,13 @@ has not seen; the table keeps them (one reference each) and a flag per id: wheth
 ends in U+FFFD (vLLM re-decodes those with context). A lookup checks every id against the
 table's size first (InvalidIdError naming it) and makes nothing but the lists it returns.
 """
+from cpython.buffer cimport PyBUF_RECORDS_RO, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.string cimport memcpy
 
 from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids
 
@@ -21,6 +23,9 @@ from oasr_tok.errors import InvalidIdError
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
+
+cdef int _one = 1
+cdef bint _little = (<char*>&_one)[0] == 1
 
 
 cdef class TokenTable:
@@ -126,80 +131,58 @@ cdef class TokenTable:
         return bytes(marks)
 
     def rows(self, list arrays):
-        """For each 2-D integer array (rows x k; an int64 or int32 NumPy array, or a list of id
-        lists) in `arrays`: (its rows as lists of strings, bytes with 1 per row that holds a
-        string ending in U+FFFD). Every id of every array is checked before any string is made."""
-        cdef Py_ssize_t a, r, c, n_rows, n_cols, i
-        cdef const int64_t[:, :] v64
-        cdef const int32_t[:, :] v32
-        cdef list grids = []
+        """For each 2-D integer array (rows x k; a NumPy array of any 4- or 8-byte integer type,
+        or a list of id lists) in `arrays`: (its rows as lists of strings, bytes with 1 per row
+        that holds a string ending in U+FFFD). Every id of every array is checked before any
+        string is made; the arrays are read where they are (the buffer protocol)."""
+        cdef Py_ssize_t a, r, c, i, n = len(arrays)
+        cdef Grid* grids = <Grid*>PyMem_Calloc(max(n, 1), sizeof(Grid))
+        cdef Py_ssize_t held = 0
+        cdef list lists = [None] * n   # the arrays that are lists of rows, checked
         cdef list missing = None
-        cdef list out
-        cdef list row
-        cdef int64_t value
-        # 1) every array read as a grid of ids (C memory, checked), the unseen ids gathered
-        for a in range(len(arrays)):
-            grid = _grid(arrays[a], self.size)
-            grids.append(grid)
-            if type(grid) is list:
-                for r in range(len(<list>grid)):
-                    for i in <list>(<list>grid)[r]:
-                        if self.texts[i] == NULL:
-                            if missing is None:
-                                missing = []
-                            missing.append(i)
-                continue
-            n_rows = grid.shape[0]
-            n_cols = grid.shape[1]
-            if grid.itemsize == 8:
-                v64 = grid
-                for r in range(n_rows):
-                    for c in range(n_cols):
-                        value = v64[r, c]
-                        if value < 0 or value >= self.size:
-                            self._bad(value, r * n_cols + c)
-                        if self.texts[value] == NULL:
-                            if missing is None:
-                                missing = []
-                            missing.append(<Py_ssize_t>value)
-            else:
-                v32 = grid
-                for r in range(n_rows):
-                    for c in range(n_cols):
-                        value = v32[r, c]
-                        if value < 0 or value >= self.size:
-                            self._bad(value, r * n_cols + c)
-                        if self.texts[value] == NULL:
-                            if missing is None:
-                                missing = []
-                            missing.append(<Py_ssize_t>value)
-        if missing is not None:
-            self._make(missing)
-        # 2) the strings: borrowed from the table, one new reference each
-        out = PyList_New(len(grids))
-        for a in range(len(grids)):
-            grid = grids[a]
-            if type(grid) is list:
-                rows_out = []
-                flags = bytearray(len(<list>grid))
-                for r in range(len(<list>grid)):
-                    row = []
-                    for i in <list>(<list>grid)[r]:
-                        row.append(<object>self.texts[i])
-                        if self.ends_fffd[i]:
-                            flags[r] = 1
-                    rows_out.append(row)
-            else:
-                n_rows = grid.shape[0]
-                n_cols = grid.shape[1]
-                rows_out = PyList_New(n_rows)
-                flags = bytearray(n_rows)
-                if grid.itemsize == 8:
-                    v64 = grid
-                    for r in range(n_rows):
-                        row = PyList_New(n_cols)
-                        for c in range(n_cols):
-                            i = <Py_ssize_t>v64[r, c]
+        cdef list out, row, rows_out
+        cdef Grid* g
+        cdef bytearray flags
+        if grids == NULL:
+            raise MemoryError()
+        try:
+            # 1) every array read and checked, the unseen ids gathered
+            for a in range(n):
+                g = &grids[a]
+                if _open_grid(arrays[a], g):
+                    held = a + 1
+                    for r in range(g.rows):
+                        for c in range(g.cols):
+                            i = _grid_id(g, r, c, self.size)
+                            if i < 0:
+                                raise InvalidIdError(f"token id {_grid_value(g, r, c)} at position {r * g.cols + c} "
+                                                     f"is out of range: valid ids are 0 ... {self.size - 1}")
+                            if self.texts[i] == NULL:
+                                if missing is None:
+                                    missing = []
+                                missing.append(i)
+                else:
+                    held = a + 1
+                    lists[a] = _checked_rows(arrays[a], self.size)
+                    for row in <list>lists[a]:
+                        for i in row:
+                            if self.texts[i] == NULL:
+                                if missing is None:
+                                    missing = []
+                                missing.append(i)
+            if missing is not None:
+                self._make(missing)
+            # 2) the strings: borrowed from the table, one new reference each
+            out = PyList_New(n)
+            for a in range(n):
+                g = &grids[a]
+                if lists[a] is None:
+                    rows_out = PyList_New(g.rows)
+                    flags = bytearray(g.rows)
+                    for r in range(g.rows):
+                        row = PyList_New(g.cols)
+                        for c in range(g.cols):
+                            i = _grid_id(g, r, c, self.size)
                             Py_INCREF(<object>self.texts[i])
                             PyList_SET_ITEM(row, c, <object>self.texts[i])
                             if self.ends_fffd[i]:
@@ -207,46 +190,96 @@ cdef class TokenTable:
                         Py_INCREF(row)
                         PyList_SET_ITEM(rows_out, r, row)
                 else:
-                    v32 = grid
-                    for r in range(n_rows):
-                        row = PyList_New(n_cols)
-                        for c in range(n_cols):
-                            i = <Py_ssize_t>v32[r, c]
-                            Py_INCREF(<object>self.texts[i])
-                            PyList_SET_ITEM(row, c, <object>self.texts[i])
+                    rows_out = []
+                    flags = bytearray(len(<list>lists[a]))
+                    for r in range(len(<list>lists[a])):
+                        row = []
+                        for i in <list>(<list>lists[a])[r]:
+                            row.append(<object>self.texts[i])
                             if self.ends_fffd[i]:
                                 flags[r] = 1
-                        Py_INCREF(row)
-                        PyList_SET_ITEM(rows_out, r, row)
-            item = (rows_out, bytes(flags))
-            Py_INCREF(item)
-            PyList_SET_ITEM(out, a, item)
-        return out
+                        rows_out.append(row)
+                item = (rows_out, bytes(flags))
+                Py_INCREF(item)
+                PyList_SET_ITEM(out, a, item)
+            return out
+        finally:
+            for a in range(held):
+                if grids[a].open:
+                    PyBuffer_Release(&grids[a].view)
+            PyMem_Free(grids)
 
 
-cdef object _grid(object array, Py_ssize_t size):
-    """A 2-D integer array as a memoryview of int64 or int32 (read where it is; its ids are
-    checked by the caller), or, for anything else (a list of id lists, another dtype), a list of
-    id lists checked against `size` here (InvalidIdError naming the row and the id)."""
-    cdef const int64_t[:, :] v64
-    cdef const int32_t[:, :] v32
-    ndim = getattr(array, "ndim", None)
-    if ndim == 2:
-        try:
-            v64 = array
-            return v64
-        except (ValueError, TypeError):
-            pass
-        try:
-            v32 = array
-            return v32
-        except (ValueError, TypeError):
-            pass
-    if ndim is not None and ndim != 2:
+cdef struct Grid:
+    Py_buffer view
+    bint open
+    Py_ssize_t rows, cols, stride0, stride1
+    int itemsize
+    bint signed
+
+
+cdef bint _open_grid(object array, Grid* g) except -1:
+    """Read `array` as a 2-D buffer of 4- or 8-byte integers in the machine's byte order (True,
+    the buffer held in g until released), or not (False: read it as rows)."""
+    cdef const char* fmt
+    cdef char code
+    if not PyObject_CheckBuffer(array):
+        return False
+    if PyObject_GetBuffer(array, &g.view, PyBUF_RECORDS_RO) < 0:
+        return False
+    g.open = True
+    fmt = g.view.format
+    if fmt == NULL:
+        PyBuffer_Release(&g.view)
+        g.open = False
+        return False  # (unsigned bytes: read as rows)
+    if fmt[0] in (b"@", b"=") or (fmt[0] == b"<" and _little):
+        fmt += 1
+    code = fmt[0]
+    if g.view.ndim != 2:
+        ndim = g.view.ndim
+        PyBuffer_Release(&g.view)
+        g.open = False
         raise InvalidIdError(f"a logprob id array has {ndim} dimensions, not 2 (rows x top-k)")
-    rows = []
+    if fmt[1] != 0 or code not in (b"i", b"I", b"l", b"L", b"q", b"Q") or g.view.itemsize not in (4, 8):
+        PyBuffer_Release(&g.view)
+        g.open = False
+        return False
+    g.rows, g.cols = g.view.shape[0], g.view.shape[1]
+    g.stride0, g.stride1 = g.view.strides[0], g.view.strides[1]
+    g.itemsize = <int>g.view.itemsize
+    g.signed = code in (b"i", b"l", b"q")
+    return True
+
+
+cdef inline long long _grid_value(Grid* g, Py_ssize_t r, Py_ssize_t c) noexcept:
+    cdef const char* p = <const char*>g.view.buf + r * g.stride0 + c * g.stride1
+    cdef int32_t v32
+    cdef uint32_t u32
+    cdef int64_t v64
+    if g.itemsize == 4:
+        if g.signed:
+            memcpy(&v32, p, 4)
+            return v32
+        memcpy(&u32, p, 4)
+        return u32
+    memcpy(&v64, p, 8)
+    if not g.signed and v64 < 0:
+        return -1  # (an unsigned 64-bit value past the signed range: out of range all the same)
+    return v64
+
+
+cdef inline Py_ssize_t _grid_id(Grid* g, Py_ssize_t r, Py_ssize_t c, Py_ssize_t size) noexcept:
+    """The id at (r, c), or -1 when it is out of 0 ... size - 1."""
+    cdef long long v = _grid_value(g, r, c)
+    return <Py_ssize_t>v if 0 <= v < size else -1
+
+
+cdef list _checked_rows(object array, Py_ssize_t size):
+    """A list of id lists (or rows of another integer type), each checked against `size`."""
     cdef IdBuffer buf
     cdef Py_ssize_t k
+    rows = []
     for r, ids in enumerate(array):
         try:
             read_ids(&buf, ids, size)

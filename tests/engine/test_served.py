@@ -46,7 +46,7 @@ def step(dets: list[ServedText], rows: list[list[int]], finish=None) -> list[str
     """One engine step through step_served (outputs and request states as vLLM's, duck-typed),
     then each request's update, as vLLM's loop calls it."""
     outputs = [
-        SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=finish, error=None)
+        SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=finish, error=None, new_logprobs=None)
         for k, row in enumerate(rows)
     ]
     states = {str(k): SimpleNamespace(detokenizer=det, queue=None) for k, det in enumerate(dets)}
@@ -192,7 +192,7 @@ def test_one_batch_per_step_and_per_id_position(monkeypatch):
     original = type(tok).decode_incremental_batch
 
     def counting(self, new_ids, states, final=False, **kwargs):
-        calls.append([list(r) for r in new_ids])
+        calls.append([[i] if isinstance(i, int) else list(i) for i in new_ids])  # (one id a stream: a 1-D buffer)
         return original(self, new_ids, states, final, **kwargs)
 
     monkeypatch.setattr(type(tok), "decode_incremental_batch", counting)
@@ -210,7 +210,7 @@ def test_a_bad_id_names_the_request_and_moves_no_stream():
     ids = tok.encode("hello there")
     with pytest.raises(InvalidIdError, match="request 'req-1'.*151669"):
         outputs = [
-            SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=None, error=None)
+            SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=None, error=None, new_logprobs=None)
             for k, row in enumerate([ids, [tok.vocab_size], ids])
         ]
         states = {str(k): SimpleNamespace(detokenizer=d, queue=None) for k, d in enumerate(dets)}
@@ -224,7 +224,7 @@ def test_an_update_that_is_not_the_steps_is_refused():
     tok = _tok()
     det = served(tok)
     step_served(
-        [SimpleNamespace(request_id="r", new_token_ids=[1, 2], finish_reason=None, error=None)],
+        [SimpleNamespace(request_id="r", new_token_ids=[1, 2], finish_reason=None, error=None, new_logprobs=None)],
         {"r": SimpleNamespace(detokenizer=det, queue=None)},
         STOP,
     )

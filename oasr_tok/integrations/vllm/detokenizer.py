@@ -78,7 +78,8 @@ class OasrDetokenizer(ServedText):
         )
 
 
-def step(request_states: dict[str, Any], outputs: list[EngineCoreOutput]) -> None:
+def step(request_states: dict[str, Any], outputs: list[EngineCoreOutput]) -> list[tuple[Any, Any]] | None:
     """Step the streams of every mode-"oasr" request of an engine step in batches, before vLLM's
-    loop over the outputs hands each its text (through update)."""
-    step_served(outputs, request_states, FinishReason.STOP)
+    loop over the outputs hands each its text (through update); the (request state, output)
+    pairs that carry logprobs, for logprobs.logprob_step (None when none does)."""
+    return step_served(outputs, request_states, FinishReason.STOP)

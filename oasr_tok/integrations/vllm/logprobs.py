@@ -63,6 +63,18 @@ class OasrLogprobsProcessor(LogprobsProcessor):
         table: TokenStrings = self.tokenizer.token_strings
         return table.rows([ids])[0]
 
+    def corrected(self, strings: list[str], tokens: list[int], context: list[int]) -> list[str]:
+        """vLLM's _verify_tokens for a row the table marked: each string that ends in U+FFFD
+        (the table says which, in C) decoded again with the context by vLLM's own
+        _correct_decoded_token; the others as they are."""
+        table: TokenStrings = self.tokenizer.token_strings
+        marks = table.table.ends_in_fffd(tokens)
+        out = list(strings)
+        for idx in range(len(out)):
+            if marks[idx]:
+                out[idx] = self._correct_decoded_token(tokens[idx], context)
+        return out
+
     def _update_sample_logprobs(self, logprobs_lists: LogprobsLists) -> None:
         # vLLM's own loop (logprobs.py), with the strings of the ids from the token table and
         # _verify_tokens only where a string ends in U+FFFD.
@@ -82,11 +94,7 @@ class OasrLogprobsProcessor(LogprobsProcessor):
             else:
                 decoded = rows[k]
                 if flags[k]:
-                    decoded = self._verify_tokens(
-                        decoded_tokens_list=list(decoded),
-                        tokens=token_ids,
-                        context_token_ids=self._get_sampled_context_ids(self.logprobs),
-                    )
+                    decoded = self.corrected(decoded, token_ids, self._get_sampled_context_ids(self.logprobs))
             self.cumulative_logprob += logprobs[0]
             append_logprobs_for_next_position(self.logprobs, token_ids, logprobs, decoded, rank, self.num_logprobs)
 
@@ -111,10 +119,8 @@ class OasrLogprobsProcessor(LogprobsProcessor):
             else:
                 decoded = rows[pos]
                 if flags[pos]:
-                    decoded = self._verify_tokens(
-                        decoded_tokens_list=list(decoded),
-                        tokens=token_ids_list[pos],
-                        context_token_ids=self._get_sampled_context_ids(self.prompt_logprobs),
+                    decoded = self.corrected(
+                        decoded, token_ids_list[pos], self._get_sampled_context_ids(self.prompt_logprobs)
                     )
             append_logprobs_for_next_position(
                 self.prompt_logprobs,
@@ -126,26 +132,22 @@ class OasrLogprobsProcessor(LogprobsProcessor):
             )
 
 
-def logprob_step(request_states: dict[str, Any], outputs: list[EngineCoreOutput]) -> None:
-    """The strings of the sampled and top-k ids of every mode-"oasr" request of an engine step,
-    in one call (the requests' OasrLogprobsProcessors take them in vLLM's loop)."""
+def logprob_step(with_logprobs: list[tuple[Any, EngineCoreOutput]] | None) -> None:
+    """The strings of the sampled and top-k ids of every mode-"oasr" request of an engine step
+    that carries logprobs ((request state, output) pairs: detokenizer.step gathers them), in one
+    call; the requests' OasrLogprobsProcessors take them in vLLM's loop."""
+    if not with_logprobs:
+        return
     arrays: list[Any] = []
     takers: list[OasrLogprobsProcessor] = []
     table = None
-    get = request_states.get
-    for out in outputs:
-        new = out.new_logprobs
-        if new is None:
-            continue
-        state = get(out.request_id)
-        if state is None:
-            continue
+    for state, out in with_logprobs:
         processor = state.logprobs_processor
         if type(processor) is not OasrLogprobsProcessor or processor.tokenizer is None:
             continue
         if table is None:
             table = processor.tokenizer.token_strings
-        arrays.append(new.logprob_token_ids)
+        arrays.append(out.new_logprobs.logprob_token_ids)
         takers.append(processor)
     if table is None:
         return

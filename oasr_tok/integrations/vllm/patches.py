@@ -182,8 +182,8 @@ def _for_mode(target: tuple[type, Any], tokenizer_type: type, make: Callable[[An
 def _stepping(
     target: tuple[type, Callable[..., Any]],
     tokenizer_type: type,
-    step: Callable[[Any, Any], None],
-    logprob_step: Callable[[Any, Any], None],
+    step: Callable[[Any, Any], Any],
+    logprob_step: Callable[[Any], None],
 ) -> Callable[..., Any]:
     """process_outputs that, for a processor whose tokenizer is of mode "oasr", steps the batch
     of streams and makes the logprob strings first; vLLM's own for every other."""
@@ -191,8 +191,7 @@ def _stepping(
 
     def process_outputs(self: Any, engine_core_outputs: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(self.tokenizer, tokenizer_type):
-            step(self.request_states, engine_core_outputs)
-            logprob_step(self.request_states, engine_core_outputs)
+            logprob_step(step(self.request_states, engine_core_outputs))
         return original(self, engine_core_outputs, *args, **kwargs)
 
     process_outputs.__wrapped__ = original  # type: ignore[attr-defined]
