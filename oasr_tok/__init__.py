@@ -17,6 +17,7 @@ from .errors import (
     ChatTemplateError,
     EncodeError,
     EncodeNotSupportedError,
+    EngineVersionError,
     InvalidIdError,
     KeepSpecialsNotSupportedError,
     MalformedAssetError,
@@ -91,4 +92,5 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
+    "EngineVersionError",
 ]
