@@ -459,7 +459,10 @@ cdef int _step_once(object view, list rows, list served) except -1:
         at = <long long*><char*>packed
         try:
             for k in range(n):
-                at[k] = (<list>rows[k])[0]
+                value = (<list>rows[k])[0]
+                if type(value) is not int:  # (a bool, a NumPy int: the rows' own reading decides)
+                    raise TypeError()
+                at[k] = value
             deltas = view.decode_incremental_batch(memoryview(packed).cast("q"), streams)
         except (TokenizerError, TypeError, OverflowError):
             deltas = None  # nothing moved: the rows again, for the error that names the stream

@@ -220,6 +220,16 @@ def test_a_bad_id_names_the_request_and_moves_no_stream():
         assert det.output_text == "hello there"
 
 
+def test_a_bool_or_a_numpy_id_is_read_as_the_kind_reads_it():
+    tok = _tok()
+    det = served(tok, request_id="req-b")
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="req-b"):
+        step([det], [[True]])
+    det = served(tok)
+    step([det], [[np.int64(tok.encode("hi")[0])]])
+    assert det.output_text == "hi"
+
+
 def test_an_update_that_is_not_the_steps_is_refused():
     tok = _tok()
     det = served(tok)

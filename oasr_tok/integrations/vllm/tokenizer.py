@@ -100,7 +100,7 @@ class OasrTokenizer(TokenizerLike, ModeTokenizer):
         # caches (the logprob string table ...) are made again where it lands.
         state = dict(self.__dict__)
         state["_strings"] = None
-        for cache in ("_max_chars", "_added", "_framing_ids"):
+        for cache in ("_max_chars", "_added", "_framing_ids", "_vocab"):
             state.pop(cache, None)
         return state
 
@@ -210,8 +210,12 @@ class OasrTokenizer(TokenizerLike, ModeTokenizer):
             return self.view(False).decode([token_id])
 
     def get_vocab(self) -> dict[str, int]:
-        """piece -> id (oasr_tok's vocabulary: a piece several ids spell maps to the lowest)."""
-        return dict(self.tokenizer.vocabulary)
+        """piece -> id (oasr_tok's vocabulary: a piece several ids spell maps to the lowest); one
+        dict made once, as vLLM's cached Hugging Face tokenizer keeps one."""
+        cached = self.__dict__.get("_vocab")
+        if cached is None:
+            cached = self.__dict__["_vocab"] = dict(self.tokenizer.vocabulary)
+        return cached
 
     def get_added_vocab(self) -> dict[str, int]:
         """The added tokens by content: a tokenizer.json's added_tokens (and those its
