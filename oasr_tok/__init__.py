@@ -17,7 +17,6 @@ from .errors import (
     ChatTemplateError,
     EncodeError,
     EncodeNotSupportedError,
-    EngineVersionError,
     InvalidIdError,
     KeepSpecialsNotSupportedError,
     MalformedAssetError,
@@ -92,5 +91,4 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
-    "EngineVersionError",
 ]

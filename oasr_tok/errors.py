@@ -29,7 +29,7 @@ __all__ = [
     "ChatTemplateError",
     "ChatMessageError",
     "UnknownEnvelopeError",
-    "EngineVersionError",
+    "IntegrationError",
 ]
 
 #: How many characters of a caller's object an error message may show.
@@ -174,7 +174,7 @@ class UnknownEnvelopeError(TokenizerError, LookupError):
     """No envelope format is registered under the requested name (oasr_tok.outputs.envelopes)."""
 
 
-class EngineVersionError(TokenizerError, RuntimeError):
-    """The serving engine in use lacks what an oasr_tok integration adapts (a vLLM without the
-    attribute oasr_tok.integrations.vllm patches); the message names the engine, its version and
-    what is missing (docs/engines.md)."""
+class IntegrationError(TokenizerError, RuntimeError):
+    """An engine adapter (oasr_tok.integrations) does not fit the engine in use, or the
+    tokenizer it was given is not the one the engine loaded: the engine, its version and what
+    is missing or different are named."""

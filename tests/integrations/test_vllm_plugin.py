@@ -86,18 +86,18 @@ def test_vllms_plugin_loading_registers_the_mode_and_patches_nothing():
     ],
 )
 def test_a_vllm_without_the_patched_attribute_is_named(monkeypatch, module, owner, attribute):
-    """Simulated by taking the attribute away: install() raises EngineVersionError naming the
+    """Simulated by taking the attribute away: install() raises IntegrationError naming the
     vLLM version and the attribute, and patches nothing."""
     vllm = require_vllm()
     import importlib
 
-    from oasr_tok.errors import EngineVersionError
+    from oasr_tok.errors import IntegrationError
     from oasr_tok.integrations.vllm import patches
 
     patches.uninstall()
     try:
         monkeypatch.delattr(getattr(importlib.import_module(module), owner), attribute)
-        with pytest.raises(EngineVersionError, match=f"vLLM {vllm.__version__}.*{owner}.{attribute}"):
+        with pytest.raises(IntegrationError, match=f"vLLM {vllm.__version__}.*{owner}.{attribute}"):
             patches.install()
         assert not patches.installed()
         from vllm.v1.engine.output_processor import OutputProcessor
@@ -112,13 +112,13 @@ def test_a_changed_signature_is_named(monkeypatch):
     vllm = require_vllm()
     from vllm.v1.engine.output_processor import OutputProcessor
 
-    from oasr_tok.errors import EngineVersionError
+    from oasr_tok.errors import IntegrationError
     from oasr_tok.integrations.vllm import patches
 
     patches.uninstall()
     try:
         monkeypatch.setattr(OutputProcessor, "process_outputs", lambda self, outputs, stamp=None: None)
-        with pytest.raises(EngineVersionError, match=f"vLLM {vllm.__version__}.*process_outputs.*takes \\(outputs\\)"):
+        with pytest.raises(IntegrationError, match=f"vLLM {vllm.__version__}.*process_outputs.*takes \\(outputs\\)"):
             patches.install()
         assert not patches.installed()
     finally:
@@ -132,7 +132,7 @@ def test_loading_the_mode_fails_loudly_on_such_a_vllm(monkeypatch):
     require_vllm()
     from vllm.v1.engine.logprobs import LogprobsProcessor
 
-    from oasr_tok.errors import EngineVersionError
+    from oasr_tok.errors import IntegrationError
     from oasr_tok.integrations.vllm import patches
     from oasr_tok.integrations.vllm.tokenizer import OasrTokenizer
 
@@ -142,7 +142,7 @@ def test_loading_the_mode_fails_loudly_on_such_a_vllm(monkeypatch):
     try:
         monkeypatch.delattr(LogprobsProcessor, "_verify_tokens")
         monkeypatch.delattr(LogprobsProcessor, "_correct_decoded_token")
-        with pytest.raises(EngineVersionError, match="_correct_decoded_token"):
+        with pytest.raises(IntegrationError, match="_correct_decoded_token"):
             OasrTokenizer.from_pretrained(shared("huggingface/qwen3"))
     finally:
         monkeypatch.undo()

@@ -15,7 +15,7 @@ vLLM's own code unchanged (docs/engines.md § vLLM, "What it changes"):
 It also maps the renderer of mode "oasr" to vLLM's HfRenderer (chat templates through the
 tokenizer's apply_chat_template, as mode "kimi_audio" does), unless one is registered already.
 
-A vLLM that lacks one of these, or whose signature differs, gets an EngineVersionError naming
+A vLLM that lacks one of these, or whose signature differs, gets an IntegrationError naming
 its version and the attribute: nothing is patched then (the plug-in's registration alone changes
 nothing for other modes). `uninstall()` puts vLLM's own functions back (tests use it).
 """
@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from oasr_tok.errors import EngineVersionError
+from oasr_tok.errors import IntegrationError
 
 __all__ = ["PATCHED", "install", "installed", "uninstall"]
 
@@ -73,8 +73,8 @@ def _vllm_version() -> str:
     return str(getattr(vllm, "__version__", "(unknown version)"))
 
 
-def _missing(what: str, why: str) -> EngineVersionError:
-    return EngineVersionError(
+def _missing(what: str, why: str) -> IntegrationError:
+    return IntegrationError(
         f"vLLM {_vllm_version()} has no {what} ({why}); tokenizer_mode='oasr' needs the output step of "
         "vLLM 0.33 (oasr_tok.integrations.vllm patches it: docs/engines.md)"
     )
@@ -92,7 +92,7 @@ def _resolve(module: str, owner: str) -> Any:
 
 def _check() -> list[tuple[Any, str, str, Any]]:
     """Every attribute install() wraps or reads, found and of the expected shape (else an
-    EngineVersionError naming it); the (class, attribute, key, raw descriptor) to wrap."""
+    IntegrationError naming it); the (class, attribute, key, raw descriptor) to wrap."""
     targets = []
     for module, owner, attribute, params in PATCHED:
         cls = _resolve(module, owner)
@@ -119,7 +119,7 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Install the wrappers (module docstring), once per process; an EngineVersionError, with
+    """Install the wrappers (module docstring), once per process; an IntegrationError, with
     nothing patched, where this vLLM lacks one of the attributes."""
     with _lock:
         if _originals:

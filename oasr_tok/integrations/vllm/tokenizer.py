@@ -69,7 +69,7 @@ class OasrTokenizer(TokenizerLike, ModeTokenizer):
         `truncation_side` ("left" for generation, vLLM's default) is kept; vLLM's other
         keyword arguments (trust_remote_code, config, code_revision ...) concern transformers'
         loading and are not read. Loading installs oasr_tok's detokenizer in vLLM's output
-        step (patches.install: an EngineVersionError names what this vLLM lacks)."""
+        step (patches.install: an IntegrationError names what this vLLM lacks)."""
         path = os.fspath(path_or_repo_id)
         if not os.path.exists(path):
             from vllm.transformers_utils.repo_utils import get_non_weight_snapshot_path
