@@ -922,6 +922,35 @@ def travel(run: Run) -> list[str]:
                 f"{a * 1e3:.0f} ms vs {b * 1e3:.0f} ms ({a / b:.2f}×)",
                 None,
             )
+
+
+def vllm(run: Run) -> list[str]:
+    """oasr_tok in vLLM's output step (issue 50), from the rows of benchmarks/test_vllm.py: every
+    row is paired round by round with a reference, so the targets are ratios of paired ratios."""
+    keys = [k for k in run.per if k[0] == "vllm"]
+    if not keys:
+        return []
+    out = ["## vLLM's output step: targets", "", "| target | measured | |", "|---|---|---|"]
+
+    def row(name: str, value: float | None, limit: float) -> None:
+        if value is not None:
+            out.append(f"| {name} ≤ {limit}× | {value:.3f}× | {'PASS' if value <= limit else 'FAIL'} |")
+
+    for case, op, impl, n in sorted({k[1:] for k in keys}):
+        if impl != "mode oasr" or not op.startswith("output step"):
+            continue
+        ours = run.paired_ratio.get(("vllm", case, op, "mode oasr", n))
+        theirs = run.paired_ratio.get(("vllm", case, op, "mode hf", n))
+        if ours is None or theirs is None:
+            continue
+        # each a step over the same step with no tokenizer (vLLM's skip_tokenizer_init)
+        row(f"{case}, {n} requests, {op}: the step, mode oasr × mode hf", ours / theirs, 0.65)
+        if theirs > 1:
+            row(f"{case}, {n} requests, {op}: the detokenizer's share, oasr × hf", (ours - 1) / (theirs - 1), 0.1)
+    for case, op, impl, n in sorted({k[1:] for k in keys}):
+        if op.startswith("logprob strings") and impl.startswith("oasr_tok"):
+            row(f"{case}, {op}: one call a step × vLLM one id at a time (paired)",
+                run.paired_ratio.get(("vllm", case, op, impl, n)), 0.05)  # fmt: skip
     return out + [""]
 
 
@@ -959,6 +988,7 @@ def render(run: Run, plots: Path | None = None) -> str:
         stitching,
         sglang,
         travel,
+        vllm,
         other_suites,
         memory,
         load,

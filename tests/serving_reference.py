@@ -13,12 +13,18 @@ stop string in the list that was found: ` hello` with stops ["lo", "el"] gave ` 
 from __future__ import annotations
 
 
-def vllm_stop(texts: list[str], stops: list[str], include: bool) -> tuple[str, str | None, int | None, int | None]:
+def vllm_stop(
+    texts: list[str], stops: list[str], include: bool, min_tokens: int = 0
+) -> tuple[str, str | None, int | None, int | None]:
     """`texts[t]`: the output text after generated token t. (final output, the stop string,
-    the token index that stopped, the offset the stop string starts at)."""
-    previous = 0
-    text = ""
+    the token index that stopped, the offset the stop string starts at). With `min_tokens`
+    (vLLM's SamplingParams.min_tokens), only a match reaching into the text of token
+    min_tokens or a later one counts."""
+    previous = len(texts[min_tokens - 1]) if 0 < min_tokens <= len(texts) else 0
+    text = texts[-1] if texts else ""
     for t, text in enumerate(texts):
+        if t < min_tokens:
+            continue
         new_chars = len(text) - previous
         best: tuple[int, int, str] | None = None  # (end, start, stop)
         for stop in stops:

@@ -114,6 +114,26 @@ transcript_texts = st.text(
 )
 
 
+# -- served text (tests/integrations: vLLM's output step) ---------------------------------------
+
+#: Characters of many scripts, emoji sequences (skin tone, ZWJ, variation selector, flag),
+#: combining marks, and the punctuation and spaces stop strings are made of.
+SERVED_ALPHABET = (
+    list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:!?'\"-()\n\t")
+    + list("éèçñüßøåœ")
+    + list("中文字天气很好我们世界東京はカタ")
+    + list("한국어ไทยالعربيةрусскийελληνικάहिन्दी")
+    + ["😀", "🎉", "👍🏽", "👨\u200d👩\u200d👧", "❤️", "🇫🇷", "🌶️", "e\u0301", "\u200b"]
+)
+
+
+@st.composite
+def served_texts(draw, min_size: int = 1, max_size: int = 40, alphabet: list[str] | None = None) -> str:
+    """Text a model might generate: runs of words in every script, emoji, split characters."""
+    pieces = draw(st.lists(st.sampled_from(alphabet or SERVED_ALPHABET), min_size=min_size, max_size=max_size))
+    return "".join(pieces)
+
+
 @st.composite
 def timed_rows(draw, texts=transcript_texts, max_size: int = 8):
     """(start, end, text) rows in order, ends never before starts, some instantaneous: the

@@ -232,6 +232,24 @@ cdef class PieceTable:
                 return None
         return tuple([b"" if self._flags[i] else self.pieces[i] for i in range(self.vocab_size)]), self.errors
 
+    def piece_bytes(self):
+        """Per id, the bytes it adds to a text in the middle of it (no first or lead rule
+        pending): a byte piece's one byte, a mode-"bytes" piece's bytes (a piece of a character
+        split across tokens: its partial bytes), a text piece in UTF-8, b"" for a skipped id.
+        OpenAI's logprobs `bytes` (oasr_tok.integrations.vllm.token_strings)."""
+        cdef Py_ssize_t i
+        out = []
+        for i in range(self.vocab_size):
+            if self._flags[i] & F_SKIP:
+                out.append(b"")
+            elif self.mode == MODE_BYTES:
+                out.append(self.pieces[i])
+            elif self._flags[i] & F_BYTE:
+                out.append(bytes((self._bytes[i],)))
+            else:
+                out.append((<str>self.pieces[i]).encode("utf-8", "surrogatepass"))
+        return tuple(out)
+
     # -- the per-token step ---------------------------------------------------------------
 
     cdef object _close_run(self, Vars* v, bytes pending, object out):

@@ -259,6 +259,15 @@ cdef class Stream:
                                    "or envelope=AudioIds(start, end)")
         return take()
 
+    @property
+    def held_bytes(self):
+        """How many bytes of characters the ids have not settled yet the stream holds back (a
+        character split across tokens, a ByteFallback byte run): 0 when the text so far ends on
+        a settled character. A kind that keeps its own state (not a table's) reports 0. What a
+        server that shows text only where tokenizers' DecodeStream shows it needs
+        (oasr_tok._engine.served)."""
+        return 0 if self.table is None else len(self.cursor.pending)
+
     # -- the Mapping view (read-only) ---------------------------------------------------------
 
     cdef tuple _keys(self):
@@ -1032,6 +1041,22 @@ def holding(list streams):
         if s.held:
             out.append(k)
     return out
+
+def held_bytes_of(list streams):
+    """Stream.held_bytes of each of `streams` (Streams), in one call: bytes, 1 where a stream
+    holds bytes of a character its ids have not settled, else 0 (what a server's batch asks
+    after each step: oasr_tok._engine.served)."""
+    cdef Py_ssize_t k, n = PyList_GET_SIZE(streams)
+    cdef Stream s
+    out = bytearray(n)
+    for k in range(n):
+        item = <object>PyList_GET_ITEM(streams, k)
+        if type(item) is not Stream:
+            raise StreamStateError(f"stream {k}: not a Stream ({type(item).__name__})")
+        s = <Stream>item
+        if s.table is not None and len(s.cursor.pending):
+            out[k] = 1
+    return bytes(out)
 
 
 cdef int _roll_back(Stream s, Step* p, object saved) except -1:

@@ -308,7 +308,9 @@ def test_every_case_moves_without_its_text(case, data):
     with oasr_tok.travelling(text=False):
         blob = pickle.dumps(stream)
     moved = pickle.loads(blob)
-    assert moved.tokenizer is tok
+    # the tokenizer this process holds with the same fingerprint: `tok`, or another built from the
+    # same files by an earlier test of this worker (either is the tokenizer that made the stream)
+    assert moved.tokenizer.fingerprint == tok.fingerprint and moved.tokenizer.spec.kind == tok.spec.kind
     assert _continued(moved, rest, text=False)[:2] == _continued(stream, rest)[:2]
     with pytest.raises(StreamStateError, match="without its text"):
         moved.text  # noqa: B018

@@ -1,0 +1,549 @@
+# cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
+"""A request's text in a serving engine's output step, over a Stream, and the step that advances
+every request of an engine step in batches: the compiled part of oasr_tok's detokenizer in vLLM
+(oasr_tok/integrations/vllm/detokenizer.py; docs/engines.md § vLLM).
+
+vLLM's output step (OutputProcessor.process_outputs) calls, for each request, its detokenizer's
+`update(new_token_ids, stop_terminated)` and `get_next_output_text(finished, delta)`: a Python
+call and a few list and string operations per request are what vLLM's own loop costs there, so
+`ServedText` has both as C methods and its text in a GrowText (amortised O(1) per appended
+character), and `step_served` walks the step's outputs in C (vLLM's EngineCoreOutput and
+RequestState, read by attribute: `request_id`, `new_token_ids`, `finish_reason`, `error`;
+`detokenizer`, `queue`), steps their streams in one decode_incremental_batch per tokenizer and
+per id position (one call for a step of one id per request; k for k ids), and leaves each
+request the text each of its ids settled, which its update then takes.
+
+What `update` and `get_next_output_text` do is vLLM 0.33's detokenizer for a fast tokenizer
+(vllm/v1/engine/detokenizer.py: BaseIncrementalDetokenizer with FastIncrementalDetokenizer's
+decode_next), rule for rule:
+
+* an id's text is shown where tokenizers' DecodeStream shows it: the text ids settle is held
+  while the text so far ends inside a character (the stream holds its bytes) or in U+FFFD, and
+  shown, all of it, at the id after which it no longer does;
+* with `added` ({id: content}: special tokens shown, spaces_between_special_tokens off) an
+  added token that follows another shows its bare content;
+* a step that ends on the engine's own stop id (`stop_terminated`) leaves it out of the text
+  unless the output includes the stop string;
+* stop strings are vLLM's check_stop_strings over the text the step added (after min_tokens):
+  the one that ends earliest wins (ties: list order); the text is cut before it (after it with
+  include_stop) and the ids after the one whose text reached its end are dropped;
+* `get_next_output_text` holds back `stop_buffer_length` characters until the request finishes.
+
+When the request finishes, the stream is flushed and the flush's text goes with the last id's,
+by the same rule: what a kind held back comes out; bytes of a character the ids left unfinished
+(rendered U+FFFD) do not, as vLLM never shows them.
+"""
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
+
+from oasr_tok._engine.growtext cimport GrowText
+
+from oasr_tok._engine.stream import held_bytes_of
+from oasr_tok.errors import StreamStateError, TokenizerError
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object, object) except? NULL
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
+
+cdef Py_ssize_t _NO_STOP = -2
+
+
+cdef class ServedText:
+    """One request's text over its stream, as vLLM's detokenizer keeps it (module docstring).
+
+    `stream` was made by `view` (new_stream(prefill=prompt)); `stops` are the request's stop
+    strings (in its order), `min_tokens` the ids before which none counts, `include_stop`
+    whether the output keeps the stop string, `stop_buffer_length` vLLM's (the longest stop
+    string less one, 0 when the output includes it), `added` the added-token rule's
+    {id: content} or None; `request_id` names the request in errors.
+    """
+
+    cdef readonly object stream
+    cdef readonly object view
+    cdef readonly object request_id
+    cdef public list token_ids
+    cdef GrowText text
+    cdef Py_ssize_t sent
+    cdef readonly Py_ssize_t stop_buffer_length
+    cdef readonly tuple stops
+    cdef readonly Py_ssize_t min_tokens
+    cdef readonly bint include_stop
+    cdef readonly object added
+    cdef bint last_added
+    cdef Py_UCS4* last_chars      # each stop string's last character (a match ends in the new text)
+    cdef Py_ssize_t n_last
+    cdef str held                 # text settled but not shown yet (DecodeStream's rule)
+    cdef bint held_open           # the stream held bytes of an unfinished character after the last id
+    cdef public bint finishing
+    cdef object pending_ids       # the new_token_ids list step_served stepped
+    cdef str pending_one          # its text, for a step of one fed id ...
+    cdef bint pending_hold        # ... and whether the stream held bytes after it
+    cdef list pending_many        # several fed ids: [text, hold, text, hold, ...]
+
+    def __init__(self, stream, view, request_id, stops=(), Py_ssize_t min_tokens=0, bint include_stop=False,
+                 Py_ssize_t stop_buffer_length=0, added=None):
+        cdef Py_ssize_t k
+        stops = tuple(stops)
+        for s in stops:
+            if type(s) is not str or not s:
+                raise StreamStateError(f"request {request_id!r}: a stop string is a non-empty str, got {s!r}")
+        if stop_buffer_length < 0 or min_tokens < 0:
+            raise ValueError("stop_buffer_length and min_tokens are counts (>= 0)")
+        if added is not None and type(added) is not dict:
+            raise TypeError("added is a dict {id: content} or None")
+        lasts = sorted({s[len(s) - 1] for s in stops})
+        PyMem_Free(self.last_chars)
+        self.last_chars = <Py_UCS4*>PyMem_Malloc(max(len(lasts), 1) * sizeof(Py_UCS4))
+        if self.last_chars == NULL:
+            raise MemoryError()
+        for k in range(len(lasts)):
+            self.last_chars[k] = ord(lasts[k])
+        self.n_last = len(lasts)
+        self.stream = stream
+        self.view = view
+        self.request_id = request_id
+        self.token_ids = []
+        self.text = GrowText()
+        self.sent = 0
+        self.stops = stops
+        self.min_tokens = min_tokens
+        self.include_stop = include_stop
+        self.stop_buffer_length = stop_buffer_length
+        self.added = added
+        self.last_added = False
+        self.held = ""
+        self.held_open = False
+        self.finishing = False
+        self.pending_ids = None
+        self.pending_one = None
+        self.pending_many = None
+
+    def __dealloc__(self):
+        PyMem_Free(self.last_chars)
+
+    # -- what vLLM reads ------------------------------------------------------------------------
+
+    @property
+    def output_text(self):
+        """All the text shown so far (vLLM's detokenizer.output_text)."""
+        return self.text.text()
+
+    @property
+    def output_token_ids(self):
+        return self.token_ids
+
+    def num_output_tokens(self):
+        return len(self.token_ids)
+
+    # -- the step --------------------------------------------------------------------------------
+
+    cdef list _feed_each(self, list ids):
+        """The request's own step, id by id (not stepped by step_served): [text, hold, ...],
+        the flush with the last id when finishing."""
+        cdef list parts = []
+        try:
+            for i in ids:
+                parts.append(self.stream.feed([i]))
+                parts.append(self.stream.held_bytes > 0)
+            if self.finishing and not self.stream.closed:
+                flushed = self.stream.feed([], True)
+                if parts:
+                    parts[len(parts) - 2] = parts[len(parts) - 2] + flushed
+                    parts[len(parts) - 1] = False
+                else:
+                    parts = [flushed, False]
+        except TokenizerError as exc:
+            raise type(exc)(f"request {self.request_id!r}: {exc}") from None
+        return parts
+
+    cdef str _shown(self, object token_id, str settled, bint holds):
+        """DecodeStream's step for one id (what it settled, whether the stream holds bytes after
+        it), then the added-token rule: the text shown for the id."""
+        cdef str out = ""
+        cdef Py_ssize_t n
+        if settled:
+            self.held = self.held + settled if self.held else settled
+        self.held_open = holds
+        if self.held and not holds:
+            n = PyUnicode_GET_LENGTH(self.held)
+            if PyUnicode_READ_CHAR(self.held, n - 1) != 0xFFFD:
+                out = self.held
+                self.held = ""
+        if self.added is not None:
+            content = (<dict>self.added).get(token_id)
+            if content is not None and self.last_added:
+                out = content
+            self.last_added = content is not None
+        return out
+
+    def update(self, list new_token_ids, bint stop_terminated):
+        """vLLM's update: the new ids' text appended; the stop string matched, or None."""
+        cdef Py_ssize_t n_new, n_fed, k, num_prev, first_new, check_at, hi, lo, mid, stop_end
+        cdef Py_ssize_t* offsets = NULL
+        cdef list parts = None
+        cdef str piece, one = None
+        cdef bint one_hold = False
+        if not new_token_ids:
+            return None
+        n_new = len(new_token_ids)
+        n_fed = n_new - 1 if stop_terminated and not self.include_stop else n_new
+        if self.pending_ids is new_token_ids:
+            one, one_hold, parts = self.pending_one, self.pending_hold, self.pending_many
+            self.pending_ids = self.pending_one = self.pending_many = None
+        else:
+            if self.pending_ids is not None:
+                raise StreamStateError(
+                    f"request {self.request_id!r}: the output step did not take the text its batch stepped "
+                    "(update was called with other ids)")
+            parts = self._feed_each(new_token_ids[:n_fed])
+        num_prev = len(self.token_ids)
+        first_new = num_prev
+        if self.stops:
+            offsets = <Py_ssize_t*>PyMem_Malloc((n_new + 1) * sizeof(Py_ssize_t))
+            if offsets == NULL:
+                raise MemoryError()
+        try:
+            if offsets != NULL:
+                offsets[0] = self.text.t.n
+            for k in range(n_fed):
+                token_id = new_token_ids[k]
+                self.token_ids.append(token_id)
+                if parts is None:
+                    piece = self._shown(token_id, one, one_hold)
+                else:
+                    piece = self._shown(token_id, <str>parts[2 * k], parts[2 * k + 1])
+                if piece:
+                    self.text.append(piece)
+                if offsets != NULL:
+                    offsets[k + 1] = self.text.t.n
+            if n_fed < n_new:
+                if n_fed == 0:
+                    # No id rendered: a finishing flush's text (if any) goes with the stop id.
+                    if parts is None:
+                        piece = self._shown(None, one, one_hold) if one else ""
+                    else:
+                        piece = self._shown(None, <str>parts[0], parts[1]) if parts else ""
+                    if piece:
+                        self.text.append(piece)
+                self.token_ids.append(new_token_ids[n_new - 1])
+                if offsets != NULL:
+                    offsets[n_new] = self.text.t.n
+            # -- vLLM's stop strings: in the text the step added, from the min_tokens-th id on
+            if offsets == NULL or len(self.token_ids) <= self.min_tokens:
+                return None
+            check_at = offsets[self.min_tokens - num_prev if self.min_tokens > num_prev else 0]
+            found, truncate_to = self._check_stops(self.text.t.n - check_at)
+            if found is None:
+                return None
+            stop_end = self.text.t.n if truncate_to == -1 else truncate_to
+            if not self.include_stop:
+                stop_end += PyUnicode_GET_LENGTH(found)
+            lo, hi = 1, n_new + 1  # bisect_left(offsets, stop_end, lo=1)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if offsets[mid] < stop_end:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            del self.token_ids[first_new + lo:]
+            if truncate_to != -1:
+                self.text.truncate(truncate_to)
+            return found
+        finally:
+            PyMem_Free(offsets)
+
+    cdef tuple _check_stops(self, Py_ssize_t new_count):
+        """vLLM's check_stop_strings on the text: (the stop string, where the text is cut, -1 for
+        nowhere) or (None, 0). A match ends in the new characters, so none can be there unless
+        one of them is a stop string's last character."""
+        cdef Py_ssize_t n = self.text.t.n, i, k, start, at, end, best_end = -1, best_at = 0, longest = 0
+        cdef int kind = self.text.t.kind
+        cdef const void* data = self.text.t.data
+        cdef bint candidate = False
+        cdef str window, best = None
+        if new_count <= 0 or not self.stops:
+            return None, 0
+        for i in range(n - new_count, n):
+            for k in range(self.n_last):
+                if PyUnicode_READ(kind, data, i) == self.last_chars[k]:
+                    candidate = True
+                    break
+            if candidate:
+                break
+        if not candidate:
+            return None, 0
+        for stop in self.stops:
+            if PyUnicode_GET_LENGTH(stop) > longest:
+                longest = PyUnicode_GET_LENGTH(stop)
+        start = n - new_count - longest + 1
+        if start < 0:
+            start = 0
+        window = PyUnicode_FromKindAndData(kind, <const char*>data + start * kind, n - start)
+        for stop in self.stops:
+            # vLLM: output_text.find(stop, 1 - new_char_count - len(stop))
+            at = n - new_count - PyUnicode_GET_LENGTH(stop) + 1
+            at = window.find(stop, (at if at > 0 else 0) - start)
+            if at < 0:
+                continue
+            at += start
+            end = at + PyUnicode_GET_LENGTH(stop)
+            if best is None or end < best_end:
+                best, best_at, best_end = stop, at, end
+        if best is None:
+            return None, 0
+        if self.include_stop:
+            return best, (-1 if best_end >= n else best_end)
+        return best, best_at
+
+    def get_next_output_text(self, bint finished, bint delta):
+        """vLLM's get_next_output_text: all the text when finished, else less the stop buffer;
+        with `delta` only what was not given out before."""
+        cdef Py_ssize_t buffer = 0 if finished else self.stop_buffer_length, length, last
+        if finished and not self.stream.closed:
+            # Finished outside step_served (an abort, a caller driving it itself): the flush,
+            # shown by DecodeStream's rule.
+            try:
+                piece = self._shown(None, self.stream.feed([], True), False)
+            except TokenizerError as exc:
+                raise type(exc)(f"request {self.request_id!r}: {exc}") from None
+            if piece:
+                self.text.append(piece)
+        length = self.text.t.n - buffer
+        if not delta:
+            if not buffer:
+                return self.text.text()
+            return self._between(0, length)
+        last = self.sent
+        if last < length:
+            self.sent = length
+            return self._between(last, length)
+        return ""
+
+    cdef str _between(self, Py_ssize_t start, Py_ssize_t end):
+        if end <= start:
+            return ""
+        if start == 0 and end == self.text.t.n:
+            return self.text.text()
+        return PyUnicode_FromKindAndData(self.text.t.kind, self.text.t.data + start * self.text.t.kind, end - start)
+
+
+cdef object _request_named(object exc, list served):
+    """A batch's error ("stream k: ...") naming the request of stream k; no stream moved."""
+    text = str(exc)
+    if text.startswith("stream "):
+        head = text.split(":", 1)[0][len("stream "):]
+        if head.isdigit() and int(head) < len(served):
+            return type(exc)(f"request {(<ServedText>served[int(head)]).request_id!r} ({text})")
+    return exc
+
+
+def step_served(list outputs, dict request_states, object stop_reason):
+    """Step every ServedText of an engine step's `outputs` (vLLM's EngineCoreOutputs; their
+    request states in `request_states`): one decode_incremental_batch per tokenizer and per id
+    position, the text each id settled left for the request's update. `stop_reason` is vLLM's
+    FinishReason.STOP: a step that ends with it ends on the engine's own stop id, which is not
+    rendered unless the output includes the stop string. The outputs vLLM's loop detokenizes are
+    those of a known request whose output is no error for a request with a queue (a ServedText
+    serves a sampling request: it has no pooling output); the others are left alone.
+
+    Returns [(request state, output), ...] of those outputs that carry logprobs
+    (`new_logprobs`), for the step's one lookup of their strings; None when none does."""
+    cdef list views = [], groups = [], finishing = [], with_logprobs = None
+    cdef list rows = None, served = None
+    cdef ServedText det
+    cdef Py_ssize_t k, g, longest, n_fed
+    cdef PyObject* found
+    cdef object view, last_view = None
+    for out in outputs:
+        found = PyDict_GetItemWithError(request_states, out.request_id)
+        if found == NULL:
+            continue
+        state = <object>found
+        det_object = state.detokenizer
+        if not isinstance(det_object, ServedText):
+            continue
+        det = <ServedText>det_object
+        if out.error is not None and state.queue is not None:
+            continue
+        if out.new_logprobs is not None:
+            if with_logprobs is None:
+                with_logprobs = []
+            with_logprobs.append((state, out))
+        ids = out.new_token_ids
+        if not ids:
+            continue
+        if det.pending_ids is not None:
+            raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
+                                   "previous batch stepped for it")
+        reason = out.finish_reason
+        if reason is not None and reason == stop_reason and not det.include_stop:
+            row = ids[:len(ids) - 1]
+        else:
+            row = ids
+        view = det.view
+        if view is not last_view:
+            for g in range(len(views)):
+                if views[g] is view:
+                    break
+            else:
+                g = len(views)
+                views.append(view)
+                groups.append(([], []))
+            rows, served = groups[g]
+            last_view = view
+        rows.append(row)
+        served.append(det)
+        det.pending_ids = ids
+        det.pending_one = ""
+        det.pending_hold = det.held_open
+        det.pending_many = None
+        if reason is not None:
+            det.finishing = True
+            finishing.append(det)
+    try:
+        if len(views) > 1:
+            # Several renderings (special tokens skipped, shown): every id checked before the
+            # first batch moves a stream, so that a bad one leaves every stream as it was.
+            for g in range(len(views)):
+                rows, served = groups[g]
+                _check_rows(views[g], rows, served)
+        for g in range(len(views)):
+            rows, served = groups[g]
+            longest = 0
+            for k in range(len(rows)):
+                if len(<list>rows[k]) > longest:
+                    longest = len(<list>rows[k])
+            if longest <= 1:
+                _step_once(views[g], rows, served)
+            else:
+                _step_each(views[g], rows, served, longest)
+    except BaseException:
+        for g in range(len(groups)):
+            for det_object in groups[g][1]:
+                det = <ServedText>det_object
+                det.pending_ids = det.pending_one = det.pending_many = None
+                det.finishing = False
+        raise
+    for det_object in finishing:
+        det = <ServedText>det_object
+        if det.stream.closed:
+            continue
+        flushed = det.stream.feed([], True)
+        if det.pending_many is not None:
+            n_fed = len(det.pending_many)
+            det.pending_many[n_fed - 2] = det.pending_many[n_fed - 2] + flushed
+            det.pending_many[n_fed - 1] = False
+        else:
+            det.pending_one = det.pending_one + flushed
+            det.pending_hold = False
+    return with_logprobs
+
+
+cdef int _step_once(object view, list rows, list served) except -1:
+    """A step of at most one id per request: one batch call (the ids as one 1-D int64 buffer
+    when every request brings one: read in C, no list per row)."""
+    cdef Py_ssize_t k, n = len(rows)
+    cdef ServedText det
+    cdef bytearray packed
+    cdef long long* at
+    streams = [(<ServedText>d).stream for d in served]
+    deltas = None
+    for k in range(n):
+        if len(<list>rows[k]) != 1:
+            break
+    else:
+        packed = bytearray(n * 8)
+        at = <long long*><char*>packed
+        try:
+            for k in range(n):
+                value = (<list>rows[k])[0]
+                if type(value) is not int:  # (a bool, a NumPy int: the rows' own reading decides)
+                    raise TypeError()
+                at[k] = value
+            deltas = view.decode_incremental_batch(memoryview(packed).cast("q"), streams)
+        except (TokenizerError, TypeError, OverflowError):
+            deltas = None  # nothing moved: the rows again, for the error that names the stream
+    if deltas is None:
+        try:
+            deltas = view.decode_incremental_batch(rows, streams)
+        except TokenizerError as exc:
+            raise _request_named(exc, served) from None
+    cdef bytes holds = held_bytes_of(streams)
+    cdef const unsigned char* hold = holds
+    for k in range(len(served)):
+        det = <ServedText>served[k]
+        det.pending_one = <str>deltas[k]
+        det.pending_hold = hold[k]
+    return 0
+
+
+cdef int _check_rows(object view, list rows, list served) except -1:
+    """Every id of every row an int in the vocabulary, checked before any stream moves: in C,
+    and through the kind's own check_ids (its typed error, naming the request) for a row that
+    fails it."""
+    cdef Py_ssize_t k, size = view.vocab_size
+    cdef object value
+    for k in range(len(rows)):
+        for value in <list>rows[k]:
+            if type(value) is not int or not 0 <= value < size:
+                try:
+                    view.check_ids(rows[k])
+                except TokenizerError as exc:
+                    raise type(exc)(f"request {(<ServedText>served[k]).request_id!r}: {exc}") from None
+    return 0
+
+
+cdef object _column(list rows, Py_ssize_t p, Py_ssize_t* at, Py_ssize_t n):
+    """The p-th id of the rows at[0 ... n - 1], as a 1-D int64 buffer (checked ids)."""
+    cdef bytearray packed = bytearray(n * 8)
+    cdef long long* out = <long long*><char*>packed
+    cdef Py_ssize_t k
+    for k in range(n):
+        out[k] = (<list>rows[at[k]])[p]
+    return memoryview(packed).cast("q")
+
+
+cdef int _step_each(object view, list rows, list served, Py_ssize_t longest) except -1:
+    """A step of several ids per request (speculative decoding): one batch call per id position,
+    so that each id's text, and whether the stream holds bytes after it, is known (DecodeStream
+    decides id by id). Every id is checked before the first call moves a stream."""
+    cdef Py_ssize_t k, p, n = len(rows), count
+    cdef ServedText det
+    cdef Py_ssize_t* at = <Py_ssize_t*>PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef const unsigned char* hold
+    cdef bytes holds
+    cdef list streams
+    if at == NULL:
+        raise MemoryError()
+    try:
+        _check_rows(view, rows, served)
+        for k in range(n):
+            (<ServedText>served[k]).pending_many = []
+        for p in range(longest):
+            count = 0
+            streams = []
+            for k in range(n):
+                if len(<list>rows[k]) > p:
+                    at[count] = k
+                    count += 1
+                    streams.append((<ServedText>served[k]).stream)
+            try:
+                deltas = view.decode_incremental_batch(_column(rows, p, at, count), streams)
+            except TokenizerError as exc:  # (a stream's own error: a closed one, "stream k")
+                raise _request_named(exc, [served[at[k]] for k in range(count)]) from None
+            holds = held_bytes_of(streams)
+            hold = holds
+            for k in range(count):
+                det = <ServedText>served[at[k]]
+                det.pending_many.append(deltas[k])
+                det.pending_many.append(hold[k] == 1)
+        for k in range(n):
+            det = <ServedText>served[k]
+            if not det.pending_many:  # no id fed (only the engine's own stop id): nothing settled
+                det.pending_many = None
+    finally:
+        PyMem_Free(at)
+    return 0

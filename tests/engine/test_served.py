@@ -1,0 +1,311 @@
+"""oasr_tok._engine.served (a request's text in a serving engine's output step: what vLLM's
+detokenizer shows, over a Stream) and oasr_tok._engine.token_table, without vLLM (the vLLM
+tests are tests/integrations): the text is shown where tokenizers' own DecodeStream shows it
+(run beside it), stop strings are vLLM's rule (serving_reference.vllm_stop), a step's streams go
+through one batch, and the per-id tables check every id."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from tokenizers.decoders import DecodeStream
+
+import oasr_tok
+from oasr_tok._engine.served import ServedText, step_served
+from oasr_tok._engine.stream import held_bytes_of
+from oasr_tok._engine.token_table import TokenTable
+from oasr_tok.errors import InvalidIdError, StreamStateError
+
+from paths import shared
+from serving_reference import vllm_stop
+from strategies import served_texts
+
+STOP = object()  # the engine's own stop (vLLM's FinishReason.STOP)
+
+
+def qwen3():
+    return oasr_tok.load(shared("huggingface/qwen3"))
+
+
+def _tok():
+    tok = _tok.__dict__.get("tok")
+    if tok is None:
+        tok = _tok.tok = qwen3()
+    return tok
+
+
+def served(tok, prompt=(), request_id="req", **kwargs) -> ServedText:
+    return ServedText(tok.new_stream(prefill=list(prompt) or None), tok, request_id, **kwargs)
+
+
+def step(dets: list[ServedText], rows: list[list[int]], finish=None) -> list[str | None]:
+    """One engine step through step_served (outputs and request states as vLLM's, duck-typed),
+    then each request's update, as vLLM's loop calls it."""
+    outputs = [
+        SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=finish, error=None, new_logprobs=None)
+        for k, row in enumerate(rows)
+    ]
+    states = {str(k): SimpleNamespace(detokenizer=det, queue=None) for k, det in enumerate(dets)}
+    step_served(outputs, states, STOP)
+    return [det.update(out.new_token_ids, finish is STOP) for det, out in zip(dets, outputs)]
+
+
+POOL_TEXTS = ("a 🫠 b", "𝔘𝔫𝔦", " 天", "é", "\ufffd", "x\ufffdy", "中文", "hello")
+
+
+@st.composite
+def garbage_ids(draw) -> list[int]:
+    """Characters split and interleaved, invalid bytes, real U+FFFD, specials, any id."""
+    tok = _tok()
+    pool = [i for t in POOL_TEXTS for i in tok.encode(t)] + [151643, 151645]
+    return draw(st.lists(st.one_of(st.sampled_from(pool), st.integers(0, tok.vocab_size - 1)), min_size=1, max_size=16))
+
+
+@settings(deadline=None, max_examples=80)
+@example(ids=[40666, 102], cut=0)  # " \xe5\xa4", "\xa9": DecodeStream holds the space with 天's bytes
+@given(ids=garbage_ids(), cut=st.integers(0, 3))
+def test_text_is_shown_where_decodestream_shows_it(ids, cut):
+    """After each id, the text shown is what tokenizers' DecodeStream(ids=prompt) has shown by
+    then (it shows nothing while the text ends inside a character or in U+FFFD)."""
+    tok = _tok()
+    cut = min(cut, len(ids) - 1)
+    prompt = ids[:cut]
+    if tok.decode(prompt).endswith("\ufffd") or not tok.decode(ids).startswith(tok.decode(prompt)):
+        return  # a prompt ending inside a character: DecodeStream prints it again (a deliberate difference)
+    det = served(tok, prompt)
+    reference = DecodeStream(ids=prompt, skip_special_tokens=True)
+    backend = tok.backend
+    shown = expected = ""
+    for token_id in ids[cut:]:
+        step([det], [[token_id]])
+        shown += det.get_next_output_text(False, True)
+        expected += reference.step(backend, token_id) or ""
+        assert shown == expected
+
+
+def _texts_per_id(tok, prompt, ids) -> list[str]:
+    """The shown text after each id, one id per step (DecodeStream's rule: checked above)."""
+    det = served(tok, prompt)
+    out = []
+    for token_id in ids:
+        step([det], [[token_id]])
+        out.append(det.output_text)
+    return out
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    text=served_texts(min_size=2, max_size=24),
+    data=st.data(),
+    include=st.booleans(),
+    min_tokens=st.sampled_from([0, 0, 1, 3]),
+)
+def test_stop_strings_are_vllms_rule(text, data, include, min_tokens):
+    """Stop strings cut from the text (straddling tokens, several at once, inside min_tokens),
+    the ids in steps of 1-4: the text, the stop string and the ids kept are vLLM's rule's over the
+    text each id shows."""
+    tok = _tok()
+    ids = tok.encode(text)
+    if len(ids) < 2:
+        return
+    texts = _texts_per_id(tok, [], ids)
+    full = texts[-1]
+    stops = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        if full and data.draw(st.booleans()):
+            start = data.draw(st.integers(0, len(full) - 1))
+            stops.append(full[start : start + data.draw(st.integers(1, 5))])
+        else:
+            stops.append(data.draw(served_texts(min_size=1, max_size=2)))
+    stops = [s for s in stops if s]
+    if not stops:
+        return
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    buffer = max(len(s) for s in stops) - 1 if not include else 0
+    det = served(tok, stops=stops, include_stop=include, min_tokens=min_tokens, stop_buffer_length=buffer)
+    at, k, found = 0, 0, None
+    while at < len(ids) and found is None:
+        row = ids[at : at + sizes[k % len(sizes)]]
+        found = step([det], [row])[0]
+        at += len(row)
+        k += 1
+    expected_text, expected_stop, token, _ = vllm_stop(texts, stops, include, min_tokens)
+    assert found == expected_stop
+    assert det.output_text == expected_text
+    assert det.token_ids == (ids if token is None else ids[: token + 1])
+
+
+def test_the_engines_own_stop_id_is_not_shown():
+    tok = _tok()
+    ids = tok.encode("one two") + [151645]
+    for include, shown in ((False, "one two"), (True, "one two")):
+        det = served(tok, include_stop=include)
+        assert step([det], [ids], finish=STOP) == [None]
+        assert det.output_text == shown  # (skip_special_tokens: <|im_end|> renders nothing)
+        assert det.token_ids == ids
+    shows = tok.with_specials()
+    det = ServedText(shows.new_stream(), shows, "req", include_stop=True)
+    step([det], [ids], finish=STOP)
+    assert det.output_text == "one two<|im_end|>"
+
+
+def test_a_finished_request_shows_no_unfinished_character():
+    """At the end, the flush's U+FFFD of a character the ids left unfinished is not shown (vLLM
+    never shows it), nor the text DecodeStream held with it."""
+    tok = _tok()
+    ids = tok.encode("ab 🫠")[:-1]  # 🫠's last byte missing
+    det = served(tok)
+    step([det], [ids[:-1]])
+    step([det], [ids[-1:]], finish="length")
+    assert det.get_next_output_text(True, False) == "ab"
+
+
+def test_the_stop_buffer_is_held_back_until_the_end():
+    tok = _tok()
+    ids = tok.encode("hello wonderful world")
+    det = served(tok, stops=["world!"], stop_buffer_length=5)
+    pieces = []
+    for token_id in ids:
+        step([det], [[token_id]])
+        pieces.append(det.get_next_output_text(False, True))
+    assert "".join(pieces) == "hello wonderful world"[:-5]
+    assert det.get_next_output_text(False, False) == "hello wonderful world"[:-5]
+    assert det.get_next_output_text(True, True) == "world"[-5:]
+    assert det.get_next_output_text(True, False) == "hello wonderful world"
+
+
+def test_added_tokens_after_added_tokens_are_their_content():
+    tok = _tok().with_specials()
+    ids = [151644, 151645, 151644]
+    det = ServedText(tok.new_stream(), tok, "req", added={151644: "<A>", 151645: "<B>"})
+    step([det], [ids])
+    assert det.output_text == "<|im_start|><B><A>"
+
+
+def test_one_batch_per_step_and_per_id_position(monkeypatch):
+    tok = _tok()
+    calls = []
+    original = type(tok).decode_incremental_batch
+
+    def counting(self, new_ids, states, final=False, **kwargs):
+        calls.append([[i] if isinstance(i, int) else list(i) for i in new_ids])  # (one id a stream: a 1-D buffer)
+        return original(self, new_ids, states, final, **kwargs)
+
+    monkeypatch.setattr(type(tok), "decode_incremental_batch", counting)
+    dets = [served(tok) for _ in range(5)]
+    step(dets, [[1], [2], [3], [4], [5]])
+    assert calls == [[[1], [2], [3], [4], [5]]]
+    calls.clear()
+    step(dets, [[1, 2], [3], [], [4, 5, 6], [7]])
+    assert calls == [[[1], [3], [4], [7]], [[2], [5]], [[6]]]
+
+
+def test_a_bad_id_names_the_request_and_moves_no_stream():
+    tok = _tok()
+    dets = [served(tok, request_id=f"req-{k}") for k in range(3)]
+    ids = tok.encode("hello there")
+    with pytest.raises(InvalidIdError, match="request 'req-1'.*151669"):
+        outputs = [
+            SimpleNamespace(request_id=str(k), new_token_ids=row, finish_reason=None, error=None, new_logprobs=None)
+            for k, row in enumerate([ids, [tok.vocab_size], ids])
+        ]
+        states = {str(k): SimpleNamespace(detokenizer=d, queue=None) for k, d in enumerate(dets)}
+        step_served(outputs, states, STOP)
+    for det in dets:  # nothing moved: the same step again, good, gives what it gives
+        assert det.update(ids, False) is None
+        assert det.output_text == "hello there"
+
+
+def test_a_bool_or_a_numpy_id_is_read_as_the_kind_reads_it():
+    tok = _tok()
+    det = served(tok, request_id="req-b")
+    with pytest.raises(oasr_tok.NonIntegerIdError, match="req-b"):
+        step([det], [[True]])
+    det = served(tok)
+    step([det], [[np.int64(tok.encode("hi")[0])]])
+    assert det.output_text == "hi"
+
+
+def test_an_update_that_is_not_the_steps_is_refused():
+    tok = _tok()
+    det = served(tok)
+    step_served(
+        [SimpleNamespace(request_id="r", new_token_ids=[1, 2], finish_reason=None, error=None, new_logprobs=None)],
+        {"r": SimpleNamespace(detokenizer=det, queue=None)},
+        STOP,
+    )
+    with pytest.raises(StreamStateError, match="did not take"):
+        det.update([9], False)
+
+
+def test_held_bytes():
+    tok = _tok()
+    stream = tok.new_stream()
+    first, second = tok.encode(" 天")
+    stream.feed([first])
+    assert stream.held_bytes == 2
+    assert held_bytes_of([stream, tok.new_stream()]) == b"\x01\x00"
+    stream.feed([second])
+    assert stream.held_bytes == 0
+    with pytest.raises(StreamStateError, match="not a Stream"):
+        held_bytes_of([stream, {}])
+
+
+def test_piece_bytes_are_each_ids_own():
+    tok = _tok().with_specials()
+    raw = tok._table.piece_bytes()
+    assert len(raw) == tok.vocab_size
+    ids = tok.encode("a 🫠 café<|im_end|>")
+    assert b"".join(raw[i] for i in ids) == "a 🫠 café<|im_end|>".encode()
+    mistral = oasr_tok.load(shared("huggingface/mistral-7b"))
+    table = mistral._table.piece_bytes()
+    assert table[mistral.piece_to_id("<0xE4>")] == b"\xe4"
+    assert table[mistral.piece_to_id("\u2581Hello")] == b" Hello"
+    assert table[1] == b""  # <s>: skipped by this view
+
+
+# -- the token table ------------------------------------------------------------------------------
+
+
+def test_a_token_table_makes_each_string_once():
+    asked = []
+
+    def fill(ids):
+        asked.append(list(ids))
+        return [f"<{i}>" + ("\ufffd" if i % 2 else "") for i in ids]
+
+    table = TokenTable(10, fill)
+    assert table.size == 10
+    assert table.strings([3, 1, 3]) == ["<3>\ufffd", "<1>\ufffd", "<3>\ufffd"]
+    assert table.strings(np.array([3, 4])) == ["<3>\ufffd", "<4>"]
+    assert asked == [[1, 3], [4]]
+    grid = np.array([[4, 3], [4, 4]], dtype=np.int64)
+    assert table.rows([grid, grid.astype(np.int32), [[1], [2, 3]]]) == [
+        ([["<4>", "<3>\ufffd"], ["<4>", "<4>"]], b"\x01\x00"),
+        ([["<4>", "<3>\ufffd"], ["<4>", "<4>"]], b"\x01\x00"),
+        ([["<1>\ufffd"], ["<2>", "<3>\ufffd"]], b"\x01\x01"),
+    ]
+    assert table.ends_in_fffd([1, 2]) == b"\x01\x00"
+    assert table.rows([np.array([[7, 8]], dtype=np.uint8)]) == [([["<7>\ufffd", "<8>"]], b"\x01")]
+
+
+def test_a_token_table_checks_every_id_first():
+    table = TokenTable(4, lambda ids: [str(i) for i in ids])
+    for bad in ([[1, 4]], np.array([[1, -1]]), np.array([[0, 9]], dtype=np.int32)):
+        with pytest.raises(InvalidIdError):
+            table.rows([np.array([[0, 1]]), bad])
+    assert table.strings([0]) == ["0"]
+    with pytest.raises(InvalidIdError):
+        table.strings([5])
+    with pytest.raises(InvalidIdError, match="3 dimensions"):
+        table.rows([np.zeros((1, 1, 1), dtype=np.int64)])
+    with pytest.raises(TypeError, match="not a str"):
+        TokenTable(2, lambda ids: [b"x" for _ in ids]).strings([0])
+    with pytest.raises(TypeError, match="list"):
+        TokenTable(2, lambda ids: "x").strings([0])
+    with pytest.raises(ValueError):
+        TokenTable(-1, str)
