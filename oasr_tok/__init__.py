@@ -5,7 +5,7 @@ from . import _moved
 from ._engine.ctc import collapse_ctc
 from ._engine.serving import StopMatch
 from ._engine.stream import Stream
-from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
+from .core.registry import KindRecord, available_kinds, register_kind, register_tokenizer, unregister_tokenizer
 from .core.specials import SpecialTokens
 from .core.tokenizer import Tokenizer
 from .core.words import Word, Words
@@ -91,4 +91,6 @@ __all__ = [
     "ChatMessageError",
     "collapse_ctc",
     "hotwords",
+    "KindRecord",
+    "register_kind",
 ]

@@ -6,7 +6,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import EncodeError, SpecError, short_repr
+from .api import (
+    EncodeError,
+    SpecError,
+    short_repr,
+)
 
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 

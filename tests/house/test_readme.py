@@ -43,7 +43,7 @@ def test_the_architecture_plug_in_example_keeps_the_contracts():
         + """
 import random
 import oasr_tok
-oasr_tok.register_tokenizer("shout", factory)
+oasr_tok.register_kind(KIND)
 tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec("shout", {}))
 rng = random.Random(0)
 for _ in range(200):

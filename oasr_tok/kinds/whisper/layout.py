@@ -7,9 +7,18 @@ from __future__ import annotations
 
 import re
 
-from ...errors import MalformedAssetError, SpecError, short_repr
-from ...files.readers import all_json_ids, base64_token, check_id_span, json_id, read_json, read_text
 from .._bytelevel import BYTE_TO_CHAR
+from ..api import (
+    MalformedAssetError,
+    SpecError,
+    all_json_ids,
+    base64_token,
+    check_id_span,
+    json_id,
+    read_json,
+    read_text,
+    short_repr,
+)
 
 #: <|0.00|> ... <|30.00|>
 TIMESTAMP_COUNT = 1501
