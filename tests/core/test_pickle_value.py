@@ -14,7 +14,9 @@ import shutil
 
 import pytest
 
-from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
+from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, build_tokenizer
+from oasr_tok.core import pickling
+from oasr_tok.files import assets
 
 from paths import shared
 

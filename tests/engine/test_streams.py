@@ -19,7 +19,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import oasr_tok
-from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError, envelopes
+from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError
+from oasr_tok.outputs import envelopes
 from oasr_tok.outputs.envelopes import EnvelopeParser, register_envelope
 
 from cases import all_cases

@@ -501,7 +501,8 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     tokenizer decodes as the original."""
     import pickle
 
-    from oasr_tok import assets, pickling
+    from oasr_tok.core import pickling
+    from oasr_tok.files import assets
 
     source = OWN / "gguf" / "gemma4-bpe.gguf"
     if endian == "big":
