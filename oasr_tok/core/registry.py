@@ -185,6 +185,12 @@ def _import_record(name: str) -> KindRecord | None:
     record = getattr(module, RECORD_NAME, None)
     where = getattr(module, "__file__", None) or module.__name__
     if record is None:
+        if hasattr(module, "REGISTRY"):  # 0.3.0.dev0's first form, read from the file's text
+            raise RegistryError(
+                f"{where}: a REGISTRY line no longer declares a kind: end the module with "
+                f"`{RECORD_NAME} = KindRecord(kind, Class.from_spec, detect, precedence=..., backend=..., extra=...)` "
+                "and run python docs/kind_tables.py (docs/architecture.md § Adding a kind)"
+            )
         return None
     if not isinstance(record, KindRecord):
         raise RegistryError(f"{where}: {RECORD_NAME} must be a KindRecord, got {short_repr(record)}")

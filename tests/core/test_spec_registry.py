@@ -376,6 +376,7 @@ def test_a_kind_module_the_index_does_not_list_is_read_by_importing_it(monkeypat
     [
         ("KIND = 'fake'", "KIND must be a KindRecord"),
         ("KIND = KindRecord('other', factory)", "names kind 'other'; a built-in kind is named after its module"),
+        ('REGISTRY = {"kind": "fake", "factory": "Fake", "precedence": 35}', "a REGISTRY line no longer declares"),
     ],
 )
 def test_a_kind_module_declaring_a_bad_record_is_refused_naming_it(monkeypatch, declared, names):
