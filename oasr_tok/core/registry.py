@@ -218,7 +218,7 @@ def read_kind_modules() -> tuple[list[KindRecord], list[str]]:
 
 _index: dict[str, IndexLine] | None = None
 _records: dict[str, KindRecord] = {}  # the built-in records read so far (their modules imported)
-_lock = threading.RLock()
+_lock = threading.Lock()
 
 
 def _builtins() -> dict[str, IndexLine]:
@@ -227,7 +227,10 @@ def _builtins() -> dict[str, IndexLine]:
     global _index
     if _index is None:
         lines, others = _read_index()
-        present = set(kind_modules()) - set(others)
+        try:
+            present = set(kind_modules()) - set(others)
+        except OSError:  # no folder to list (a zip import, a frozen application): the index alone
+            present = {line[0] for line in lines}
         found = {line[0]: line for line in lines if line[0] in present}
         for name in sorted(present - set(found)):  # not indexed yet: `python docs/kind_tables.py` lists it
             record = _import_record(name)
@@ -354,7 +357,7 @@ def unregister_tokenizer(kind: str) -> None:
     comes back)."""
     with _lock:
         if kind not in _registered:
-            raise UnknownKindError(f"tokenizer kind {kind!r} was not registered with register_kind")
+            raise UnknownKindError(f"tokenizer kind {kind!r} was not registered (register_kind, register_tokenizer)")
         del _registered[kind]
 
 

@@ -427,3 +427,17 @@ def test_every_builtin_kind_has_a_contract_case():
 
     covered = {case.name.split("/")[0] for case in all_cases()}
     assert set(builtin_kinds()) <= covered, sorted(set(builtin_kinds()) - covered)
+
+
+def test_without_a_folder_to_list_the_index_alone_gives_the_builtins(monkeypatch):
+    """Imported from a zip or a frozen application, the kinds' folder cannot be listed: the
+    index, which needs no folder, still gives every built-in kind in its order."""
+    from oasr_tok.core import registry
+    from oasr_tok.kinds import _index
+
+    def unlistable(folder=registry.KINDS_FOLDER):
+        raise NotADirectoryError(folder)
+
+    monkeypatch.setattr(registry, "kind_modules", unlistable)
+    monkeypatch.setattr(registry, "_index", None)
+    assert list(registry._builtins().values()) == list(_index.KINDS)
