@@ -49,6 +49,10 @@ class HostileIds:
     empty: tuple[int, ...]
     spaced: tuple[int, ...]
     specials: tuple[int, ...]
+    #: Runs of fragments a stream splices in: one fragment repeated (a lead byte that never
+    #: completes) and mixed ones, 2 to 5 ids, made once (drawing each id of a run costs hypothesis
+    #: more than the decode it tests).
+    runs: tuple[tuple[int, ...], ...] = ()
 
     @classmethod
     def of(cls, tok: Tokenizer, scanned: int = SCANNED) -> HostileIds:
@@ -62,17 +66,25 @@ class HostileIds:
             ids = [*range(ends), *sorted(middle), *range(size - ends, size)]
         special = frozenset(tok.special_ids)
         alone = tok.decode_batch([[i] for i in ids])
+        fragments = tuple(i for i, text in zip(ids, alone) if "\ufffd" in text)
+        rng = random.Random(len(fragments))
+        runs = [(f,) * n for f in rng.sample(fragments, min(len(fragments), 8)) for n in (2, 5)]
+        runs += [tuple(rng.choices(fragments, k=rng.randint(2, 5))) for _ in range(16 if fragments else 0)]
         return cls(
             edges=tuple(sorted({0, min(1, size - 1), max(size - 2, 0), size - 1})),
-            fragments=tuple(i for i, text in zip(ids, alone) if "\ufffd" in text),
+            fragments=fragments,
             empty=tuple(i for i, text in zip(ids, alone) if not text and i not in special),
             spaced=tuple(i for i, text in zip(ids, alone) if text[:1].isspace()),
             specials=tuple(sorted(special))[:256],
+            runs=tuple(runs),
         )
 
-    def pools(self) -> list[tuple[int, ...]]:
-        """The non-empty sorts, each a pool a stream draws single ids from."""
-        return [pool for pool in (self.edges, self.fragments, self.empty, self.spaced, self.specials) if pool]
+    def pool(self, each: int = 64) -> tuple[int, ...]:
+        """The ids a stream draws one at a time: up to `each` of every sort, so that no sort
+        drowns the others (one pool: a branch of its own for each sort doubled hypothesis' cost
+        of drawing a stream)."""
+        sorts = (self.edges, self.fragments, self.empty, self.spaced, self.specials)
+        return tuple(sorted({i for ids in sorts for i in ids[:: max(1, len(ids) // each)][:each]}))
 
 
 @st.composite
@@ -96,17 +108,10 @@ def id_streams(
     if interesting:
         pools.append(st.sampled_from(list(interesting)))
         pools.append(st.sampled_from(list(interesting)))
-    if hostile is not None:
-        pools.extend(st.sampled_from(pool) for pool in hostile.pools())
+    hostile_pool = hostile.pool() if hostile is not None else ()
+    if hostile_pool:
+        pools.append(st.sampled_from(hostile_pool))
     one = st.one_of(*pools)
-    if hostile is not None and hostile.fragments:
-        # A run of byte fragments (the same one repeated too: a lead byte that never completes).
-        run = st.lists(st.sampled_from(hostile.fragments), min_size=1, max_size=8) | st.builds(
-            lambda i, n: [i] * n, st.sampled_from(hostile.fragments), st.integers(2, 6)
-        )
-        one_or_run = st.one_of(one.map(lambda i: [i]), run)
-    else:
-        one_or_run = one.map(lambda i: [i])
     if realistic:
         base = draw(st.sampled_from(list(realistic)))
         if base:
@@ -115,11 +120,20 @@ def id_streams(
             ids = list(base[start : start + length])
             # Splice adversarial ids into a realistic stream.
             for _ in range(draw(st.integers(0, 3))):
-                at = draw(st.integers(0, len(ids)))
-                ids[at:at] = draw(one_or_run)
-            return ids
-    pieces = draw(st.lists(one_or_run, max_size=max_size))
-    return [i for piece in pieces for i in piece][:max_size]
+                ids.insert(draw(st.integers(0, len(ids))), draw(one))
+            return _with_runs(draw, ids, hostile)
+    return _with_runs(draw, draw(st.lists(one, max_size=max_size)), hostile)
+
+
+def _with_runs(draw: st.DrawFn, ids: list[int], hostile: HostileIds | None) -> list[int]:
+    """`ids` with up to two runs of byte fragments spliced in (the same fragment repeated too: a
+    lead byte that never completes), when there are fragments to run."""
+    if hostile is None or not hostile.runs:
+        return ids
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(ids)))
+        ids[at:at] = draw(st.sampled_from(hostile.runs))
+    return ids
 
 
 @st.composite
