@@ -130,8 +130,8 @@ def evidence_table() -> str:
     for precedence, page, who in sorted(evidence):
         rows.append(f"| {precedence} | {recognised_by(page).replace('|', chr(92) + '|')} | {who} |")
     rows.append(
-        f"| {PLUGIN_PRECEDENCE} | a plug-in kind's detector (`register_tokenizer(kind, factory, detect=..., "
-        "precedence=...)`) | the plug-in's |"
+        f"| {PLUGIN_PRECEDENCE} | a plug-in kind's detector (its `KindRecord(name, factory, detect, "
+        "precedence=...)`; without a precedence it stands here, after the built-ins) | the plug-in's |"
     )
     return "\n".join(rows) + "\n"
 
