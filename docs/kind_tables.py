@@ -1,11 +1,12 @@
-"""Write the kind tables from the kinds themselves: the README's table of kinds (and the number
-word before it) from each kind's page (docs/kinds/<kind>.md, its card: the first table and the
-"Recognised by" line), and docs/cli.md's order of evidence from the registry's precedences and
-the same lines. Run it after adding or changing a kind; tests/house/test_docs.py fails while either
-table is not what it writes.
+"""Write the kind tables from the kinds themselves: the kinds' index (oasr_tok/kinds/_index.py:
+each kind module's KIND record as the registry reads it without importing the module), the
+README's table of kinds (and the number word before it) from each kind's page
+(docs/kinds/<kind>.md, its card: the first table and the "Recognised by" line), and docs/cli.md's
+order of evidence from the records' precedences and the same lines. Run it after adding or
+changing a kind; tests/house/test_docs.py fails while any of the three is not what it writes.
 
-    python docs/kind_tables.py          # rewrite README.md and docs/cli.md
-    python docs/kind_tables.py --check  # exit 1 if either would change
+    python docs/kind_tables.py          # rewrite oasr_tok/kinds/_index.py, README.md and docs/cli.md
+    python docs/kind_tables.py --check  # exit 1 if any would change
 """
 
 from __future__ import annotations
@@ -82,18 +83,41 @@ def recognised_by(page_name: str) -> str:
     return found.group(1)
 
 
+INDEX_HEAD = '''"""The built-in kinds as the registry needs them before it imports a kind: each kind module's
+KIND record, as `registry.index_line` reads it. Written by docs/kind_tables.py from the records:
+do not edit (tests/house/test_docs.py fails while it is stale, and the registry checks a
+module's record against its line when it imports the module)."""
+
+#: (kind, precedence (None: no detector), backend, extra), in the order of evidence; each kind is
+#: its module's name in oasr_tok.kinds.
+KINDS: tuple[tuple[str, int | None, str | None, str | None], ...] = (
+'''
+
+
+def index_module() -> str:
+    """oasr_tok/kinds/_index.py as the kind modules' records write it."""
+    from oasr_tok.core.registry import index_line, read_kind_modules
+
+    records, others = read_kind_modules()
+    lines = [INDEX_HEAD]
+    lines.extend(f"    {index_line(record)!r},\n".replace("'", '"') for record in records)
+    lines.append(")\n\n#: The modules of oasr_tok.kinds that declare no kind.\n")
+    lines.append(f"OTHER_MODULES = {tuple(others)!r}\n".replace("'", '"'))
+    return "".join(lines)
+
+
 def readme_table() -> str:
-    from oasr_tok.core.registry import builtin_entries
+    from oasr_tok.core.registry import read_kind_modules
 
     rows = ["| kind | files | reference it matches | encode |", "|---|---|---|---|"]
-    for entry in builtin_entries():
-        files, reference, encode = card(entry.kind)
-        rows.append(f"| [`{entry.kind}`](docs/kinds/{entry.kind}.md) | {files} | {reference} | {encode} |")
+    for record in read_kind_modules()[0]:
+        files, reference, encode = card(record.name)
+        rows.append(f"| [`{record.name}`](docs/kinds/{record.name}.md) | {files} | {reference} | {encode} |")
     return "\n".join(rows) + "\n"
 
 
 def evidence_table() -> str:
-    from oasr_tok.core.registry import PLUGIN_PRECEDENCE, builtin_kinds, detectors
+    from oasr_tok.core.registry import CONTAINERS, PLUGIN_PRECEDENCE, read_kind_modules
 
     rows = [
         "| precedence | evidence | kind |",
@@ -101,16 +125,13 @@ def evidence_table() -> str:
         "| first | `tokenizer_spec.json` — a spec the library wrote (`spec.to_dict(relative_to=folder)`; relative "
         "paths are read against the folder, so it travels with the checkpoint) | as named |",
     ]
-    kinds = set(builtin_kinds())
-    for entry in detectors():
-        if not entry.builtin:
-            continue
-        page = entry.name if entry.name in kinds else CONTAINER_PAGES[entry.name]
-        who = entry.name if entry.name in kinds else "as named"
-        rows.append(f"| {entry.precedence} | {recognised_by(page).replace('|', chr(92) + '|')} | {who} |")
+    evidence = [(record.precedence, record.name, record.name) for record in read_kind_modules()[0] if record.detect]
+    evidence += [(precedence, CONTAINER_PAGES[name], "as named") for name, (_, precedence) in CONTAINERS.items()]
+    for precedence, page, who in sorted(evidence):
+        rows.append(f"| {precedence} | {recognised_by(page).replace('|', chr(92) + '|')} | {who} |")
     rows.append(
-        f"| {PLUGIN_PRECEDENCE} | a plug-in kind's detector (`register_tokenizer(kind, factory, detect=..., "
-        "precedence=...)`) | the plug-in's |"
+        f"| {PLUGIN_PRECEDENCE} | a plug-in kind's detector (its `KindRecord(name, factory, detect, "
+        "precedence=...)`; without a precedence it stands here, after the built-ins) | the plug-in's |"
     )
     return "\n".join(rows) + "\n"
 
@@ -123,20 +144,20 @@ def _replace_block(text: str, block: tuple[str, str], body: str, where: str) -> 
 
 
 def written() -> dict[Path, str]:
-    """README.md and docs/cli.md as this script writes them."""
-    from oasr_tok.core.registry import builtin_kinds
+    """oasr_tok/kinds/_index.py, README.md and docs/cli.md as this script writes them."""
+    from oasr_tok.core.registry import read_kind_modules
 
     readme_path, cli_path = ROOT / "README.md", ROOT / "docs" / "cli.md"
     readme = _replace_block(readme_path.read_text(encoding="utf-8"), _README_BLOCK, readme_table(), "README.md")
-    count = len(builtin_kinds())
+    count = len(read_kind_modules()[0])
     word = NUMBERS[count] if count < len(NUMBERS) else str(count)
     readme = re.sub(r"\b\w+ tokenizer kinds\b", f"{word.capitalize()} tokenizer kinds", readme, count=1)
     cli = _replace_block(cli_path.read_text(encoding="utf-8"), _CLI_BLOCK, evidence_table(), "docs/cli.md")
-    return {readme_path: readme, cli_path: cli}
+    return {ROOT / "oasr_tok" / "kinds" / "_index.py": index_module(), readme_path: readme, cli_path: cli}
 
 
 def main(argv: list[str]) -> int:
-    stale = [path for path, text in written().items() if path.read_text(encoding="utf-8") != text]
+    stale = [path for path, text in written().items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
     if "--check" in argv:
         for path in stale:
             print(f"{path.relative_to(ROOT)} is not what docs/kind_tables.py writes: run python docs/kind_tables.py")

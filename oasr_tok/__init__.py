@@ -7,7 +7,7 @@ from ._engine.serving import StopMatch
 from ._engine.session import Session
 from ._engine.stream import Stream
 from ._engine.travel import Travel, travelling
-from .core.registry import available_kinds, register_tokenizer, unregister_tokenizer
+from .core.registry import KindRecord, available_kinds, register_kind, register_tokenizer, unregister_tokenizer
 from .core.specials import SpecialTokens
 from .core.tokenizer import Tokenizer
 from .core.words import Word, Words
@@ -107,4 +107,6 @@ __all__ = [
     "Travel",
     "travelling",
     "TokenizerNotHeldError",
+    "KindRecord",
+    "register_kind",
 ]

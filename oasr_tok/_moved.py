@@ -1,9 +1,10 @@
 """The import paths of modules that moved into the package's rooms (0.3): `import
 oasr_tok.subtitles` or `from oasr_tok.nemo import ...` keep working and give the very module
 object that now lives at the new path (so a class, a monkeypatch or a pickle made under the old
-name is the same thing). A finder on the end of sys.meta_path answers only for these names,
-after every standard finder has missed, so it costs nothing to any other import. New code
-should use the new paths; these stay until a 1.0 says otherwise.
+name is the same thing), with a DeprecationWarning naming the new path and the release that
+removes the old one (REMOVED_IN; once per process and path, pointing at the import). A finder
+on the end of sys.meta_path answers only for these names, after every standard finder has
+missed, so it costs nothing to any other import.
 
 Private modules (a leading underscore; the compiled engine) moved without an alias.
 """
@@ -12,12 +13,17 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
+
+#: The release that removes the old paths (and the other 0.2 forms kept with a DeprecationWarning:
+#: an entry point naming a bare factory, core/registry.py): 0.3 warns, 0.4 still warns, 0.5 drops.
+REMOVED_IN = "0.5.0"
 
 #: old path -> new path, both under oasr_tok.
 MOVED = {
@@ -62,7 +68,15 @@ class MovedModuleFinder:
         return ModuleSpec(fullname, cast("Loader", self))  # the protocol, not the ABC (above)
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
-        module = importlib.import_module(_PREFIX + MOVED[spec.name[len(_PREFIX) :]])
+        new = _PREFIX + MOVED[spec.name[len(_PREFIX) :]]
+        # stacklevel 2: the warnings module skips the import system's own frames, so the warning
+        # points at the user's import statement.
+        warnings.warn(
+            f"{spec.name} is deprecated and goes in oasr_tok {REMOVED_IN}: import {new} (the same module)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        module = importlib.import_module(new)
         spec.loader_state = module.__spec__  # the import system sets __spec__ to the alias's: restored below
         return module
 

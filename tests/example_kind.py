@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from oasr_tok.kinds.api import FLAG_SKIP, PieceTable, TableMethods, Tokenizer, TokenizerSpec
+from oasr_tok.kinds.api import FLAG_SKIP, KindRecord, PieceTable, TableMethods, Tokenizer, TokenizerSpec
 
 MAGIC = "# oasr-letters"
 FILE_NAME = "letters.txt"
-KIND = "letters"
 
 
 def read_letters(path: str) -> list[str]:
@@ -69,8 +68,9 @@ def detect(path: str) -> dict[str, str] | None:
     return {"letters": candidate} if first == MAGIC else None
 
 
-# What an entry point names: the factory, carrying its detector and its precedence.
-factory.detect = detect  # type: ignore[attr-defined]
+# The kind's record: what register_kind takes, and what an entry point names
+# (`letters = "example_kind:KIND"` in the group oasr_tok.kinds). No precedence: after the built-ins.
+KIND = KindRecord("letters", factory, detect)
 
 SYMBOLS = ["<blank>", "|", *"abcdefghijklmnopqrstuvwxyz'", "é", "中", "😀"]
 

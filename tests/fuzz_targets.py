@@ -1,4 +1,4 @@
-"""The fuzz targets of tests/hostile/test_fuzz.py. Each runs inside a child process (see run_target):
+"""The fuzz targets of tests/house/test_fuzz.py. Each runs inside a child process (see run_target):
 a crash there is a failed test naming the last input, not a dead test run.
 
 Why hypothesis and not atheris: the code under test is mostly compiled Cython, which atheris

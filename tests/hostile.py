@@ -71,3 +71,15 @@ def run_cli(args: list, stdin: bytes = b"") -> subprocess.CompletedProcess:
         cwd=PACKAGE_PARENT,
         timeout=120,
     )
+
+
+def small_table(folder) -> Any:
+    """A `piece id` table of a dozen symbols (`<blk>`, `<sos/eos>`, `<unk>`, then ▁ and a-h) written
+    into `folder` and loaded: the small symbol table the hostile-input tests decode with."""
+    import oasr_tok
+
+    path = folder / "tokens.txt"
+    path.write_text(
+        "<blk> 0\n<sos/eos> 1\n<unk> 2\n" + "".join(f"{c} {i + 3}\n" for i, c in enumerate("▁abcdefgh")), "utf-8"
+    )
+    return oasr_tok.load(path)

@@ -218,7 +218,17 @@ cdef class CleanSpacesStream:
     """The streaming engine of a vocabulary with clean_spaces: the raw stream (the table, in a
     state of its own under state["_gguf_raw"]) through the passes, whose held characters are
     kept in state["_gguf_clean"]. state["text"] is always the clean-up of everything so far as
-    if the stream ended now; nothing emitted is taken back."""
+    if the stream ended now; nothing emitted is taken back.
+
+    Example:
+        >>> from oasr_tok.kinds.api import CleanSpacesStream, PieceTable
+        >>> stream = CleanSpacesStream(PieceTable(["Hello", " ,", " world", " it", " 's", " !"]), frozenset())
+        >>> state = {}
+        >>> [stream.decode_incremental([i], state) for i in range(6)]
+        ['Hello', ',', ' world', ' it', "'s", '!']
+        >>> state["text"]
+        "Hello, world it's!"
+    """
     cdef object _table
     cdef frozenset _special
     cdef Py_ssize_t _size

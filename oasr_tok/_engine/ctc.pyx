@@ -299,6 +299,17 @@ cdef class CTCStream:
       table only once another visible id follows it; until then the text shows its last form.
       What both its forms begin with ("m" of "m " and "m") is emitted at once, as DecodeStream
       does. The table must have no byte pieces and no lead or first-token rule.
+
+    Example:
+        >>> from oasr_tok.kinds.api import FLAG_SKIP, CTCStream, PieceTable
+        >>> table = PieceTable(["", "h", "e", "l", "o"], flags=bytes([FLAG_SKIP, 0, 0, 0, 0]))
+        >>> ctc = CTCStream(table, classes=[0, 1, 2, 3, 4])  # id 0 the blank
+        >>> frames = [1, 1, 2, 3, 3, 0, 3, 4]  # h h e l l <blank> l o
+        >>> ctc.render(frames)
+        'hello'
+        >>> state = {}
+        >>> [ctc.decode_incremental([i], state) for i in frames]  # a repeat renders nothing
+        ['h', '', 'e', 'l', '', '', 'l', 'o']
     """
     cdef readonly object table
     cdef readonly Py_ssize_t vocab_size

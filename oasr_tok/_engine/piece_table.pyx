@@ -123,6 +123,21 @@ cdef class PieceTable:
     prompt: optional (open_id, close_id): the ids from an open_id up to the next close_id render
       nothing (Whisper's <|startofprev|> block, closed by <|startoftranscript|>); streams keep
       whether a block is open in state["_prompt"].
+
+    Example:
+        >>> from oasr_tok.kinds.api import FLAG_BYTE, FLAG_SKIP, PieceTable
+        >>> table = PieceTable(
+        ...     ["the", " caf", "", "", "<blank>"],
+        ...     flags=bytes([0, 0, FLAG_BYTE, FLAG_BYTE, FLAG_SKIP]),
+        ...     byte_values=bytes([0, 0, 0xC3, 0xA9, 0]),  # ids 2 and 3: the two bytes of "é"
+        ... )
+        >>> table.render([0, 1, 4, 2, 3])
+        'the café'
+        >>> state = {}
+        >>> [table.decode_incremental([i], state) for i in [0, 1, 2, 3]]  # "é" once it is whole
+        ['the', ' caf', '', 'é']
+        >>> table.token_pieces([0, 1, 2, 3])
+        ['the', ' caf', '', 'é']
     """
     # The attributes are declared in _engine/piece_table.pxd.
 
@@ -1029,7 +1044,24 @@ cdef class TableMethods:
     A kind class lists this first among its bases and sets `self._table`: a PieceTable, reached
     with a C call so the per-token path has no Python frame of ours, or another engine with the
     same two methods (a CTCStream, whose neighbour rules wrap a PieceTable), reached by them.
-    These are real methods: a subclass that overrides one is honoured."""
+    These are real methods: a subclass that overrides one is honoured.
+
+    Example:
+        >>> from oasr_tok.kinds.api import PieceTable, TableMethods, Tokenizer
+        >>> class Letters(TableMethods, Tokenizer):
+        ...     vocab_size = 3
+        ...     special_ids = frozenset()
+        ...     def __init__(self, spec=None):
+        ...         self.spec = spec
+        ...         self._table = PieceTable(["a", "b", " "])
+        ...     def decode(self, ids):  # the rules stated plainly: the oracle of the table
+        ...         return "".join("ab "[i] for i in self.check_ids(ids))
+        >>> tok, state = Letters(), {}
+        >>> tok.decode_incremental([0, 2], state), tok.decode_incremental([1], state)
+        ('a ', 'b')
+        >>> tok.token_pieces([1, 2, 0])
+        ['b', ' ', 'a']
+    """
     # _table and _engine: declared in _engine/piece_table.pxd (decode_hypothesis reads _table there).
 
     def decode_incremental(self, new_ids, state, final=False):

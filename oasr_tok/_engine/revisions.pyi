@@ -35,6 +35,26 @@ def decode_hypothesis(
 
 @final
 class Revisions:
+    """The state of a hypothesis stream (tok.new_revisions(agreement=2)) for decode_hypothesis:
+    its record in C and its committed text in a growable buffer, so a call costs the same at
+    any length of committed text. `revisions.committed` is all committed text (made when asked
+    for); a read-only Mapping view too (revisions["committed"]). Copied by value; pickled as a
+    Stream is, its state and a ticket naming its tokenizer (and its committed text unless
+    Travel(text=False): docs/scale.md § Streams that travel).
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "sentencepiece")
+        >>> revisions = tok.new_revisions()
+        >>> ids = tok.encode("the café opens at nine")
+        >>> tok.decode_hypothesis(ids[:4], revisions)
+        ('', 'the café op')
+        >>> tok.decode_hypothesis(ids[:6], revisions)
+        ('the café', ' opens at')
+        >>> revisions.committed
+        'the café'
+    """
     @property
     def tokenizer(self) -> Any: ...
     @property

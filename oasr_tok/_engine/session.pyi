@@ -9,6 +9,30 @@ def hard_boundary(rule: str, a: str, b: str) -> bool: ...
 
 @final
 class Session:
+    """A re-decoding session (tok.new_session(...)): the text a recogniser that re-prompts itself
+    with its own output has produced so far, rolled back before each chunk to the re-prompt
+    prefix exactly as qwen-asr's `streaming_transcribe` computes it, at a cost that does not
+    grow with the transcript. docs/decoding.md § Re-decoding sessions.
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "huggingface")
+        >>> session = tok.new_session(unfixed_chunk_num=1, unfixed_token_num=2, envelope="qwen3_asr")
+        >>> session.rollback()  # chunk 0: no prefix yet
+        0
+        >>> session.feed(tok.encode("language English<asr_text>the café opens"))  # what the model said
+        >>> session.text, session.envelope["language"]
+        ('the café opens', 'English')
+        >>> session.rollback()  # chunk 1: the text so far less its last 2 tokens
+        29
+        >>> session.prefix  # the chunk's prompt ends with it; the model goes on from there
+        'language English<asr_text>the café op'
+        >>> session.feed(tok.encode("ens at nine"))
+        >>> session.text
+        'the café opens at nine'
+    """
+
     @property
     def tokenizer(self) -> Any: ...
     @property

@@ -8,6 +8,27 @@ PREFILL_TAIL: int
 
 @final
 class Stream:
+    """One stream of a tokenizer: feed it ids, get the text they settle (docs/decoding.md §
+    The server loop). Made by tok.new_stream(prefill=None, stop=None, include_stop=False,
+    envelope=None).
+
+    A read-only Mapping too: stream["text"], stream["stop"] (and stream["envelope"] for a stream
+    with an envelope) read what a dict state holds, so code written for dict states keeps
+    reading it. `fork()` copies it; a pickle carries its state and a ticket naming its tokenizer
+    by fingerprint (by reference: the receiving process holds the same tokenizer; or with the
+    tokenizer's files or spec, as oasr_tok.Travel says), so it goes on in another worker with
+    exactly the deltas it would have given here (docs/scale.md § Streams that travel).
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "sentencepiece")
+        >>> stream = tok.new_stream(stop=["9"])
+        >>> [stream.feed([i]) for i in tok.encode("the café opens at 9")]
+        ['the', ' café', ' o', 'p', 'ens', ' at', ' ', '']
+        >>> stream.stop
+        StopMatch(text='9', token_index=7, char_offset=18)
+    """
     @property
     def tokenizer(self) -> Any: ...
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...

@@ -1042,6 +1042,7 @@ def holding(list streams):
             out.append(k)
     return out
 
+
 def held_bytes_of(list streams):
     """Stream.held_bytes of each of `streams` (Streams), in one call: bytes, 1 where a stream
     holds bytes of a character its ids have not settled, else 0 (what a server's batch asks

@@ -40,7 +40,16 @@ cdef class Word:
     """One word of a transcript: its exact text (a substring of the decode), its time span in
     the caller's unit, the indices of the first and last tokens whose pieces overlap it, and
     its `confidence` (a probability in 0 ... 1, from the tokens' scores) or None when no
-    scores were given. Immutable; compares by value."""
+    scores were given. Immutable; compares by value.
+
+    Example:
+        >>> from oasr_tok import Word
+        >>> word = Word("café", 0.5, 0.9, 1, 2)
+        >>> word
+        Word(text='café', start=0.5, end=0.9, first_token=1, last_token=2)
+        >>> word.to_dict()
+        {'text': 'café', 'start': 0.5, 'end': 0.9, 'first_token': 1, 'last_token': 2}
+    """
 
     def __init__(self, str text, start, end, Py_ssize_t first_token, Py_ssize_t last_token, confidence=None):
         self.text = text
@@ -142,7 +151,21 @@ cdef class Words:
     `starts`, `ends` (lists of the caller's time values), `first_token`, `last_token`
     (`array.array("q")`, so `numpy.asarray` takes them without a copy) and `texts`.
     `to_list()` makes every Word at once. `Words(iterable_of_Word)` builds one from records.
-    `confidences` is each word's confidence (None for a word without one)."""
+    `confidences` is each word's confidence (None for a word without one).
+
+    Example:
+        >>> from oasr_tok.demo import DATA
+        >>> import oasr_tok
+        >>> tok = oasr_tok.load(DATA / "sentencepiece")
+        >>> ids = tok.encode("the café opens at 9 😀")
+        >>> words = tok.word_timings(ids, [40 * k for k in range(len(ids))])
+        >>> words.texts, words.starts
+        (['the', 'café', 'opens', 'at', '9', '😀'], [0, 40, 80, 200, 280, 360])
+        >>> words[1]
+        Word(text='café', start=40, end=80, first_token=1, last_token=1)
+        >>> words[2:4] == [words[2], words[3]], list(words.first_token)
+        (True, [0, 1, 2, 5, 7, 9])
+    """
 
     def __cinit__(self):
         self._transcript = ""

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._engine.bytelevel import byte_level_pieces
+from .api import (
+    byte_level_pieces,
+)
 
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "token_bytes", "tokens_bytes"]
 

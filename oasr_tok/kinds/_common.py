@@ -6,9 +6,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.specials import ROLES
-from ..errors import EncodeError, MalformedAssetError, SpecError, short_repr
-from ..files.readers import json_id, read_json
+from .api import (
+    ROLES,
+    EncodeError,
+    MalformedAssetError,
+    SpecError,
+    json_id,
+    read_json,
+    short_repr,
+)
 
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 

@@ -50,12 +50,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._engine.piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable
-from ..errors import UnsupportedDecoderError
 from ._bytelevel import tokens_bytes
+from .api import (
+    FLAG_BYTE,
+    FLAG_SKIP,
+    PieceTable,
+    UnsupportedDecoderError,
+)
 
 if TYPE_CHECKING:
-    from .._engine.ctc import CTCStream
+    from .api import CTCStream
 
 
 __all__ = [
@@ -336,11 +340,11 @@ def stream_for(
     CTCStream when the plan has a neighbour rule (CTC's repeat collapse, BPEDecoder's last token)."""
     table = table_from_tokens(tokens, plan, where)
     if plan.ctc is not None:
-        from .._engine.ctc import CTCStream
+        from .api import CTCStream
 
         return CTCStream(table, repeat_classes(tokens))
     if plan.last is not None:
-        from .._engine.ctc import CTCStream
+        from .api import CTCStream
 
         last = plan.last
         return CTCStream(table, last_pieces=[None if t is None else last(t, False) for t in tokens])

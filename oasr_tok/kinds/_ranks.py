@@ -20,10 +20,15 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .._engine.piece_table import FLAG_BREAK, FLAG_SKIP, PieceTable
-from .._engine.ranks import read_ranks
-from ..errors import BackendNotInstalledError, MalformedAssetError
-from ..files.readers import read_bytes
+from .api import (
+    FLAG_BREAK,
+    FLAG_SKIP,
+    BackendNotInstalledError,
+    MalformedAssetError,
+    PieceTable,
+    read_bytes,
+    read_ranks,
+)
 
 __all__ = ["LazyEncoding", "byte_table", "read_rank_file", "tiktoken_encoding"]
 

@@ -8,8 +8,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MalformedAssetError, short_repr
-from ..files.readers import read_json
+from .api import (
+    MalformedAssetError,
+    read_json,
+    short_repr,
+)
 
 __all__ = ["TokenizerJson", "glance"]
 

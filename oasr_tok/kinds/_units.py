@@ -16,7 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import BackendNotInstalledError, SpecError
+from .api import (
+    BackendNotInstalledError,
+    SpecError,
+)
 
 __all__ = ["MODELING_UNITS", "unit_splitter"]
 

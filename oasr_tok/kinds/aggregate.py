@@ -25,28 +25,24 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
-from ..core.tokenizer import Tokenizer
-from ..errors import EncodeError, SpecError
-from ..spec import TokenizerSpec
 from ._common import reject_unknown_options
+from .api import (
+    FLAG_SKIP,
+    EncodeError,
+    KindRecord,
+    PieceTable,
+    SpecError,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+)
 from .sentencepiece import load_processor
 
 if TYPE_CHECKING:
-    from ..core.words import Word
+    from .api import Word
 
 __all__ = ["AggregateTokenizer", "CANARY_SPECIAL_LANG"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: no detector of its own:
-# Canary's per-language models come from a .nemo archive or a spec file.
-REGISTRY = {
-    "kind": "aggregate",
-    "factory": "AggregateTokenizer",
-    "precedence": None,
-    "backend": "sentencepiece",
-    "extra": "sentencepiece",
-}
 
 _OPTIONS = ["langs", "special_lang", "window_stride", "subsampling_factor"]
 CANARY_SPECIAL_LANG = "spl_tokens"
@@ -299,7 +295,7 @@ class AggregateTokenizer(TableMethods, Tokenizer):
 
     @staticmethod
     def _word(text: str, open_word: list[Any], end_char: int, end_frame: int | None, scale: float) -> Word:
-        from ..core.words import Word
+        from .api import Word
 
         start_frame = open_word[3] if open_word[3] is not None else end_frame
         end = end_frame if end_frame is not None else start_frame
@@ -308,3 +304,9 @@ class AggregateTokenizer(TableMethods, Tokenizer):
         # A hypothesis without any timestamp token leaves its words untimed (None), outside
         # Word's declared float times.
         return Word(text[open_word[0] : end_char], start_s, end_s, open_word[1], open_word[2])  # type: ignore[arg-type]
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: no detector of its own:
+# Canary's per-language models come from a .nemo archive or a spec file.
+KIND = KindRecord("aggregate", AggregateTokenizer.from_spec, backend="sentencepiece", extra="sentencepiece")

@@ -27,13 +27,24 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._engine.join import join_pieces
-from .._engine.piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..core.tokenizer import Tokenizer
-from ..errors import MalformedAssetError, SpecError
-from ..files.detection import Detected, Found, SetAside, folder_names
-from ..spec import TokenizerSpec
 from ._common import checked_text, reject_unknown_options, special_ids_option
+from .api import (
+    FLAG_BYTE,
+    FLAG_KEEP_FIRST,
+    FLAG_SKIP,
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    PieceTable,
+    SetAside,
+    SpecError,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    folder_names,
+    join_pieces,
+)
 from .sentencepiece import (
     DEFAULT_SPECIAL_IDS,
     SentencePieceModel,
@@ -44,17 +55,6 @@ from .sentencepiece import (
 )
 
 __all__ = ["BYTE_TO_CHAR", "BbpeTokenizer", "byte_encode"]
-
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: before sentencepiece: a
-# model in icefall's byte alphabet is SentencePiece's file too.
-REGISTRY = {
-    "kind": "bbpe",
-    "factory": "BbpeTokenizer",
-    "precedence": 45,
-    "backend": "sentencepiece",
-    "extra": "sentencepiece",
-}
 
 
 def _alphabet() -> list[str]:
@@ -216,3 +216,11 @@ def detect(path: str) -> list[Detected]:
     ordered = sorted(models, key=lambda n: (n != "bbpe.model", n))
     finds = [_found(os.path.join(path, name), sub) for sub, name in enumerate(ordered)]
     return [f for f in finds if f is not None]
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: before sentencepiece: a
+# model in icefall's byte alphabet is SentencePiece's file too.
+KIND = KindRecord(
+    "bbpe", BbpeTokenizer.from_spec, detect, precedence=45, backend="sentencepiece", extra="sentencepiece"
+)

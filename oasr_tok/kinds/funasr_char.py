@@ -37,43 +37,54 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .._engine.funasr import CJK, DIGITS, OTHER, PIECE, SKIP, WORD
-from .._engine.funasr import Track as _Track
-from .._engine.funasr import abbreviate as _abbreviate
-from .._engine.funasr import attribute as _attribute
-from .._engine.join import gather
-from .._engine.stream import Stream, feed_for
-from .._engine.textbuf import check_owner, check_state, commit_text, table_tag
-from ..core.tokenizer import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files.detection import (
-    Detected,
-    Found,
-    SetAside,
-    folder_names,
-    is_tiktoken_ranks,
-    plain_text_candidate,
-    sniff_text_table,
-)
-from ..files.readers import parse_json, read_json, read_text, text_lines
-from ..spec import TokenizerSpec
 from ._common import checked_text, reject_unknown_options, special_ids_option
+from .api import (
+    Detected,
+    EncodeError,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    SetAside,
+    SpecError,
+    Stream,
+    StreamStateError,
+    Tokenizer,
+    TokenizerSpec,
+    check_owner,
+    check_state,
+    commit_text,
+    feed_for,
+    folder_names,
+    funasr_machine,
+    gather,
+    is_tiktoken_ranks,
+    parse_json,
+    plain_text_candidate,
+    read_json,
+    read_text,
+    short_repr,
+    sniff_text_table,
+    stream_closed_error,
+    table_tag,
+    text_lines,
+)
 
 __all__ = ["FunASRCharTokenizer", "read_token_list"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: FunASR's token list before
-# a `piece id` unit table.
-REGISTRY = {"kind": "funasr_char", "factory": "FunASRCharTokenizer", "precedence": 60}
 
-KIND = "funasr_char"
+KIND_NAME = "funasr_char"
 MODES = ("parity", "clean")
 DEFAULT_SPECIALS = ("<blank>", "<s>", "</s>", "<unk>")
 # sentence_postprocess drops these words whether or not they are special ids.
 WASHED = frozenset(("<s>", "</s>", "<unk>", "<OOV>"))
 CONT = "@@"
 
-# Token classes for the per-token machine: SKIP, CJK, PIECE, WORD, OTHER, DIGITS (from _funasr).
+# Token classes for the per-token machine, and the machine (FunASR's element rules, compiled).
+SKIP, CJK, PIECE = funasr_machine.SKIP, funasr_machine.CJK, funasr_machine.PIECE
+WORD, OTHER, DIGITS = funasr_machine.WORD, funasr_machine.OTHER, funasr_machine.DIGITS
+_Track = funasr_machine.Track
+_abbreviate = funasr_machine.abbreviate
+_attribute = funasr_machine.attribute
 # Sentence branch (parity): nothing seen yet, still all-Chinese, still all-alpha, mixed.
 B_EMPTY, B_CHINESE, B_ALPHA, B_MIXED = 0, 1, 2, 3
 
@@ -230,7 +241,7 @@ class FunASRCharTokenizer(Tokenizer):
 
     def __init__(self, tokens: Sequence[str], special_ids: Sequence[int] | None = None, mode: str = "parity") -> None:
         if mode not in MODES:
-            raise SpecError(f"{KIND}: option mode must be one of {list(MODES)}, got {short_repr(mode)}")
+            raise SpecError(f"{KIND_NAME}: option mode must be one of {list(MODES)}, got {short_repr(mode)}")
         self._tokens = list(tokens)
         self._mode = mode
         self._clean = mode == "clean"
@@ -238,13 +249,13 @@ class FunASRCharTokenizer(Tokenizer):
         self._index = {token: i for i, token in enumerate(self._tokens)}
         default = [self._index[t] for t in DEFAULT_SPECIALS if t in self._index]
         options = {} if special_ids is None else {"special_ids": list(special_ids)}
-        self._special = special_ids_option(options, default, size, KIND)
+        self._special = special_ids_option(options, default, size, KIND_NAME)
         # Per id: (class, machine text, sentence-chinese, sentence-alpha, divergent, branch text)
         self._info = [self._classify(i, t) for i, t in enumerate(self._tokens)]
         self._skipped = bytes(entry[0] == SKIP for entry in self._info)  # decode's gather leaves these out
         self._longest = max((len(t) for t in self._tokens), default=0)
         # Recorded in every stream state, so a state another tokenizer made is refused.
-        self._tag = table_tag((KIND, mode, self._tokens, sorted(self._special)))
+        self._tag = table_tag((KIND_NAME, mode, self._tokens, sorted(self._special)))
         self._last_rest: tuple[Any, str] = (None, "")
 
     def _classify(self, token_id: int, token: str) -> tuple:
@@ -278,11 +289,11 @@ class FunASRCharTokenizer(Tokenizer):
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> FunASRCharTokenizer:
-        reject_unknown_options(spec.options, ["special_ids", "mode"], KIND)
+        reject_unknown_options(spec.options, ["special_ids", "mode"], KIND_NAME)
         tokens = read_token_list(spec.file("tokens"))
         index = {t: i for i, t in enumerate(tokens)}
         default = [index[t] for t in DEFAULT_SPECIALS if t in index]
-        special = special_ids_option(spec.options, default, len(tokens), KIND)
+        special = special_ids_option(spec.options, default, len(tokens), KIND_NAME)
         tokenizer = cls(tokens, sorted(special), spec.options.get("mode", "parity"))
         tokenizer.spec = spec
         return tokenizer
@@ -443,7 +454,7 @@ class FunASRCharTokenizer(Tokenizer):
         (tried as written, then lower-cased). EncodeError names a character the list lacks.
         A special token written in the text ("<s>") is its id unless split_special_tokens;
         Paraformer adds no bos/eos, so add_special_tokens changes nothing."""
-        text = checked_text(text, KIND)
+        text = checked_text(text, KIND_NAME)
         return self.encode_with_special_text(text, self._encode_plain, split_special_tokens)
 
     def _keep_specials(self) -> FunASRCharTokenizer:
@@ -469,7 +480,7 @@ class FunASRCharTokenizer(Tokenizer):
             token_id = self._index.get(ch)
             if token_id is None or token_id in self._special:
                 raise EncodeError(
-                    f"{KIND}: cannot encode {ch!r} (offset {i} of {short_repr(text)}): the token list has no such token"
+                    f"{KIND_NAME}: cannot encode {ch!r} (offset {i} of {short_repr(text)}): the token list has no such token"
                 )
             ids.append(token_id)
             i += 1
@@ -484,7 +495,7 @@ class FunASRCharTokenizer(Tokenizer):
                 return lowered
         if ids is None:
             raise EncodeError(
-                f"{KIND}: cannot encode {word[stuck]!r} (offset {start + stuck} of {short_repr(text)}): no token "
+                f"{KIND_NAME}: cannot encode {word[stuck]!r} (offset {start + stuck} of {short_repr(text)}): no token "
                 f"or '@@' piece of the token list covers the word {short_repr(word)} from there"
             )
         return ids
@@ -583,3 +594,9 @@ def detect(path: str) -> list[Detected]:
         if not is_tiktoken_ranks(at) and sniff_text_table(at) == "list":
             out.append(_listed(at))
     return out
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: FunASR's token list before a
+# `piece id` unit table.
+KIND = KindRecord("funasr_char", FunASRCharTokenizer.from_spec, detect, precedence=60)

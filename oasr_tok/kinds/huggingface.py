@@ -33,19 +33,35 @@ import warnings
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
-from .._engine.ids import batch_rows
-from .._engine.join import join_pieces
-from .._engine.piece_table import PieceTable, TableMethods
-from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ..core.tokenizer import Tokenizer
-from ..errors import BackendNotInstalledError, MalformedAssetError, SpecError, short_repr
-from ..files.detection import Detected, Found, SetAside, folder_names
-from ..files.readers import all_json_ids, check_id_span, existing_file, read_json, read_text
-from ..spec import TokenizerSpec
 from ._common import checked_text, config_chat_templates, declared_roles, read_added_tokens, reject_unknown_options
 from ._encode_cuts import SessionPlan, session_plan
 from ._hf_decoder import compile_decoder, stream_for
 from ._tokenizer_json import TokenizerJson, glance, is_whisper
+from .api import (
+    ROLES,
+    BackendNotInstalledError,
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    PieceTable,
+    SetAside,
+    SpecError,
+    SpecialTokens,
+    SpecialTokensBuilder,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    all_json_ids,
+    batch_rows,
+    check_id_span,
+    existing_file,
+    folder_names,
+    join_pieces,
+    read_json,
+    read_text,
+    short_repr,
+)
 
 __all__ = [
     "HuggingFaceTokenizer",
@@ -57,16 +73,6 @@ __all__ = [
     "vocabulary_of_runtime",
 ]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a tokenizer.json is this
-# kind's unless its added tokens are Whisper's.
-REGISTRY = {
-    "kind": "huggingface",
-    "factory": "HuggingFaceTokenizer",
-    "precedence": 20,
-    "backend": "tokenizers",
-    "extra": "huggingface",
-}
 
 _OPTIONS = ["add_special_tokens"]
 
@@ -672,3 +678,11 @@ def detect(path: str) -> list[Detected]:
         return []
     sibling = os.path.join(os.path.dirname(path), "tokenizer_config.json")
     return [_found(summary, sibling if name == "tokenizer.json" and os.path.isfile(sibling) else None)]
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a tokenizer.json is this
+# kind's unless its added tokens are Whisper's.
+KIND = KindRecord(
+    "huggingface", HuggingFaceTokenizer.from_spec, detect, precedence=20, backend="tokenizers", extra="huggingface"
+)

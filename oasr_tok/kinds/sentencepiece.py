@@ -38,30 +38,37 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._engine.ids import check_ids
-from .._engine.join import join_pieces
-from .._engine.piece_table import FLAG_BYTE, FLAG_KEEP_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ..core.specials import SpecialTokens, SpecialTokensBuilder
-from ..core.tokenizer import Tokenizer
-from ..errors import MalformedAssetError, ResolveError, SpecError
-from ..files.archive import is_archive_ref, read_member
-from ..files.detection import SPEC_FILE, Detected, Found, SetAside, folder_names, markup_evidence, summarise
-from ..files.readers import existing_file
-from ..spec import TokenizerSpec
 from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
+from .api import (
+    FLAG_BYTE,
+    FLAG_KEEP_FIRST,
+    FLAG_SKIP,
+    SPEC_FILE,
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    PieceTable,
+    ResolveError,
+    SetAside,
+    SpecError,
+    SpecialTokens,
+    SpecialTokensBuilder,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    check_ids,
+    existing_file,
+    folder_names,
+    is_archive_ref,
+    join_pieces,
+    markup_evidence,
+    read_member,
+    summarise,
+)
 
 __all__ = ["SentencePieceTokenizer", "load_processor"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the SentencePiece models
-# that are not icefall's byte-level ones, before the text tables.
-REGISTRY = {
-    "kind": "sentencepiece",
-    "factory": "SentencePieceTokenizer",
-    "precedence": 50,
-    "backend": "sentencepiece",
-    "extra": "sentencepiece",
-}
 
 DEFAULT_SPECIAL_IDS = (0, 1, 2)
 
@@ -592,3 +599,16 @@ def detect(path: str) -> list[Detected]:
         )
     ordered = preferred + [n for n in models if n not in preferred]
     return [_found(os.path.join(path, name), sub) for sub, name in enumerate(ordered)]
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the SentencePiece models
+# that are not icefall's byte-level ones, before the text tables.
+KIND = KindRecord(
+    "sentencepiece",
+    SentencePieceTokenizer.from_spec,
+    detect,
+    precedence=50,
+    backend="sentencepiece",
+    extra="sentencepiece",
+)

@@ -18,33 +18,35 @@ import os
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .._engine.join import join_pieces
-from .._engine.piece_table import FLAG_BYTE, FLAG_SKIP, PieceTable, TableMethods
-from ..core.tokenizer import Tokenizer
-from ..errors import EncodeError, MalformedAssetError, short_repr
-from ..files.detection import (
+from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
+from ._units import unit_splitter
+from .api import (
+    FLAG_BYTE,
+    FLAG_SKIP,
     TIKTOKEN_SET_ASIDE,
     Detected,
+    EncodeError,
     Found,
+    KindRecord,
+    MalformedAssetError,
+    PieceTable,
     SetAside,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
     folder_names,
     is_tiktoken_ranks,
+    join_pieces,
     markup_evidence,
     plain_text_candidate,
+    read_lines,
+    short_repr,
     sniff_text_table,
     summarise,
 )
-from ..files.readers import read_lines
-from ..spec import TokenizerSpec
-from ._common import byte_piece_value, checked_text, reject_unknown_options, special_ids_option
-from ._units import unit_splitter
 
 __all__ = ["SymbolTableTokenizer", "read_symbol_table"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the `piece id` unit
-# tables, after FunASR's token lists.
-REGISTRY = {"kind": "symbol_table", "factory": "SymbolTableTokenizer", "precedence": 70}
 
 WORD_BOUNDARY = "\u2581"
 
@@ -277,3 +279,9 @@ def detect(path: str) -> list[Detected]:
         elif form == "unknown":
             out.append(SetAside(name, "neither 'piece id' lines nor one token per line"))
     return out
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the `piece id` unit tables,
+# after FunASR's token lists.
+KIND = KindRecord("symbol_table", SymbolTableTokenizer.from_spec, detect, precedence=70)

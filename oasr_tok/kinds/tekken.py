@@ -36,16 +36,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._engine.join import join_pieces
-from .._engine.piece_table import TableMethods
-from ..core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ..core.tokenizer import Tokenizer
-from ..errors import MalformedAssetError
-from ..files.detection import Detected, Found, folder_names
-from ..files.readers import base64_token, read_json
-from ..spec import TokenizerSpec
 from ._common import checked_text, join_bytes, reject_unknown_options
 from ._ranks import LazyEncoding, byte_table, tiktoken_encoding
+from .api import (
+    ROLES,
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    SpecialTokens,
+    SpecialTokensBuilder,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    base64_token,
+    folder_names,
+    join_pieces,
+    read_json,
+)
 
 __all__ = [
     "BUILTIN_SPECIAL_TOKENS",
@@ -57,10 +65,6 @@ __all__ = [
     "read_tekken",
 ]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the file mistral-common
-# loads, even where a tokenizer.json lies beside it: first among the kinds.
-REGISTRY = {"kind": "tekken", "factory": "TekkenTokenizer", "precedence": 10}
 
 #: The names mistral-common's Tekkenizer gives its roles (bos_id, eos_id, pad_id, unk_id).
 _ROLE_NAMES = {"bos": "<s>", "eos": "</s>", "pad": "<pad>", "unk": "<unk>"}
@@ -599,3 +603,9 @@ def _integer(value: object) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"Expected int or str, got {type(value).__name__}")
     return operator.index(value)
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: the file mistral-common
+# loads, even where a tokenizer.json lies beside it: first among the kinds.
+KIND = KindRecord("tekken", TekkenTokenizer.from_spec, detect, precedence=10)

@@ -36,27 +36,42 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._engine.ctc import CTCStream, delimited_words
-from .._engine.piece_table import FLAG_SKIP, PieceTable, TableMethods
-from .._engine.textbuf import check_owner, commit_text, table_tag
-from ..core.tokenizer import Tokenizer
-from ..core.words import scored
-from ..errors import MalformedAssetError, SpecError, StreamStateError, short_repr, stream_closed_error
-from ..files.detection import Detected, Found, SetAside, folder_names
-from ..files.readers import check_id_span, existing_file, json_id, parse_json, read_json, read_text
-from ..spec import TokenizerSpec
 from ._common import reject_unknown_options
+from .api import (
+    FLAG_SKIP,
+    CTCStream,
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    PieceTable,
+    SetAside,
+    SpecError,
+    StreamStateError,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    check_id_span,
+    check_owner,
+    commit_text,
+    delimited_words,
+    existing_file,
+    folder_names,
+    json_id,
+    parse_json,
+    read_json,
+    read_text,
+    scored,
+    short_repr,
+    stream_closed_error,
+    table_tag,
+)
 
 if TYPE_CHECKING:
-    from .._engine.wordtypes import Words
-    from ..core.words import Scores, Times
+    from .api import Scores, Times, Words
 
 __all__ = ["Wav2Vec2Tokenizer", "read_vocab"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a CTC vocab.json, after
-# the tokenizer.json kinds.
-REGISTRY = {"kind": "wav2vec2", "factory": "Wav2Vec2Tokenizer", "precedence": 30}
 
 _OPTIONS = ["target_lang"]
 _SPECIAL_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -505,3 +520,9 @@ def detect(path: str) -> list[Detected]:
         return []
     folder = os.path.dirname(path)
     return [_found(folder, folder_names(folder))]
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a CTC vocab.json, after the
+# tokenizer.json kinds.
+KIND = KindRecord("wav2vec2", Wav2Vec2Tokenizer.from_spec, detect, precedence=30)

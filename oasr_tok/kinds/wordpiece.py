@@ -21,25 +21,24 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import MalformedAssetError, SpecError
-from ..files.detection import Detected, Found, SetAside, folder_names
-from ..files.readers import read_json, read_lines, read_text
-from ..spec import TokenizerSpec
 from ._common import reject_unknown_options
+from .api import (
+    Detected,
+    Found,
+    KindRecord,
+    MalformedAssetError,
+    SetAside,
+    SpecError,
+    TokenizerSpec,
+    folder_names,
+    read_json,
+    read_lines,
+    read_text,
+)
 from .huggingface import HuggingFaceTokenizer, built_runtime, vocabulary_of_runtime
 
 __all__ = ["WordPieceTokenizer", "read_wordpiece_vocab"]
 
-# This kind's entry in the registry, which reads it from this file without importing it
-# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a BERT vocab.txt, last of
-# the kinds.
-REGISTRY = {
-    "kind": "wordpiece",
-    "factory": "WordPieceTokenizer",
-    "precedence": 80,
-    "backend": "tokenizers",
-    "extra": "huggingface",
-}
 
 _BOOL_OPTIONS = {"lowercase": True, "clean_text": True, "handle_chinese_chars": True, "add_special_tokens": False}
 _TOKEN_OPTIONS = {
@@ -160,3 +159,11 @@ def detect(path: str) -> list[Detected]:
     if os.path.isdir(path):
         return [_found(os.path.join(path, "vocab.txt"))] if "vocab.txt" in folder_names(path) else []
     return [_found(path)] if os.path.basename(path) == "vocab.txt" else []
+
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
+# (oasr_tok/core/registry.py). Its precedence in the order of evidence: a BERT vocab.txt, last of
+# the kinds.
+KIND = KindRecord(
+    "wordpiece", WordPieceTokenizer.from_spec, detect, precedence=80, backend="tokenizers", extra="huggingface"
+)

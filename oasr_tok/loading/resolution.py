@@ -141,13 +141,7 @@ def evidence_order() -> list[str]:
     """What resolution recognises, in its order: the first line of each detector's docstring."""
     lines = [f"{SPEC_FILE} (any kind)"]
     for entry in detectors():
-        doc = ""
-        if entry.module is not None:
-            import importlib
-
-            doc = (importlib.import_module(entry.module).detect.__doc__ or "").strip()
-        else:
-            doc = (getattr(entry.detect, "__doc__", None) or "").strip()
+        doc = (getattr(entry.load(), "__doc__", None) or "").strip()
         first = " ".join(doc.split(". ")[0].split()) if doc else "its own detector"
         lines.append(f"{entry.name}: {first}")
     return lines

@@ -1,5 +1,6 @@
 """Every kind plugs into the contract suite by adding a module here that defines
-``CASES: list[KindCase]``. The suite (test_contract.py) discovers them all."""
+``CASES: list[KindCase]``. The contract suite (oasr_tok.testing, run by tests/testing/test_every_kind.py)
+discovers them all, and so do the suites that run on every kind."""
 
 from __future__ import annotations
 

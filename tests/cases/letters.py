@@ -14,7 +14,7 @@ from cases import KindCase
 def _build():
     folder = tempfile.mkdtemp(prefix="oasr_tok-letters-")
     example_kind.write_letters(folder)
-    oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+    oasr_tok.register_kind(example_kind.KIND, replace=True)
     return oasr_tok.load(folder)
 
 
@@ -33,9 +33,11 @@ def _realistic(tok) -> list[list[int]]:
     return streams
 
 
-_REFERENCE_NOTE = (
-    "the example plug-in kind (tests/example_kind.py): its decode is the plug-in's own statement, there is no library"
-)
+def _reference(tok):
+    """The letters table's definition, written apart from the kind: `<blank>` renders nothing,
+    `|` a space, every other symbol itself."""
+    symbols = example_kind.SYMBOLS
+    return lambda ids: "".join("" if symbols[i] == "<blank>" else " " if symbols[i] == "|" else symbols[i] for i in ids)
 
 
 CASES = [
@@ -44,6 +46,6 @@ CASES = [
         _build,
         interesting=lambda tok: [0, 1, 2, tok.vocab_size - 1],
         realistic=_realistic,
-        reference_note=_REFERENCE_NOTE,
+        reference=_reference,
     )
 ]

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oasr_tok import TimingError, TokenizerSpec, build_tokenizer, subtitles
+from oasr_tok import TimingError, TokenizerSpec, build_tokenizer
 from oasr_tok.core.words import REDUCTIONS, Word, Words, group_words
+from oasr_tok.outputs import subtitles
 
 from paths import OWN, shared
 

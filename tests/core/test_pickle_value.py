@@ -17,7 +17,9 @@ import shutil
 
 import pytest
 
-from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, assets, build_tokenizer, pickling
+from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, build_tokenizer
+from oasr_tok.core import pickling
+from oasr_tok.files import assets
 
 import elsewhere
 from paths import shared

@@ -5,6 +5,7 @@ the kind)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -24,21 +25,19 @@ def _letters_registration_restored():
     """These tests register and unregister the example kind; the contract suite's letters case
     (tests/cases/letters.py) registered it before them in the same worker and rebuilds it through
     the registry (a pickle by value): after each test it is registered as that case left it."""
-    was_registered = example_kind.KIND in oasr_tok.available_kinds()
+    was_registered = example_kind.KIND.name in oasr_tok.available_kinds()
     yield
     if was_registered:
-        oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+        oasr_tok.register_kind(example_kind.KIND, replace=True)
 
 
 @pytest.fixture
 def letters_kind():
     # Its file is more specific than a FunASR token list, which a single letters.txt also reads
     # as (one symbol per line, <blank> among them): the plug-in says it comes first.
-    oasr_tok.register_tokenizer(
-        example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect, precedence=5
-    )
+    oasr_tok.register_kind(dataclasses.replace(example_kind.KIND, precedence=5), replace=True)
     yield
-    oasr_tok.unregister_tokenizer(example_kind.KIND)
+    oasr_tok.unregister_tokenizer(example_kind.KIND.name)
 
 
 def test_a_registered_detector_resolves_a_folder_and_a_single_file(tmp_path, letters_kind):
@@ -56,7 +55,7 @@ def test_a_registered_detector_resolves_a_folder_and_a_single_file(tmp_path, let
 
 
 def test_without_a_detector_the_kind_is_built_from_a_spec_only(tmp_path):
-    oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True)
+    oasr_tok.register_tokenizer("letters", example_kind.factory, replace=True)  # a record without a detector
     try:
         example_kind.write_letters(str(tmp_path))
         with pytest.raises(ResolveError, match="cannot tell"):
@@ -64,13 +63,13 @@ def test_without_a_detector_the_kind_is_built_from_a_spec_only(tmp_path):
         tok = oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec("letters", {"letters": str(tmp_path / "letters.txt")}))
         assert tok.decode([2]) == "a"
     finally:
-        oasr_tok.unregister_tokenizer(example_kind.KIND)
+        oasr_tok.unregister_tokenizer("letters")
 
 
 def test_precedence_decides_against_a_builtin_and_describe_says_why(tmp_path):
     example_kind.write_letters(str(tmp_path))
     (tmp_path / "units.txt").write_text("<blank> 0\na 1\nb 2\n", encoding="utf-8")
-    oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+    oasr_tok.register_kind(example_kind.KIND, replace=True)
     try:
         # By default a plug-in stands after the built-ins: the unit table wins.
         d = describe(tmp_path)
@@ -79,14 +78,12 @@ def test_precedence_decides_against_a_builtin_and_describe_says_why(tmp_path):
         reason = d.lost[0]["reason"]
         assert "precedence 70" in reason and f"precedence {oasr_tok.core.registry.PLUGIN_PRECEDENCE}" in reason
         # Declared first, it wins, and the unit table is the one that lost.
-        oasr_tok.register_tokenizer(
-            example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect, precedence=5
-        )
+        oasr_tok.register_kind(dataclasses.replace(example_kind.KIND, precedence=5), replace=True)
         d = describe(tmp_path)
         assert d.kind == "letters"
         assert [e["kind"] for e in d.lost] == ["symbol_table"] and "precedence 5" in d.lost[0]["reason"]
     finally:
-        oasr_tok.unregister_tokenizer(example_kind.KIND)
+        oasr_tok.unregister_tokenizer("letters")
 
 
 def test_a_detector_that_fails_or_answers_nonsense_is_a_resolve_error_naming_the_kind(tmp_path):
@@ -96,12 +93,12 @@ def test_a_detector_that_fails_or_answers_nonsense_is_a_resolve_error_naming_the
         raise KeyError("oops")
 
     for detect, match in ((broken, "detector of tokenizer kind 'letters' failed.*KeyError"), (lambda p: 42, "letters")):
-        oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=detect)
+        oasr_tok.register_tokenizer("letters", example_kind.factory, replace=True, detect=detect)
         try:
             with pytest.raises(ResolveError, match=match):
                 resolve(tmp_path)
         finally:
-            oasr_tok.unregister_tokenizer(example_kind.KIND)
+            oasr_tok.unregister_tokenizer("letters")
 
 
 def test_registration_checks_the_detector_and_precedence():
@@ -115,28 +112,82 @@ def test_registration_checks_the_detector_and_precedence():
     assert oasr_tok.available_kinds() == before
 
 
-def test_an_entry_point_kind_is_resolved_from_files(tmp_path):
-    """A package that declares the kind under the `oasr_tok.kinds` entry-point group, its
-    factory carrying `detect`: load(folder) finds it with nothing registered by hand."""
+def _letters_site(tmp_path, entry: str):
+    """A folder holding the example plug-in as a package would install it: its module and a
+    dist-info declaring `entry` under the `oasr_tok.kinds` entry-point group."""
     site = tmp_path / "site"
     site.mkdir()
     shutil.copy(os.path.join(ROOT, "tests", "example_kind.py"), site / "letters_plugin.py")
     info = site / "letters_plugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: letters-plugin\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[oasr_tok.kinds]\nletters = letters_plugin:factory\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[oasr_tok.kinds]\n{entry}\n", encoding="utf-8")
+    return site
+
+
+def _run_in(site, code: str) -> subprocess.CompletedProcess:
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(site) + os.pathsep + env["PYTHONPATH"]
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+
+
+def test_an_entry_point_kind_is_resolved_from_files(tmp_path):
+    """A package that names its kind's record under the `oasr_tok.kinds` entry-point group:
+    load(folder) finds it with nothing registered by hand, and no warning."""
+    site = _letters_site(tmp_path, "letters = letters_plugin:KIND")
     model = tmp_path / "model"
     example_kind.write_letters(str(model))
     code = (
-        "import sys, oasr_tok\n"
+        "import sys, warnings, oasr_tok\n"
+        "warnings.simplefilter('error')\n"
         f"tok = oasr_tok.load({str(model)!r})\n"
         "print(type(tok).__name__, tok.spec.kind, repr(tok.decode([2, 3, 1, 4])))\n"
     )
-    env = subprocess_env()
-    env["PYTHONPATH"] = str(site) + os.pathsep + env["PYTHONPATH"]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+    out = _run_in(site, code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["LettersTokenizer", "letters", "'ab", "c'"]
+
+
+def test_an_entry_point_naming_a_factory_with_attributes_still_works_with_a_deprecation_warning(tmp_path):
+    """0.2's form: the entry point names the factory, carrying `detect` and `precedence` as
+    attributes (which mypy --strict refuses). It is read as the record it means, with a
+    DeprecationWarning naming the entry point, the record to write and the release that drops it."""
+    site = _letters_site(tmp_path, "letters = letters_plugin:factory")
+    with open(site / "letters_plugin.py", "a", encoding="utf-8") as module:
+        module.write("\nfactory.detect = detect\nfactory.precedence = 5\n")
+    model = tmp_path / "model"
+    example_kind.write_letters(str(model))
+    (model / "units.txt").write_text("<blank> 0\na 1\n", encoding="utf-8")  # precedence 5 beats it
+    code = (
+        "import warnings, oasr_tok\n"
+        "from oasr_tok._moved import REMOVED_IN\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    tok = oasr_tok.load({str(model)!r})\n"
+        "print(tok.spec.kind, repr(tok.decode([2, 3])))\n"
+        "for w in seen: print(w.category.__name__, '|', REMOVED_IN in str(w.message), '|', w.message)\n"
+    )
+    out = _run_in(site, code)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "letters 'ab'"
+    assert [line.split(" | ")[:2] for line in lines[1:]] == [["DeprecationWarning", "True"]]
+    assert "letters = letters_plugin:factory" in lines[1] and "KindRecord" in lines[1]
+
+
+def test_an_entry_point_naming_a_record_of_another_kind_is_refused(tmp_path):
+    site = _letters_site(tmp_path, "shout = letters_plugin:KIND")
+    code = (
+        "import oasr_tok\n"
+        "try:\n"
+        "    oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec('shout', {}))\n"
+        "except oasr_tok.RegistryError as exc:\n"
+        "    print('RegistryError', exc)\n"
+    )
+    out = _run_in(site, code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("RegistryError") and "shout = letters_plugin:KIND" in out.stdout
+    assert "'letters'" in out.stdout
 
 
 def test_the_quick_look_for_plugins_never_misses_one(tmp_path, monkeypatch):
@@ -188,14 +239,14 @@ def test_the_example_plugin_imports_only_the_public_kind_api():
 
 def test_an_entry_point_naming_a_taken_kind_is_refused_with_a_warning(tmp_path):
     """An entry point that names a built-in kind (or one another package's entry point names)
-    is not loaded, and a RegistryWarning says which and whose: never dropped without a word."""
+    is not loaded, and a RegistryWarning names both declarers: never dropped without a word."""
     site = tmp_path / "site"
     site.mkdir()
     shutil.copy(os.path.join(ROOT, "tests", "example_kind.py"), site / "letters_plugin.py")
     for name, body in (
-        ("impostor", "sentencepiece = letters_plugin:factory\n"),
-        ("twin", "letters = letters_plugin:factory\n"),
-        ("first", "letters = letters_plugin:factory\n"),
+        ("impostor", "sentencepiece = letters_plugin:KIND\n"),
+        ("twin", "letters = letters_plugin:KIND\n"),
+        ("first", "letters = letters_plugin:KIND\n"),
     ):
         info = site / f"{name}-1.0.dist-info"
         info.mkdir()
@@ -209,12 +260,49 @@ def test_an_entry_point_naming_a_taken_kind_is_refused_with_a_warning(tmp_path):
         "print('letters' in kinds)\n"
         "for w in seen: print(w.category.__name__, '|', w.message)\n"
     )
-    env = subprocess_env()
-    env["PYTHONPATH"] = str(site) + os.pathsep + env["PYTHONPATH"]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PACKAGE_PARENT)
+    out = _run_in(site, code)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "True"  # one of the two packages naming letters is loaded
     warned = [line for line in lines[1:] if line.startswith("RegistryWarning")]
-    assert any("sentencepiece" in w and "a built-in kind" in w and "impostor" in w for w in warned), warned
-    assert any("letters" in w and "another package" in w for w in warned), warned
+    assert any(
+        "impostor" in w and "'sentencepiece'" in w and "oasr_tok.kinds.sentencepiece (built in)" in w for w in warned
+    ), warned
+    assert any("'letters'" in w and "of twin" in w and "of first" in w for w in warned), warned
+
+
+def test_a_second_declaration_is_refused_naming_both_declarers():
+    """register_kind refuses a name a built-in or another registration declares, naming both; the
+    same record again is a no-op, replace=True takes the name on purpose."""
+
+    def other_factory(spec):
+        return example_kind.factory(spec)
+
+    with pytest.raises(oasr_tok.RegistryError) as info:
+        oasr_tok.register_kind(oasr_tok.KindRecord("sentencepiece", other_factory))
+    assert "oasr_tok.kinds.sentencepiece (built in)" in str(info.value)
+    assert "other_factory" in str(info.value) and "replace=True" in str(info.value)
+    oasr_tok.register_kind(example_kind.KIND, replace=True)
+    oasr_tok.register_kind(example_kind.KIND)  # the same record again: nothing to do
+    with pytest.raises(oasr_tok.RegistryError) as info:
+        oasr_tok.register_kind(oasr_tok.KindRecord("letters", other_factory))
+    assert "example_kind.factory" in str(info.value) and "other_factory" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "fields, names",
+    [
+        ({"name": ""}, "non-empty"),
+        ({"factory": "not callable"}, "factory"),
+        ({"detect": 3}, "detector"),
+        ({"precedence": True}, "precedence"),
+        ({"precedence": "5"}, "precedence"),
+        ({"backend": "tokenizers"}, "without the extra"),
+        ({"backend": "", "extra": "x"}, "backend"),
+    ],
+)
+def test_a_malformed_record_is_refused_when_it_is_made(fields, names):
+    with pytest.raises(oasr_tok.RegistryError, match=names):
+        dataclasses.replace(example_kind.KIND, **fields)
+    with pytest.raises(oasr_tok.RegistryError, match="KindRecord"):
+        oasr_tok.register_kind("letters")  # type: ignore[arg-type]

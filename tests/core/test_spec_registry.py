@@ -297,71 +297,122 @@ def test_a_stream_continues_on_a_copy_of_the_files_elsewhere(tmp_path):
         other.decode_incremental([2], forked)
 
 
-# -- the built-in kinds, read from the kinds' own files (core/registry.py's discover_builtins) ----
+# -- the built-in kinds: each module's KIND record, listed by the kinds' index -------------------
 
 
-def _kinds_folder(tmp_path, files):
+def test_kind_modules_are_the_public_modules_and_packages_of_the_folder(tmp_path):
+    from oasr_tok.core.registry import kind_modules
+
     folder = tmp_path / "kinds"
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text, encoding="utf-8")
-    return str(folder)
+    (folder / "pkg").mkdir(parents=True)
+    (folder / "pkg" / "__init__.py").write_text("")
+    (folder / "loose").mkdir()  # no __init__.py: not a package
+    for name in ("late.py", "early.py", "_private.py", "notes.txt"):
+        (folder / name).write_text("")
+    assert kind_modules(str(folder)) == ["early", "late", "pkg"]
 
 
-def test_builtins_are_the_modules_that_declare_a_registry_entry(tmp_path):
-    from oasr_tok.core.registry import discover_builtins
+def test_the_index_is_what_the_kind_modules_declare():
+    """oasr_tok/kinds/_index.py, which the registry reads instead of importing the kinds, says
+    what every kind module's KIND record says (docs/kind_tables.py writes it), in the order of
+    evidence; api is the one public module that declares no kind."""
+    from oasr_tok.core.registry import builtin_kinds, index_line, read_kind_modules
+    from oasr_tok.kinds import _index
 
-    folder = _kinds_folder(
-        tmp_path,
-        {
-            "late.py": 'REGISTRY = {"kind": "late", "factory": "Late", "precedence": 90}\n',
-            "early.py": '"""doc"""\nREGISTRY = {\n    "kind": "early",\n    "factory": "Early",\n    "precedence": 5,\n'
-            '    "backend": "tokenizers",\n    "extra": "huggingface",\n}\n',
-            "quiet.py": 'REGISTRY = {"kind": "quiet", "factory": "Quiet", "precedence": None}\n',
-            "pkg/__init__.py": 'REGISTRY = {"kind": "pkg", "factory": "Pkg", "precedence": 50}\n',
-            "helper.py": "VALUE = 1\n",  # no entry: not a kind
-            "_private.py": 'REGISTRY = {"kind": "hidden", "factory": "H", "precedence": 1}\n',  # private: not read
-        },
+    records, others = read_kind_modules()
+    assert _index.KINDS == tuple(index_line(record) for record in records)
+    assert _index.OTHER_MODULES == tuple(others) == ("api",)
+    assert builtin_kinds() == sorted(record.name for record in records)
+
+
+def test_a_load_imports_only_the_kinds_whose_detectors_it_asks():
+    """The registry knows every built-in's name and precedence from the index: loading a Qwen3
+    tokenizer.json asks tekken's detector (precedence 10), then huggingface's (20), which finds
+    it, and no other kind module is imported."""
+    code = (
+        "import sys, oasr_tok\n"
+        f"oasr_tok.load({shared('huggingface/qwen3')!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('oasr_tok.kinds.') and not m.split('.')[2][0] == '_'))\n"
     )
-    found = discover_builtins(folder, "pkgname")
-    assert list(found) == ["early", "pkg", "late", "quiet"]  # the order of evidence, no detector last
-    assert found["early"].module == "pkgname.early" and found["early"].backend == "tokenizers"
-    assert found["pkg"].module == "pkgname.pkg" and found["quiet"].precedence is None
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), cwd=PACKAGE_PARENT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['oasr_tok.kinds.api', 'oasr_tok.kinds.huggingface', 'oasr_tok.kinds.tekken']"
+
+
+def test_a_record_that_disagrees_with_the_index_is_refused_naming_the_fix(monkeypatch):
+    from oasr_tok.core import registry
+
+    registry.builtin_kinds()
+    stale = dict(registry._index)
+    stale["tekken"] = ("tekken", 11, None, None)
+    monkeypatch.setattr(registry, "_index", stale)
+    monkeypatch.setattr(registry, "_records", {})
+    with pytest.raises(
+        oasr_tok.RegistryError, match=r"oasr_tok\.kinds\.tekken declares .*10.* index .*11.*docs/kind_tables\.py"
+    ):
+        registry.get_factory("tekken")
+
+
+def test_a_kind_module_the_index_does_not_list_is_read_by_importing_it(monkeypatch):
+    """A kind added before docs/kind_tables.py was run is still a kind: its module is imported
+    and its record read (the index is only a way not to import)."""
+    from oasr_tok.core import registry
+
+    lines, others = registry._read_index()
+    monkeypatch.setattr(
+        registry, "_read_index", lambda: (tuple(line for line in lines if line[0] != "wav2vec2"), others)
+    )
+    monkeypatch.setattr(registry, "_index", None)
+    monkeypatch.setattr(registry, "_records", {})
+    assert registry._builtins()["wav2vec2"] == ("wav2vec2", 30, None, None)
+    assert list(registry._builtins()).index("wav2vec2") == list(registry._builtins()).index("gguf") - 1
+    assert "wav2vec2" in registry._records  # imported to be read
 
 
 @pytest.mark.parametrize(
-    "entry, names",
+    "declared, names",
     [
-        ('{"kind": "x", "factory": "X"}', "lacks ['precedence']"),
-        ('{"kind": "x", "factory": "X", "precedence": 1, "colour": "red"}', "unknown keys ['colour']"),
-        ('{"kind": "x", "factory": "X", "precedence": "1"}', "REGISTRY['precedence']"),
-        ('{"kind": "X-Y", "factory": "X", "precedence": 1}', "a kind is lowercase"),
-        ('{"kind": "x", "factory": "X", "precedence": 1, "backend": "tokenizers"}', "without its extra"),
-        ('{"kind": "x", "factory": X, "precedence": 1}', "one dict of string, int or None literals"),
+        ("KIND = 'fake'", "KIND must be a KindRecord"),
+        ("KIND = KindRecord('other', factory)", "names kind 'other'; a built-in kind is named after its module"),
+        ('REGISTRY = {"kind": "fake", "factory": "Fake", "precedence": 35}', "a REGISTRY line no longer declares"),
     ],
 )
-def test_a_malformed_registry_entry_names_its_file(tmp_path, entry, names):
-    from oasr_tok.core.registry import discover_builtins
+def test_a_kind_module_declaring_a_bad_record_is_refused_naming_it(monkeypatch, declared, names):
+    import types
 
-    folder = _kinds_folder(tmp_path, {"bad.py": f"REGISTRY = {entry}\n"})
-    with pytest.raises(oasr_tok.RegistryError) as info:
-        discover_builtins(folder, "pkgname")
-    assert "bad.py" in str(info.value) and names in str(info.value)
+    from oasr_tok.core import registry
+
+    module = types.ModuleType("oasr_tok.kinds.fake")
+    module.__file__ = "/somewhere/oasr_tok/kinds/fake.py"
+    exec(f"from oasr_tok.kinds.api import KindRecord\nfactory = print\n{declared}\n", module.__dict__)
+    monkeypatch.setitem(sys.modules, "oasr_tok.kinds.fake", module)
+    with pytest.raises(oasr_tok.RegistryError, match=f"fake.py: .*{names}"):
+        registry._import_record("fake")
 
 
-def test_two_modules_declaring_one_kind_are_refused(tmp_path):
-    from oasr_tok.core.registry import discover_builtins
+def test_a_builtin_record_registered_as_a_plugin_is_the_same_kind():
+    """One way in: a built-in's record given to register_kind (as a plug-in's would be) builds
+    and detects exactly as the built-in does; unregistered, the built-in is back."""
+    from oasr_tok.core import registry
+    from oasr_tok.kinds import symbol_table
 
-    same = 'REGISTRY = {"kind": "same", "factory": "S", "precedence": 1}\n'
-    folder = _kinds_folder(tmp_path, {"a.py": same, "b.py": same})
-    with pytest.raises(oasr_tok.RegistryError, match=r"b\.py: kind 'same' is declared by pkgname\.a too"):
-        discover_builtins(folder, "pkgname")
+    before = [(d.name, d.precedence, d.builtin) for d in registry.detectors()]
+    oasr_tok.register_kind(symbol_table.KIND, replace=True)
+    try:
+        spec = TokenizerSpec("symbol_table", {"units": UNITS})
+        assert oasr_tok.build_tokenizer(spec).decode([3, 4]) == symbol_table.KIND.factory(spec).decode([3, 4])
+        entry = next(d for d in registry.detectors() if d.name == "symbol_table")
+        assert (entry.precedence, entry.builtin) == (70, False) and entry.load() is symbol_table.detect
+    finally:
+        oasr_tok.unregister_tokenizer("symbol_table")
+    assert [(d.name, d.precedence, d.builtin) for d in registry.detectors()] == before
 
 
 def test_the_package_declares_the_eleven_kinds_it_documents():
-    """The kinds' own REGISTRY lines give the built-ins: the eleven the project started with are
-    among them (a kind added later joins them without a change here)."""
+    """The kinds' own records give the built-ins: the eleven the project started with are among
+    them (a kind added later joins them without a change here)."""
     from oasr_tok.core.registry import builtin_kinds
 
     assert set(builtin_kinds()) >= FIRST_KINDS
@@ -376,3 +427,17 @@ def test_every_builtin_kind_has_a_contract_case():
 
     covered = {case.name.split("/")[0] for case in all_cases()}
     assert set(builtin_kinds()) <= covered, sorted(set(builtin_kinds()) - covered)
+
+
+def test_without_a_folder_to_list_the_index_alone_gives_the_builtins(monkeypatch):
+    """Imported from a zip or a frozen application, the kinds' folder cannot be listed: the
+    index, which needs no folder, still gives every built-in kind in its order."""
+    from oasr_tok.core import registry
+    from oasr_tok.kinds import _index
+
+    def unlistable(folder=registry.KINDS_FOLDER):
+        raise NotADirectoryError(folder)
+
+    monkeypatch.setattr(registry, "kind_modules", unlistable)
+    monkeypatch.setattr(registry, "_index", None)
+    assert list(registry._builtins().values()) == list(_index.KINDS)

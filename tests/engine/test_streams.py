@@ -1,8 +1,9 @@
 """Streams that own their state (oasr_tok.Stream, docs/decoding.md § The server loop), on every
-kind: the same deltas and text as a dict state on the same engine, exactly decode's text,
-forks, pickles continued in another process, batches with a fault injected at every position
+kind: pickles continued in another process, batches with a fault injected at every position
 (every stream deep-compared before and after), and Python code that replaces, closes and
-re-feeds other streams from inside a batch, and a second thread doing the same."""
+re-feeds other streams from inside a batch, and a second thread doing the same. A Stream's
+contracts (the same deltas and text as a dict state, exactly decode's text, forks, pickles) are
+the contract suite's: oasr_tok.testing, run on every case by tests/testing/test_every_kind.py."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import oasr_tok
-from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError, envelopes
+from oasr_tok import InvalidIdError, NonIntegerIdError, Stream, StreamStateError
+from oasr_tok.outputs import envelopes
 from oasr_tok.outputs.envelopes import EnvelopeParser, register_envelope
 
 from cases import all_cases
@@ -31,73 +33,6 @@ IDS = [c.name for c in CASES]
 ONE_PER_KIND = list({c.name.split("/")[0]: c for c in CASES}.values())
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-@given(data=st.data())
-def test_a_stream_gives_what_a_dict_state_gives_and_decode(case, data):
-    """Contracts 2 and 3 through a Stream: any split, the deltas of a Stream equal those of {}
-    (feed and decode_incremental alike), its text is decode's after every step, and the deltas
-    plus the flush are decode(ids)."""
-    tok, interesting, realistic = case.inputs()
-    ids = data.draw(id_streams(tok, interesting, realistic, max_size=40), label="ids")
-    chunks = data.draw(splits(ids), label="chunks")
-    stream, state = tok.new_stream(), {}
-    by_method = data.draw(st.booleans(), label="feed or decode_incremental")
-    seen: list[int] = []
-    out = []
-    for chunk in chunks:
-        got = stream.feed(chunk) if by_method else tok.decode_incremental(chunk, stream)
-        assert got == tok.decode_incremental(chunk, state)
-        seen += chunk
-        assert stream.text == state.get("text", "") == tok.decode(seen)
-        assert stream["text"] == stream.text
-        out.append(got)
-    out.append(stream.feed([], final=True))
-    assert "".join(out) == tok.decode(ids)
-    assert stream.closed and stream.text == tok.decode(ids)
-
-
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-@given(data=st.data())
-def test_a_fork_goes_on_as_the_stream_would_and_changes_nothing_of_it(case, data):
-    tok, interesting, realistic = case.inputs()
-    prefix = data.draw(id_streams(tok, interesting, realistic, max_size=15))
-    left = data.draw(id_streams(tok, interesting, realistic, max_size=10))
-    right = data.draw(id_streams(tok, interesting, realistic, max_size=10))
-    stream = tok.new_stream()
-    head = stream.feed(prefix)
-    fork = stream.fork()
-    assert fork == stream
-    stream.feed(left)
-    stream.feed([], final=True)
-    out_right = head + fork.feed(right) + fork.feed([], final=True)
-    assert out_right == tok.decode(prefix + right)
-
-
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-@settings(max_examples=15)
-@given(data=st.data())
-def test_a_pickled_stream_goes_on_with_the_same_deltas(case, data):
-    tok, interesting, realistic = case.inputs()
-    _registered(case)
-    head = data.draw(id_streams(tok, interesting, realistic, max_size=20))
-    rest = data.draw(id_streams(tok, interesting, realistic, max_size=20))
-    stops = data.draw(st.sampled_from([None, ["e"], ["the", "。"]]))
-    stream = tok.new_stream(prefill=head[:5], stop=stops)
-    for token_id in head[5:]:
-        if stream.closed:
-            break
-        stream.feed([token_id])
-    moved = pickle.loads(pickle.dumps(stream))
-    assert moved == stream
-    for token_id in rest:
-        if stream.closed:
-            assert moved.closed
-            break
-        assert moved.feed([token_id]) == stream.feed([token_id])
-    assert moved.feed([], final=True) == stream.feed([], final=True)
-    assert moved == stream and moved.stop == stream.stop
-
-
 def _registered(case) -> None:
     """A pickle by value rebuilds its tokenizer through the registry: the suite's plug-in kind
     registered as its package would register it (tests/core/test_plugin_kind.py unregisters it when
@@ -105,13 +40,13 @@ def _registered(case) -> None:
     if case.name.startswith("letters/"):
         import example_kind
 
-        oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+        oasr_tok.register_kind(example_kind.KIND, replace=True)
 
 
 _CONTINUE = """
 import pickle, sys
 import oasr_tok, example_kind  # the suite's plug-in kind, registered as its package would register it
-oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+oasr_tok.register_kind(example_kind.KIND, replace=True)
 stream, ids = pickle.loads(sys.stdin.buffer.read())
 out = [stream.feed([i]) for i in ids] + [stream.feed([], final=True)]
 sys.stdout.buffer.write(pickle.dumps((out, stream.text)))

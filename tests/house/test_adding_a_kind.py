@@ -1,4 +1,6 @@
-"""Adding a kind takes four files and a CHANGELOG line (docs/architecture.md § Adding a kind).
+"""Adding a kind takes four files and a CHANGELOG line for a built-in kind, two files for a
+plug-in, both declared by the same record and both passing the contract suite, oasr_tok.testing
+(docs/architecture.md § Adding a kind).
 
 The test does what a newcomer does, in a copy of the project: it writes a toy built-in kind,
 `charlist` (a `chars.txt`, one character a line), as its module (oasr_tok/kinds/charlist.py,
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,13 +38,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .api import MalformedAssetError, PieceTable, TableMethods, Tokenizer, TokenizerSpec, read_lines
+from .api import KindRecord, MalformedAssetError, PieceTable, TableMethods, Tokenizer, TokenizerSpec, read_lines
 
 __all__ = ["CharListTokenizer"]
-
-# This kind's entry in the registry, read from this file without importing it: after FunASR's
-# token lists, before the `piece id` unit tables.
-REGISTRY = {"kind": "charlist", "factory": "CharListTokenizer", "precedence": 65}
 
 
 class CharListTokenizer(TableMethods, Tokenizer):
@@ -79,6 +78,10 @@ def detect(path: str) -> dict[str, str] | None:
     """A `chars.txt` (in a folder, or given itself)."""
     candidate = os.path.join(path, "chars.txt") if os.path.isdir(path) else path
     return {"chars": candidate} if os.path.basename(candidate) == "chars.txt" and os.path.isfile(candidate) else None
+
+
+# This kind's record: after FunASR's token lists, before the `piece id` unit tables.
+KIND = KindRecord("charlist", CharListTokenizer.from_spec, detect, precedence=65)
 '''
 
 CASE = '''"""The charlist kind in the contract suite: its reference is the kind's own definition (id i is
@@ -139,9 +142,9 @@ WRITTEN_BY_HAND = {
     "tests/cases/charlist.py": CASE,
     "docs/kinds/charlist.md": PAGE,
 }
-WRITTEN_BY_THE_GENERATOR = {"README.md", "docs/cli.md"}
+WRITTEN_BY_THE_GENERATOR = {"oasr_tok/kinds/_index.py", "README.md", "docs/cli.md"}
 KIND_TESTS = [
-    "tests/core/test_contract.py",
+    "tests/testing/test_every_kind.py",
     "tests/house/test_docs.py",
     "tests/house/test_layers.py",
     "tests/core/test_spec_registry.py",
@@ -150,9 +153,11 @@ KIND_TESTS = [
     "tests/core/test_plugin_kind.py",
     "tests/house/test_doctests.py",
 ]
-_SKIP = shutil.ignore_patterns(
-    ".git", ".venv", ".tox", "build", "dist", "__pycache__", ".hypothesis", "*.egg-info", "results"
-)
+#: What a run of the suite leaves in a checkout (pytest-benchmark's store, hypothesis' database, the
+#: caches): neither copied nor counted as a change (the suite may run from outside the checkout,
+#: with --rootdir, and then these are made in the copy alone).
+RUN_LEFTOVERS = [".benchmarks", "__pycache__", ".hypothesis", ".pytest_cache"]
+_SKIP = shutil.ignore_patterns(".git", ".venv", ".tox", "build", "dist", "*.egg-info", "results", *RUN_LEFTOVERS)
 
 
 def _copy_project(to: Path) -> Path:
@@ -179,7 +184,7 @@ def _changed(before: Path, after: Path) -> set[str]:
         for name, sub in comparison.subdirs.items():
             walk(sub, prefix + name + "/")
 
-    walk(filecmp.dircmp(before, after, ignore=["__pycache__", ".hypothesis"]), "")
+    walk(filecmp.dircmp(before, after, ignore=RUN_LEFTOVERS), "")
     return changed
 
 
@@ -209,7 +214,7 @@ def test_a_new_kind_takes_its_module_its_case_its_page_and_a_changelog_line(tmp_
     workers = ["-n", "2"] if whole else []
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", *workers, *tests, "--ignore=tests/house/test_adding_a_kind.py"]
-        + ([] if whole else ["-k", "charlist or not test_contract"]),
+        + ([] if whole else ["-k", "charlist or not TestEveryKind"]),
         cwd=project,
         env=env,
         capture_output=True,
@@ -235,3 +240,49 @@ def test_a_new_kind_takes_its_module_its_case_its_page_and_a_changelog_line(tmp_
 def test_the_toy_kinds_files_are_not_in_the_project(relative):
     """The toy kind lives in this test only (the project itself has eleven kinds)."""
     assert not (ROOT / relative).exists()
+
+
+def test_a_plugin_kind_takes_two_files_from_the_docs_and_passes_the_contract_suite(tmp_path):
+    """A newcomer's plug-in, from the docs alone: docs/architecture.md's `shout_kind.py` and
+    `test_shout_kind.py`, copied as they are into an empty folder outside the project, and pytest
+    run there on the installed oasr_tok: every test of oasr_tok.testing.KindContract passes."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    blocks = dict(re.findall(r"```python\n# (\w+\.py) — .*?\n(.*?)```", page, re.S))
+    assert set(blocks) == {"shout_kind.py", "test_shout_kind.py"}, sorted(blocks)
+    for name, code in blocks.items():
+        (tmp_path / name).write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT)}
+    env.pop("PYTHONSAFEPATH", None)  # the folder itself is on the path, as when a user runs pytest there
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_shout_kind.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    from oasr_tok.testing import KindContract
+
+    tests = [name for name in dir(KindContract) if name.startswith("test_")]
+    assert re.search(rf"\b{len(tests)} passed\b", run.stdout), run.stdout[-2000:]
+
+
+def test_what_a_run_leaves_behind_is_not_a_change(tmp_path):
+    """pytest-benchmark's store, hypothesis' database and the caches a run of the suite makes in
+    a checkout are neither copied nor counted: run from outside the checkout (--rootdir), the
+    suite makes them in the copy alone, and the toy kind's count of changed files held."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    for folder in (before, after):
+        (folder / "tests").mkdir(parents=True)
+        (folder / "tests" / "a.py").write_text("x = 1\n")
+    for leftover in RUN_LEFTOVERS:
+        (after / leftover).mkdir()
+        (after / leftover / "data").write_text("run\n")
+        (after / "tests" / leftover).mkdir()
+    assert _changed(before, after) == set()
+    (after / "tests" / "a.py").write_text("x = 2\n")
+    assert _changed(before, after) == {"tests/a.py"}
+    (ROOT / ".benchmarks").mkdir(exist_ok=True)
+    project = _copy_project(tmp_path / "copy")
+    assert not (project / ".benchmarks").exists()

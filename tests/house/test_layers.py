@@ -164,34 +164,60 @@ def test_every_room_is_on_a_floor():
 
 def test_the_old_public_paths_are_the_moved_modules():
     """`import oasr_tok.<old>` (0.2's paths) gives the module object now at its room's path, in
-    a fresh interpreter (nothing imported before but oasr_tok), with its own __spec__ intact."""
+    a fresh interpreter (nothing imported before but oasr_tok), with its own __spec__ intact, and
+    one DeprecationWarning that names the new path and the release that removes the old one,
+    pointing at the import statement."""
     import subprocess
     import sys
 
-    from oasr_tok._moved import MOVED
+    from oasr_tok._moved import MOVED, REMOVED_IN
 
     from paths import subprocess_env
 
     program = (
-        "import importlib, sys, oasr_tok\n"
+        "import importlib, sys, warnings, oasr_tok\n"
         "from oasr_tok._moved import MOVED\n"
+        "warnings.simplefilter('error')  # nothing else may warn\n"
         "for old, new in MOVED.items():\n"
-        "    was = importlib.import_module('oasr_tok.' + old)\n"
+        "    with warnings.catch_warnings(record=True) as seen:\n"
+        "        warnings.simplefilter('always')\n"
+        "        exec(f'import oasr_tok.{old} as was', globals())\n"
         "    now = importlib.import_module('oasr_tok.' + new)\n"
         "    assert was is now and now.__spec__.name == 'oasr_tok.' + new, (old, new)\n"
+        "    assert [w.category for w in seen] == [DeprecationWarning], (old, seen)\n"
+        "    print(old, '|', seen[0].filename, '|', seen[0].message)\n"
         "from oasr_tok.subtitles import to_srt\n"
         "from oasr_tok.nemo import NeMoTokenizer\n"
         "assert NeMoTokenizer is oasr_tok.NeMoTokenizer\n"
-        "print(len(MOVED))\n"
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=subprocess_env())
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(len(MOVED))
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(MOVED) == 26
+    for line, (old, new) in zip(lines, MOVED.items()):
+        name, where, message = line.split(" | ")
+        assert name == old and where == "<string>", line  # the import statement, not importlib's
+        assert f"oasr_tok.{old} is deprecated" in message and f"import oasr_tok.{new}" in message, line
+        assert f"oasr_tok {REMOVED_IN}" in message, line
     # An unknown name is still an ordinary ModuleNotFoundError.
     import pytest
 
     with pytest.raises(ModuleNotFoundError):
         __import__("oasr_tok.no_such_module")
+
+
+def test_the_removal_release_is_documented_and_still_ahead():
+    """The release that removes the old paths is the one the docs and the CHANGELOG name, and
+    this version is before it."""
+    import oasr_tok
+    from oasr_tok._moved import REMOVED_IN
+
+    def release(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.match(r"\d+(?:\.\d+)*", version).group(0).split("."))
+
+    assert release(oasr_tok.__version__) < release(REMOVED_IN)
+    for document in ("docs/architecture.md", "CHANGELOG.md"):
+        assert f"until {REMOVED_IN}" in (ROOT / document).read_text(encoding="utf-8"), document
 
 
 def test_the_documented_floors_are_these():
@@ -200,3 +226,63 @@ def test_the_documented_floors_are_these():
     drawn = {name.rstrip("/"): int(floor) for floor, name in re.findall(r"^(\d+)\s+(\w+/)", page, re.M)}
     rooms = {room: floor for floor, names in enumerate(FLOORS, 1) for room in names if (PACKAGE / room).is_dir()}
     assert drawn == rooms
+
+
+def _drawing() -> dict[int, str]:
+    """docs/architecture.md § Rooms' drawing: floor -> the text of its rooms (a room's line and
+    the indented lines that go on with it)."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page.split("## Rooms", 1)[1].split("```\n", 2)[1]
+    floors: dict[int, str] = {}
+    floor = None
+    for line in block.splitlines():
+        starts = re.match(r"(\d+)\s+(.*)", line)
+        if starts:
+            floor = int(starts.group(1))
+            floors[floor] = floors.get(floor, "") + " " + starts.group(2)
+        elif floor is not None and line.startswith(" ") and not line.strip().startswith("│"):
+            floors[floor] += " " + line.strip()
+    return floors
+
+
+def test_the_rooms_drawing_names_every_module():
+    """Every module of the package (compiled ones included) is named on its floor of the drawing,
+    as `name` or, inside a room's package, `package/ (... name ...)`: the drawing is the map of
+    the house, not of its folders. The kinds' own modules are named by the kinds' index and the
+    README's table of kinds (docs/kind_tables.py writes both), so adding a kind leaves it alone;
+    the parts of a kind that is a package are drawn."""
+    from oasr_tok.core.registry import builtin_kinds
+
+    drawn = _drawing()
+    missing = []
+    for path in _modules():
+        if path.suffix == ".pxd":
+            continue
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+            if len(parts) == 1:
+                continue  # a room's own face
+        if parts[0] == "kinds" and len(parts) == 2 and parts[1] in builtin_kinds():
+            continue  # a kind's own module
+        text = drawn.get(_layer(_name(path)), "")
+        needed = [f"{parts[-2]}/"] if len(parts) > 2 else []
+        needed.append(parts[-1])
+        if not all(re.search(rf"(?<![\w/]){re.escape(word)}(?!\w)", text) for word in needed):
+            missing.append(f"{'/'.join(parts)} (floor {_layer(_name(path))})")
+    assert not missing, "docs/architecture.md § Rooms does not name: " + ", ".join(sorted(missing))
+
+
+def test_the_kinds_reach_the_rest_of_the_package_through_the_kind_api_alone():
+    """Every module of oasr_tok/kinds (the built-in kinds, their packages' parts, the room's
+    helpers) imports the rest of oasr_tok only through oasr_tok.kinds.api, the public API a
+    plug-in imports: what a built-in kind needs, a plug-in can reach."""
+    outside = []
+    for path in sorted((PACKAGE / "kinds").rglob("*.py")):
+        if path.name == "api.py":
+            continue
+        outside += [f"{_name(path)} imports oasr_tok.{t}" for t in _imports(path) if t.split(".")[0] != "kinds"]
+    assert not outside, "\n".join(outside)
+    from oasr_tok.kinds import api
+
+    assert all(getattr(api, name) is not None for name in api.__all__)  # lazy names included

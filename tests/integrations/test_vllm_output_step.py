@@ -288,7 +288,7 @@ def test_mode_hf_is_unchanged_by_the_plugin():
 def test_every_kind_streams_its_decode(kind_name):
     """Every kind through vLLM's output step: the text a client gets is exactly what the
     kind's decode of prompt + generated adds to the decode of the prompt (oasr_tok's contract;
-    each kind's decode is its reference library's, tests/core/test_contract.py)."""
+    each kind's decode is its reference library's, tests/testing/test_every_kind.py)."""
     oa = tokenizer(KIND_PATHS[kind_name], "oasr")
     tok = oa.tokenizer
     if tok.supports_encode:

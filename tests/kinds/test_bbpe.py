@@ -2,7 +2,7 @@
 and encode (sp.encode(byte_encode(text))) on the project's byte-level model, with the
 expected values fixtures/make_bbpe.py computed with icefall's own byte_utils.py (commit in
 fixtures/bbpe/expected.json) loaded by path; SentencePiece itself checks the per-id renderings
-live. The three contracts run on the same model in test_contract.py (tests/cases/bbpe.py)."""
+live. The three contracts run on the same model in tests/testing/test_every_kind.py (tests/cases/bbpe.py)."""
 
 from __future__ import annotations
 

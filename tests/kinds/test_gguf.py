@@ -502,7 +502,7 @@ def test_a_model_file_pickles_by_value_as_its_vocabulary_only(tmp_path: Path, en
     tokenizer decodes as the original."""
     import pickle
 
-    from oasr_tok import assets
+    from oasr_tok.files import assets
 
     source = OWN / "gguf" / "gemma4-bpe.gguf"
     if endian == "big":

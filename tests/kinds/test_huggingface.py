@@ -1,7 +1,7 @@
 """huggingface kind: differential tests against the `tokenizers` runtime (the oracle for every
 expected value here), the tokenizer_config.json merge, decoder coverage and refusal, errors.
 
-The three contracts on random and multi-script streams run in test_contract.py for every
+The three contracts on random and multi-script streams run in tests/testing/test_every_kind.py for every
 file in cases/huggingface.py; this module adds the adversarial streams, the config trap and
 the decoder shapes."""
 

@@ -1,6 +1,6 @@
 """The whisper kind against the `tokenizers` runtime (the oracle) on the real faster-whisper-base
 file and the generated en / multilingual / large-v3 layouts. The contracts themselves run in
-test_contract.py through tests/cases/whisper.py."""
+tests/testing/test_every_kind.py through tests/cases/whisper.py."""
 
 from __future__ import annotations
 

@@ -513,7 +513,8 @@ def test_load_asks_no_detector_ranked_below_the_first_find(tmp_path, monkeypatch
     with pytest.raises(MalformedAssetError, match=r"tokens.txt:3"):
         describe(tmp_path)
     # The detectors load asks: those ranked up to the winner's precedence, in order.
-    from oasr_tok import registry, resolution
+    from oasr_tok.core import registry
+    from oasr_tok.loading import resolution
 
     asked: list[str] = []
     ask = resolution._ask

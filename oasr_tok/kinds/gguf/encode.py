@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import BackendNotInstalledError
+from ..api import (
+    BackendNotInstalledError,
+)
 
 if TYPE_CHECKING:
     from .vocab import GGUFVocab

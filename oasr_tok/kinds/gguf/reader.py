@@ -24,9 +24,12 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import AssetNotFoundError, MalformedAssetError
-from ...files.detection import GGUF_MAGIC
-from ...files.readers import starts_with
+from ..api import (
+    GGUF_MAGIC,
+    AssetNotFoundError,
+    MalformedAssetError,
+    starts_with,
+)
 
 __all__ = [
     "GGUF_MAGIC",
@@ -158,7 +161,7 @@ class _Cursor:
         return bytes(self.data[start : self.pos]).decode("utf-8", "surrogateescape")
 
     def string_array(self, count: int, deferred: bool = False) -> list[str] | DeferredStrings:
-        from ..._engine.gguf import read_string_array, skip_string_array
+        from ..api import read_string_array, skip_string_array
 
         start = self.pos
         try:
@@ -201,7 +204,7 @@ class DeferredStrings:
         return self.count
 
     def load(self) -> list[str]:
-        from ..._engine.gguf import read_string_array
+        from ..api import read_string_array
 
         with open(self.path, "rb") as handle:
             handle.seek(self.offset)

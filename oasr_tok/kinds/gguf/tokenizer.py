@@ -37,18 +37,27 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from ..._engine.clean_spaces import CleanSpacesStream
-from ..._engine.join import join_pieces
-from ..._engine.piece_table import FLAG_END_FIRST, FLAG_SKIP, PieceTable, TableMethods
-from ...core.specials import SpecialTokens, SpecialTokensBuilder
-from ...core.tokenizer import Tokenizer
-from ...errors import EncodeError, MalformedAssetError
-from ...files.assets import register_value_reader
-from ...files.detection import Detected, Found, folder_names
-from ...files.readers import existing_file
-from ...spec import TokenizerSpec
 from .._bytelevel import CHAR_TO_BYTE
 from .._common import checked_text, reject_unknown_options
+from ..api import (
+    FLAG_END_FIRST,
+    FLAG_SKIP,
+    CleanSpacesStream,
+    Detected,
+    EncodeError,
+    Found,
+    MalformedAssetError,
+    PieceTable,
+    SpecialTokens,
+    SpecialTokensBuilder,
+    TableMethods,
+    Tokenizer,
+    TokenizerSpec,
+    existing_file,
+    folder_names,
+    join_pieces,
+    register_value_reader,
+)
 from .reader import is_gguf_file, read_gguf_header, vocabulary_only_gguf
 from .vocab import (
     ATTR_BYTE,

@@ -20,7 +20,9 @@ import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import MalformedAssetError
+from ..api import (
+    MalformedAssetError,
+)
 
 if TYPE_CHECKING:
     from .vocab import GGUFVocab

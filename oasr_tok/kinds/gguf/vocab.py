@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import MalformedAssetError
+from ..api import (
+    MalformedAssetError,
+)
 from .reader import GGUFMetadata, ValueType, read_gguf_metadata
 
 __all__ = ["GGUFVocab", "load_vocab", "vocab_from_metadata"]

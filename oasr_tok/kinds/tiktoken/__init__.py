@@ -3,6 +3,7 @@ tiktoken.model, any *.tiktoken) exact to tiktoken. The kind and its detector are
 tokenizer.py, where the special tokens come from in layout.py; this face hands on their public
 names."""
 
+from ..api import KindRecord
 from .layout import (
     LLAMA3_PATTERN,
     LLAMA4_PATTERN,
@@ -23,9 +24,9 @@ __all__ = [
     "llama4_special_tokens",
 ]
 
-# This kind's entry in the registry, which reads it from this file without importing it
+# This kind's record: the registry reads it from the kinds' index without importing this module
 # (oasr_tok/core/registry.py). Its precedence in the order of evidence: right after whisper
 # (which keeps openai-whisper's own .tiktoken files) and before SentencePiece, whose
 # tokenizer.model a rank file of that name is not; decoding needs no backend, encode asks for
 # `tiktoken` when called.
-REGISTRY = {"kind": "tiktoken", "factory": "TiktokenTokenizer", "precedence": 26}
+KIND = KindRecord("tiktoken", TiktokenTokenizer.from_spec, detect, precedence=26)

@@ -19,10 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import short_repr
-from ...files.readers import ID_SLACK, json_id
 from .._common import declared_roles
-from ..api import MalformedAssetError, SpecError
+from ..api import ID_SLACK, MalformedAssetError, SpecError, json_id, short_repr
 
 __all__ = [
     "LLAMA3_PATTERN",

@@ -29,32 +29,36 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..._engine.join import join_pieces
-from ...core.specials import ROLES, SpecialTokens, SpecialTokensBuilder
-from ...errors import short_repr
-from ...files.detection import Detected, is_tiktoken_ranks, is_whisper_vocabulary
-from ...outputs.envelopes import AudioIds
 from .._bytelevel import BYTE_TO_CHAR
 from .._common import checked_text, config_chat_templates, read_added_tokens, reject_unknown_options
 from .._ranks import LazyEncoding, byte_table, read_rank_file, tiktoken_encoding
 from ..api import (
+    ROLES,
+    AudioIds,
+    Detected,
     EncodeError,
     Found,
     MalformedAssetError,
     SetAside,
     SpecError,
+    SpecialTokens,
+    SpecialTokensBuilder,
     TableMethods,
     Tokenizer,
     TokenizerSpec,
     existing_file,
     folder_names,
+    is_tiktoken_ranks,
+    is_whisper_vocabulary,
+    join_pieces,
     read_json,
+    short_repr,
 )
 from .layout import META_LAYOUTS, SpecialLayout, config_layout, given_layout, meta_layout
 
 __all__ = ["TiktokenTokenizer", "TiktokenWithSpecials", "detect"]
 
-KIND = "tiktoken"
+KIND_NAME = "tiktoken"
 _OPTIONS = ["special_tokens", "pattern", "audio_ids"]
 
 
@@ -124,7 +128,7 @@ class TiktokenTokenizer(TableMethods, Tokenizer):
 
     @classmethod
     def from_spec(cls, spec: TokenizerSpec) -> TiktokenTokenizer:
-        reject_unknown_options(spec.options, _OPTIONS, KIND)
+        reject_unknown_options(spec.options, _OPTIONS, KIND_NAME)
         tokenizer = cls(
             spec.file("tiktoken"),
             spec.options.get("special_tokens"),
@@ -214,7 +218,7 @@ class TiktokenTokenizer(TableMethods, Tokenizer):
         is that one id (`allowed_special="all"`), or ordinary text with split_special_tokens
         (`disallowed_special=()`, Meta's encode default). add_special_tokens=True puts bos in
         front where the layout says (Meta's: `encode(s, bos=True, eos=False)`)."""
-        text = checked_text(text, KIND)
+        text = checked_text(text, KIND_NAME)
         encoding = self._encoding.get()
         if split_special_tokens:
             ids = encoding.encode(text, disallowed_special=())
@@ -379,7 +383,7 @@ def _kimi_audio_ids(folder: str) -> tuple[list[int], str] | None:
 
 def _found(path: str, config: str | None, order: int) -> Found:
     count = _rank_count(path)
-    found = Found(KIND, {"tiktoken": path}, source=os.path.basename(path), order=order)
+    found = Found(KIND_NAME, {"tiktoken": path}, source=os.path.basename(path), order=order)
     found.evidence.append(
         ("kind", f"tiktoken: {os.path.basename(path)} is a tiktoken rank file ({count} 'base64 rank' lines)")
     )

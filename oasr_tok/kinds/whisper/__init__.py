@@ -2,6 +2,7 @@
 .tiktoken. The kind and its detector are in tokenizer.py, the two file readers in layout.py,
 openai-whisper's word splitting in words.py; this face hands on their public names."""
 
+from ..api import KindRecord
 from .layout import (
     LANGUAGE_CODES,
     TIMESTAMP_COUNT,
@@ -27,8 +28,9 @@ __all__ = [
     "read_whisper_layout",
 ]
 
-# This kind's entry in the registry, which reads it from this file without importing it
+
+# This kind's record: the registry reads it from the kinds' index without importing this module
 # (oasr_tok/core/registry.py). Its precedence in the order of evidence: a Whisper tokenizer.json,
 # then openai-whisper's .tiktoken; decoding needs no backend, encode asks for `tokenizers` when
 # called.
-REGISTRY = {"kind": "whisper", "factory": "WhisperTokenizer", "precedence": 25}
+KIND = KindRecord("whisper", WhisperTokenizer.from_spec, detect, precedence=25)

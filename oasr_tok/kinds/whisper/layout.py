@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import re
 
-from ...errors import MalformedAssetError, SpecError, short_repr
-from ...files.readers import all_json_ids, check_id_span, json_id, read_json
 from .._bytelevel import BYTE_TO_CHAR
 from .._ranks import read_rank_file
+from ..api import (
+    MalformedAssetError,
+    SpecError,
+    all_json_ids,
+    check_id_span,
+    json_id,
+    read_json,
+    short_repr,
+)
 
 #: <|0.00|> ... <|30.00|>
 TIMESTAMP_COUNT = 1501

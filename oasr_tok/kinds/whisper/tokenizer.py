@@ -48,38 +48,38 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..._engine.join import join_pieces
-from ..._engine.piece_table import TableMethods
-from ...core.specials import SpecialTokens, SpecialTokensBuilder
-from ...core.tokenizer import Tokenizer
-from ...errors import (
-    BackendNotInstalledError,
-    EncodeError,
-    InvalidIdError,
-    MalformedAssetError,
-    NonIntegerIdError,
-    ResolveError,
-    SpecError,
-    TimingError,
-    short_repr,
-)
-from ...files.detection import (
-    TIKTOKEN_SET_ASIDE,
-    TIKTOKEN_SUFFIX,
-    WHISPER_TIKTOKEN_NAMES,
-    Detected,
-    Found,
-    SetAside,
-    folder_names,
-    is_tiktoken_ranks,
-    is_whisper_vocabulary,
-)
-from ...files.readers import ID_SLACK, read_json
-from ...spec import TokenizerSpec
 from .._bytelevel import token_bytes, tokens_bytes
 from .._common import checked_text, join_bytes, reject_unknown_options
 from .._ranks import LazyEncoding, byte_table, tiktoken_encoding
 from .._tokenizer_json import TokenizerJson, glance, is_whisper
+from ..api import (
+    ID_SLACK,
+    TIKTOKEN_SET_ASIDE,
+    TIKTOKEN_SUFFIX,
+    WHISPER_TIKTOKEN_NAMES,
+    BackendNotInstalledError,
+    Detected,
+    EncodeError,
+    Found,
+    InvalidIdError,
+    MalformedAssetError,
+    NonIntegerIdError,
+    ResolveError,
+    SetAside,
+    SpecError,
+    SpecialTokens,
+    SpecialTokensBuilder,
+    TableMethods,
+    TimingError,
+    Tokenizer,
+    TokenizerSpec,
+    folder_names,
+    is_tiktoken_ranks,
+    is_whisper_vocabulary,
+    join_pieces,
+    read_json,
+    short_repr,
+)
 from .layout import (
     LANGUAGE_CODES,
     PER_SECOND,
@@ -92,8 +92,7 @@ from .layout import (
 from .words import APPEND_PUNCTUATIONS, PREPEND_PUNCTUATIONS, split_to_word_tokens, word_tokens
 
 if TYPE_CHECKING:
-    from ...core.words import Scores
-    from ...outputs.segments import Segment
+    from ..api import Scores, Segment
 
 __all__ = [
     "WhisperTokenizer",
@@ -356,8 +355,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
         transcribe splits them (oasr_tok.outputs.segments.whisper_segments states the rules): `offset`
         is the window's start in seconds, `duration` its length (30 s but for the last window).
         `scores`, one log-probability per id, give each segment whisper's `avg_logprob`."""
-        from ...core.words import checked_scores
-        from ...outputs.segments import whisper_segments
+        from ..api import checked_scores, whisper_segments
 
         ids = self.check_ids(ids)
         for name, value in (("offset", offset), ("duration", duration)):

@@ -60,11 +60,18 @@ def _split_on_characters(tok: WordSplitter, tokens: list[int]) -> tuple[list[str
     for token in tokens:
         current.append(token)
         decoded = tok.decode_with_timestamps(current)
-        if "\ufffd" not in decoded or full[offset + decoded.index("\ufffd")] == "\ufffd":
+        at = offset + decoded.index("\ufffd") if "\ufffd" in decoded else -1
+        if at < 0 or (at < len(full) and full[at] == "\ufffd"):
             words.append(decoded)
             word_tokens.append(current)
             current = []
             offset += len(decoded)
+        elif at >= len(full) and words:
+            # Past the end of the whole text (openai-whisper reads full[at] and raises IndexError):
+            # the whole decode merged these tokens' broken bytes into the U+FFFD of the piece
+            # before, as in [33893, 94], "제" + one U+FFFD for the bytes of both. They join it.
+            word_tokens[-1].extend(current)
+            current = []
     return words, word_tokens
 
 

@@ -24,4 +24,6 @@ def mistakes(tok: oasr_tok.Tokenizer, ids: list[int]) -> None:
     tok.special_tokens.bos_id + 1  # E: operator
     oasr_tok.collapse_ctc([0, 1, 1], "0")  # E: call-overload
     oasr_tok.TokenizerSpec(kind=1)  # E: arg-type
+    oasr_tok.KindRecord("shout", oasr_tok.build_tokenizer, precedence="5")  # E: arg-type
+    oasr_tok.register_kind("shout")  # E: arg-type
     print(size, committed, partial, text)
