@@ -214,12 +214,16 @@ class _Joiner:
         self.last = ""  # the last non-whitespace character given out
         self.junction = False  # a junction waits for the next non-whitespace character
         self.junction_space = ""  # whitespace the tokens wrote at the pending junction
+        # whether junction_space is the leading whitespace of the stretch being put now (it grows
+        # while that stretch's puts are whitespace: a stretch may come in more than one put)
+        self.junction_lead = False
 
     def mark_junction(self) -> None:
         if self.size or self.held:
             if not self.junction:
                 self.junction_space = self.held
             self.junction = True
+            self.junction_lead = False
             self.held = ""
 
     def put(self, text: str) -> str:
@@ -229,14 +233,19 @@ class _Joiner:
         if self.junction:
             body = text.lstrip()
             lead = text[: len(text) - len(body)]
+            if self.junction_lead:  # (the stretch's earlier puts were whitespace: this continues it)
+                lead = self.junction_space + lead
+            elif self.junction_space:  # (the earlier side's, or an earlier stretch's: it stands)
+                lead = ""
             if not body:
-                if not self.junction_space:
+                if lead:
                     self.junction_space = lead
+                    self.junction_lead = True
                 return ""
-            self.junction = False
+            self.junction = self.junction_lead = False
             if self.last and joins_without_space(self.last, body[0]):
                 out = ""
-            elif self.junction_space:
+            elif self.junction_space and not lead:
                 out = self.junction_space
             elif lead:
                 out = lead
@@ -267,7 +276,7 @@ class _Joiner:
 
     def finish(self) -> str:
         out = self.junction_space if self.junction else self.held
-        self.junction = False
+        self.junction = self.junction_lead = False
         self.held = self.junction_space = ""
         self._give(out)
         return out
