@@ -43,6 +43,9 @@ METHODS = ("seq2seq", "whisper", "ctc")
 #: Seconds per Whisper timestamp step (transformers: chunk_length / max_source_positions).
 WHISPER_TIME_PRECISION = 30 / 1500
 
+#: The times each method reads (add's arguments); any other given is refused.
+_READS = {"seq2seq": ("times",), "whisper": ("token_timestamps",), "ctc": ("frames", "frame_count")}
+
 
 # -- the two matching rules, on id lists --------------------------------------------------------
 
@@ -127,11 +130,11 @@ def whisper_overlap(
             counts[i] = counts.get(i, 0) + 1
     best = 0.0
     best_i = 0
-    for i in sorted(counts):
-        matches = counts[i]
+    for i, matches in counts.items():
         if matches > 1:
             matching = matches / i + i / 10000.0
-            if matching > best:
+            # (the first best in increasing i, as transformers scans them)
+            if matching > best or (matching == best and i < best_i):
                 best = matching
                 best_i = i
     if not best_i:
@@ -164,6 +167,14 @@ class _Tokens:
             None if self.logprobs is None else self.logprobs[a:b],
         )
 
+    def spliced(self, a: int, other: _Tokens, b: int) -> _Tokens:
+        """These tokens up to `a`, then `other`'s from `b` (other carries the same kinds of values)."""
+        return _Tokens(
+            self.ids[:a] + other.ids[b:],
+            None if self.times is None or other.times is None else self.times[:a] + other.times[b:],
+            None if self.logprobs is None or other.logprobs is None else self.logprobs[:a] + other.logprobs[b:],
+        )
+
     def keep(self, flags: Sequence[bool]) -> _Tokens:
         return _Tokens(
             [t for t, f in zip(self.ids, flags) if f],
@@ -172,7 +183,7 @@ class _Tokens:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Chunk:
     """A chunk as add() checked it: its layout in seconds (and as given), its ids and what the
     method reads besides them."""
@@ -214,12 +225,16 @@ class _Joiner:
         self.last = ""  # the last non-whitespace character given out
         self.junction = False  # a junction waits for the next non-whitespace character
         self.junction_space = ""  # whitespace the tokens wrote at the pending junction
+        # whether junction_space is the leading whitespace of the stretch being put now (it grows
+        # while that stretch's puts are whitespace: a stretch may come in more than one put)
+        self.junction_lead = False
 
     def mark_junction(self) -> None:
         if self.size or self.held:
             if not self.junction:
                 self.junction_space = self.held
             self.junction = True
+            self.junction_lead = False
             self.held = ""
 
     def put(self, text: str) -> str:
@@ -229,14 +244,19 @@ class _Joiner:
         if self.junction:
             body = text.lstrip()
             lead = text[: len(text) - len(body)]
+            if self.junction_lead:  # (the stretch's earlier puts were whitespace: this continues it)
+                lead = self.junction_space + lead
+            elif self.junction_space:  # (the earlier side's, or an earlier stretch's: it stands)
+                lead = ""
             if not body:
-                if not self.junction_space:
+                if lead:
                     self.junction_space = lead
+                    self.junction_lead = True
                 return ""
-            self.junction = False
+            self.junction = self.junction_lead = False
             if self.last and joins_without_space(self.last, body[0]):
                 out = ""
-            elif self.junction_space:
+            elif self.junction_space and not lead:
                 out = self.junction_space
             elif lead:
                 out = lead
@@ -251,7 +271,10 @@ class _Joiner:
             self.last = body[-1]
         else:
             self.held += text
-        self._give(out)
+        if out:  # (_give, inline: a put per segment)
+            self.given.append(out)
+            self.delta.append(out)
+            self.size += len(out)
         return out
 
     def _give(self, out: str) -> None:
@@ -267,7 +290,7 @@ class _Joiner:
 
     def finish(self) -> str:
         out = self.junction_space if self.junction else self.held
-        self.junction = False
+        self.junction = self.junction_lead = False
         self.held = self.junction_space = ""
         self._give(out)
         return out
@@ -373,7 +396,8 @@ class StitchedTranscript:
         self._last: _Chunk | None = None
         self._count = 0
         self._languages: list[str | None] = []
-        self._segments: list[Segment] | None = [] if method == "whisper" else None
+        # Whisper's segments as (start, end, text, first_token, last_token): made Segments when read
+        self._segments: list[tuple[float, float, str, int, int]] | None = [] if method == "whisper" else None
         self._finished = False
         self._preview: StitchedTranscript | None = None
         if method == "whisper":
@@ -472,7 +496,7 @@ class StitchedTranscript:
         if final.method == "whisper":
             if final._segments is None or not final._whisper.with_timestamps():
                 return None
-            return list(final._segments)
+            return [Segment(*row) for row in final._segments]
         words = final._make_words()
         if words is None:
             return None
@@ -593,7 +617,7 @@ class StitchedTranscript:
         where = f"chunk {k}"
         if self._finished:
             raise ChunkError(f"{where}: the transcript was finished; start a new StitchedTranscript")
-        if hasattr(ids, "feed") and hasattr(ids, "text"):
+        if type(ids) is not list and hasattr(ids, "feed") and hasattr(ids, "text"):
             raise NonIntegerIdError(
                 f"{where}: a Stream keeps no ids (only its text): give the ids you fed it, as a list or array"
             )
@@ -602,7 +626,11 @@ class StitchedTranscript:
         except InvalidIdError as error:
             raise type(error)(f"{where}: {error}") from None
         raw = self._layout(where, start, length, stride)
-        start_s, length_s, left_s, right_s = (self._seconds(v) for v in raw)
+        rate = self.sample_rate
+        if rate is None:
+            start_s, length_s, left_s, right_s = raw  # (floats already: _unit)
+        else:
+            start_s, length_s, left_s, right_s = raw[0] / rate, raw[1] / rate, raw[2] / rate, raw[3] / rate
         if self._last is not None:
             before = self._last
             if raw[0] < before.raw[0]:
@@ -630,11 +658,11 @@ class StitchedTranscript:
                 f"{where}: {'no ' if logprobs is None else ''}logprobs, but the chunks before "
                 f"{'had them' if self._scored else 'did not'}: give them for every chunk or none"
             )
-        given = {"times": times, "token_timestamps": token_timestamps, "frames": frames, "frame_count": frame_count}
-        allowed_here = {"seq2seq": {"times"}, "whisper": {"token_timestamps"}, "ctc": {"frames", "frame_count"}}
-        for name, value in given.items():
-            if value is not None and name not in allowed_here[self.method]:
-                raise TimingError(f"{where}: {name} is not read by method {self.method!r}")
+        if times is not None or token_timestamps is not None or frames is not None or frame_count is not None:
+            given = {"times": times, "token_timestamps": token_timestamps, "frames": frames, "frame_count": frame_count}
+            for name, value in given.items():
+                if value is not None and name not in _READS[self.method]:
+                    raise TimingError(f"{where}: {name} is not read by method {self.method!r}")
         if self.method == "seq2seq" and times is not None:
             chunk.times = self._relative_times(times, n, where)
         elif self.method == "whisper" and token_timestamps is not None:
@@ -660,17 +688,35 @@ class StitchedTranscript:
             left, right = stride
         except (TypeError, ValueError):
             raise ChunkError(f"{where}: stride must be a pair (left, right), got {short_repr(stride)}") from None
-        values = []
-        for name, value in (("start", start), ("length", length), ("stride left", left), ("stride right", right)):
-            values.append(self._unit(value, f"{where}: {name}"))
-        start, length, left, right = values
+        if not (
+            self.sample_rate is not None
+            and type(start) is int
+            and type(length) is int
+            and type(left) is int
+            and type(right) is int
+            and start >= 0
+            and length >= 0
+            and left >= 0
+            and right >= 0
+        ):  # (sample counts pass at once; anything else is read and checked one by one)
+            unit = self._unit
+            start, length = unit(start, where, "start"), unit(length, where, "length")
+            left, right = unit(left, where, "stride left"), unit(right, where, "stride right")
         if length <= 0:
             raise ChunkError(f"{where}: length must be positive, got {length!r}")
         if left + right > length:
             raise ChunkError(f"{where}: its strides ({left!r} + {right!r}) are longer than the chunk ({length!r})")
         return start, length, left, right
 
-    def _unit(self, value: Any, where: str) -> Any:
+    def _unit(self, value: Any, chunk: str, name: str) -> Any:
+        """`value` as a sample count (with sample_rate) or seconds; ChunkError naming it if not."""
+        # the usual values (an int count, float seconds) pass without building a message
+        if self.sample_rate is not None:
+            if type(value) is int and value >= 0:
+                return value
+        elif type(value) is float and 0.0 <= value < math.inf:
+            return value
+        where = f"{chunk}: {name}"
         if self.sample_rate is not None:
             if isinstance(value, bool):
                 raise ChunkError(f"{where} = {value!r} is not a sample count")
@@ -690,9 +736,6 @@ class StitchedTranscript:
         if not math.isfinite(seconds) or seconds < 0:
             raise ChunkError(f"{where} = {value!r}: must be finite and not negative")
         return seconds
-
-    def _seconds(self, value: Any) -> float:
-        return value / self.sample_rate if self.sample_rate is not None else float(value)
 
     def _relative_times(self, times: Any, n: int, where: str) -> list[tuple[float, float]]:
         pair = isinstance(times, tuple) and len(times) == 2 and all(hasattr(c, "__len__") for c in times)
@@ -793,6 +836,11 @@ class StitchedTranscript:
             return
         if not self._run_open or self._fresh:
             self._start_run(header, junction=self._fresh)
+        self._keep(tokens)
+        self._pending += tokens.ids
+
+    def _keep(self, tokens: _Tokens) -> None:
+        """Append ids to the transcript's, with their times and log-probabilities."""
         if tokens.times is not None:
             if self._times is None:
                 self._times = []
@@ -802,7 +850,6 @@ class StitchedTranscript:
                 self._logprobs = []
             self._logprobs.extend(tokens.logprobs)
         self._ids.extend(tokens.ids)
-        self._pending += tokens.ids
 
     def _put(self, text: str) -> None:
         out = self._joiner.put(text)
@@ -948,7 +995,7 @@ class _WhisperState:
 
     def __init__(self, tok: Any, timestamps: bool | None, time_precision: float) -> None:
         self.tb = tok.timestamp_begin
-        self.special = frozenset(i for i in tok.special_ids if i < self.tb)
+        self.special = frozenset(filter(self.tb.__gt__, tok.special_ids))
         self.low = min(self.special, default=self.tb)  # every id below it is text
         self.languages: dict[int, str | None] = {}  # control id -> the language it names
         self.sot = _id_of(tok, "sot", "<|startoftranscript|>")
@@ -965,6 +1012,8 @@ class _WhisperState:
         self.segment_first = 0  # first id of the open segment
         self.parts: list[str] = []  # its text, as given out
         self.carry = 0  # whitespace the segment before it held, given out with this one's text
+        # segments closed, whose settling waits for settle_wholes: (ids, times, logprobs, start, end)
+        self.wholes: list[tuple[list[int], Any, Any, float | None, float | None]] = []
         self.words = False  # word timings (transformers' return_timestamps="word")
         self.shared = False  # the chunk being read shares audio with the one before it
 
@@ -989,38 +1038,118 @@ class _WhisperState:
         if self.left is None:
             self.left = tokens
             return
-        if self.shared:
-            left_times = self.left.times if self.words else None
-            right_times = tokens.times if self.words else None
-            left_mid, right_mid, matched = whisper_overlap(self.left.ids, tokens.ids, left_times, right_times)
-        else:  # chunks whose strides do not meet share no audio
-            left_mid, right_mid, matched = len(self.left.ids), 0, False
-        owner._settle(self.left.cut(0, left_mid))
-        if not matched and (self.left.ids or len(owner._ids) > self.segment_first) and tokens.ids:
+        self.settle_wholes(owner)
+        self.settle_join(owner, tokens, *self.join(tokens))
+
+    def join(self, tokens: _Tokens) -> tuple[int, int, bool]:
+        """Where the segment's pending tail and the next sequence are cut (whisper_overlap)."""
+        left = self.left
+        assert left is not None
+        if not self.shared:  # chunks whose strides do not meet share no audio
+            return len(left.ids), 0, False
+        if self.words:
+            return whisper_overlap(left.ids, tokens.ids, left.times, tokens.times)
+        return whisper_overlap(left.ids, tokens.ids)
+
+    def settle_join(
+        self, owner: StitchedTranscript, tokens: _Tokens, left_mid: int, right_mid: int, matched: bool
+    ) -> None:
+        """Settle the pending tail up to the cut; what follows the cut in `tokens` is pending now."""
+        left = self.left
+        assert left is not None
+        owner._settle(left.cut(0, left_mid))
+        if not matched and (left.ids or len(owner._ids) > self.segment_first) and tokens.ids:
             owner._fresh = True
         self.left = tokens.cut(right_mid)
 
+    def end(self, owner: StitchedTranscript, tokens: _Tokens, start: float | None, end: float | None) -> None:
+        """The segment's last sequence, then its close: from timestamp `start` to timestamp `end`
+        (None: a language change)."""
+        left = self.left
+        whole: _Tokens | None = tokens
+        if left is not None:
+            left_mid, right_mid, matched = self.join(tokens)
+            whole = left.spliced(left_mid, tokens, right_mid) if matched else None
+        if whole is not None and self.plain(owner):
+            self.left = None
+            self.entries = 0
+            self.wholes.append((whole.ids, whole.times, whole.logprobs, start, end))
+        else:
+            self.settle_wholes(owner)
+            if left is None:
+                self.left = tokens
+            else:
+                self.entries += 1
+                self.settle_join(owner, tokens, left_mid, right_mid, matched)
+            self.close(owner, start, end)
+        self.segment_start = None
+
+    @staticmethod
+    def plain(owner: StitchedTranscript) -> bool:
+        """Whether a segment settled now joins the text plainly: no run open, none starting
+        after a junction, no junction waiting in the joiner (settle_wholes keeps it so)."""
+        return not (owner._run_open or owner._fresh or owner._joiner.junction)
+
+    def settle_wholes(self, owner: StitchedTranscript) -> None:
+        """What push and close do for each segment end() put in `wholes`, in one step: their
+        ids are all known and they are joined without a junction (no run open, none waiting;
+        settling them opens none and leaves none), so each segment is one run whose text is its
+        decode, and the joiner takes their texts plainly, as one put (the whitespace it holds
+        back is the last segment's). Called before anything else settles and when a chunk ends."""
+        wholes = self.wholes
+        if not wholes:
+            return
+        self.wholes = []
+        decode = owner._tok.decode
+        ids, runs, segments = owner._ids, owner._runs, owner._segments
+        assert segments is not None
+        first = self.segment_first
+        texts = []
+        for segment_ids, times, logprobs, start, end in wholes:
+            text = ""
+            if segment_ids:
+                text = decode(segment_ids)
+                runs.append(len(ids))
+                if times is None and logprobs is None:
+                    ids += segment_ids
+                else:
+                    owner._keep(_Tokens(segment_ids, times, logprobs))
+            texts.append(text)
+            last = len(ids) - 1
+            seg_start = start if start is not None else (segments[-1][1] if segments else 0.0)
+            segments.append((seg_start, end if end is not None else owner.duration, text, first, last))
+            first = last + 1
+        self.segment_first = first
+        joiner = owner._joiner
+        joiner.put("".join(texts))
+        self.carry = len(joiner.held)
+        owner._fresh = False
+
     def close(self, owner: StitchedTranscript, start: float | None, end: float | None) -> None:
         """transformers resolves the segment's sequences and appends a chunk."""
+        self.settle_wholes(owner)
         if self.left is not None:
             owner._settle(self.left)
         owner._end_run()
         self.left = None
         self.entries = 0
-        first, last = self.segment_first, len(owner._ids) - 1
         held = owner._joiner.held
         text = "".join(self.parts) + held[self.carry :]
         self.parts = []
         self.carry = len(held)
-        if owner._segments is not None:
-            seg_start = start if start is not None else (owner._segments[-1].end if owner._segments else 0.0)
-            seg_end = end if end is not None else owner.duration
-            owner._segments.append(Segment(seg_start, seg_end, text, first, last))
-        self.segment_first = len(owner._ids)
-        owner._fresh = False
+        self.add_segment(owner, start, end, text)
 
-    def new_segment(self) -> None:
-        self.segment_start = None
+    def add_segment(self, owner: StitchedTranscript, start: float | None, end: float | None, text: str) -> None:
+        """The closed segment's row: from `start` (else where the one before it ended) to `end`
+        (else the end of the audio)."""
+        last = len(owner._ids) - 1
+        segments = owner._segments
+        if segments is not None:
+            seg_start = start if start is not None else (segments[-1][1] if segments else 0.0)
+            seg_end = end if end is not None else owner.duration
+            segments.append((seg_start, seg_end, text, self.segment_first, last))
+        self.segment_first = last + 1
+        owner._fresh = False
 
     # one chunk
 
@@ -1028,21 +1157,27 @@ class _WhisperState:
         tb, tp = self.tb, self.tp
         ids = chunk.ids
         stamps = chunk.token_timestamps
-        self.words = stamps is not None
+        self.words = words = stamps is not None
         self.shared = chunk.shared
         if ids and ids[0] == self.sot_prev:  # transformers' _strip_prompt
             cut = ids.index(self.sot) if self.sot in ids else len(ids)
             ids = ids[cut:]
             if stamps is not None:
                 stamps = stamps[cut:]
+        n = len(ids)
         offset = chunk.start
+        # Text ids are the most; the loop visits the others (ids at or above the lowest control id)
+        # and takes the text between them in slices.
+        low = self.low
+        controls = [i for i, token in enumerate(ids) if token >= low]
         last_timestamp = None
         first_timestamp: float = tb
         right_stride_start = chunk.length - chunk.right
         if chunk.left:
             first_timestamp = chunk.left / tp + tb
         if chunk.right:
-            for token in reversed(ids):
+            for i in reversed(controls):  # (every timestamp is a control id)
+                token = ids[i]
                 if token >= tb:
                     if last_timestamp is not None and (token - tb) * tp < right_stride_start:
                         break
@@ -1054,46 +1189,42 @@ class _WhisperState:
         current_times: list[tuple[float, float]] = []
         current_logprobs: list[float] = []
         logprobs = chunk.logprobs
-        if logprobs is not None and len(logprobs) != len(ids):
-            logprobs = logprobs[len(logprobs) - len(ids) :]
+        if logprobs is not None and len(logprobs) != n:
+            logprobs = logprobs[len(logprobs) - n :]
+        scored = logprobs is not None
+        besides = words or scored  # (what travels with the ids)
         language_seen: str | None = None
         special = self.special
-        # Text ids are the most; the loop visits the others (ids at or above the lowest control id)
-        # and takes the text between them in slices.
-        low = self.low
-        controls = [i for i, token in enumerate(ids) if token >= low]
-        controls.append(len(ids))
-        at = 0
+        # the state transformers keeps, in locals while the chunk is read (end() is given the start
+        # and empties the segment: entries 0)
+        skip, entries, segment_start, seen = self.skip, self.entries, self.segment_start, False
+        # whether a segment that opens and closes in this chunk goes straight to `wholes` (what
+        # end() does with it; only end() and push() change the answer)
+        plain = self.left is None and self.plain(owner)
+        wholes = self.wholes
+        rounded: tuple[float, float] = (math.nan, math.nan)  # the last time and its rounding
+        at = 0  # the chunk's ids before `at` are taken
         for i in controls:
-            if i > at:
-                current += ids[at:i]
-                if logprobs is not None:
-                    current_logprobs += logprobs[at:i]
-                if stamps is not None:
-                    current_times += [
-                        (round((stamps[j - 1] if j else 0.0) + offset, 2), round(stamps[j] + offset, 2))
-                        for j in range(at, i)
-                    ]
-            at = i + 1
-            if i == len(ids):
-                break
             token = ids[i]
-            if token in special:
-                language = self.languages.get(token, "")
-                if language == "":
-                    language = self.languages[token] = whisper_language(self.piece(token))
-                if language is not None:
-                    if language_seen is None:
-                        language_seen = language
-                    if self.last_language and language != self.last_language and not self.with_timestamps():
-                        self.push(owner, self._tokens(current, current_times, current_logprobs, logprobs))
-                        self.close(owner, self.segment_start, None)
-                        current, current_times, current_logprobs = [], [], []
-                        self.new_segment()
-                    self.last_language = language
-            elif token >= tb:
-                self.seen_timestamp = True
-                timestamp = float((token - tb) * tp)
+            if token < tb and token not in special:
+                continue  # an id among the control ids that is text after all: the next slice takes it
+            if i > at:
+                if current:
+                    current += ids[at:i]
+                else:
+                    current = ids[at:i]
+                if besides:
+                    if logprobs is not None:
+                        current_logprobs += logprobs[at:i]
+                    if stamps is not None:
+                        current_times += [
+                            (round((stamps[j - 1] if j else 0.0) + offset, 2), round(stamps[j] + offset, 2))
+                            for j in range(at, i)
+                        ]
+            at = i + 1
+            if token >= tb:
+                seen = True
+                timestamp = (token - tb) * tp
                 if timestamp < cur_max:
                     last_was_single_ending = i >= 2 and not (ids[i - 1] >= tb and ids[i - 2] >= tb)
                     if last_was_single_ending:
@@ -1103,28 +1234,65 @@ class _WhisperState:
                         prev_segments_len += penultimate
                 penultimate = cur_max
                 cur_max = timestamp
-                time = round((token - tb) * tp + offset + prev_segments_len, 2)
                 if last_timestamp and token >= last_timestamp:
-                    self.skip = True
-                elif self.skip or (self.entries and token < first_timestamp):
-                    self.skip = False
-                elif self.segment_start is None:
-                    self.segment_start = time
-                elif time != self.segment_start:
-                    self.push(owner, self._tokens(current, current_times, current_logprobs, logprobs))
-                    self.close(owner, self.segment_start, time)
-                    current, current_times, current_logprobs = [], [], []
-                    self.new_segment()
-            else:  # an id among the control ids that is text after all
-                at = i
+                    skip = True
+                elif skip or (entries and token < first_timestamp):
+                    skip = False
+                else:
+                    moment = timestamp + offset + prev_segments_len
+                    if moment != rounded[0]:  # (a segment's end and the next one's start: one rounding)
+                        rounded = moment, round(moment, 2)
+                    time = rounded[1]
+                    if segment_start is None:
+                        segment_start = time
+                    elif time != segment_start:
+                        if plain and not entries:
+                            wholes.append((current, current_times if words else None,
+                                           current_logprobs if scored else None, segment_start, time))  # fmt: skip
+                        else:
+                            tokens = _Tokens(
+                                current, current_times if words else None, current_logprobs if scored else None
+                            )
+                            self.end(owner, tokens, segment_start, time)
+                            plain = self.plain(owner)
+                        current, current_times, current_logprobs = [], [], []
+                        entries, segment_start = 0, None
+            else:
+                language = self.languages.get(token, "")
+                if language == "":
+                    language = self.languages[token] = whisper_language(self.piece(token))
+                if language is not None:
+                    if language_seen is None:
+                        language_seen = language
+                    if seen:
+                        self.seen_timestamp = True
+                    if self.last_language and language != self.last_language and not self.with_timestamps():
+                        tokens = _Tokens(
+                            current, current_times if words else None, current_logprobs if scored else None
+                        )
+                        self.end(owner, tokens, segment_start, None)
+                        plain = self.plain(owner)
+                        current, current_times, current_logprobs = [], [], []
+                        entries, segment_start = 0, None
+                    self.last_language = language
+        if at < n:
+            current += ids[at:]
+            if logprobs is not None:
+                current_logprobs += logprobs[at:]
+            if stamps is not None:
+                current_times += [
+                    (round((stamps[j - 1] if j else 0.0) + offset, 2), round(stamps[j] + offset, 2))
+                    for j in range(at, n)
+                ]
+        if seen:
+            self.seen_timestamp = True
+        self.skip, self.entries, self.segment_start = skip, entries, segment_start
         owner._languages.append(language_seen)
         if current:
-            self.push(owner, self._tokens(current, current_times, current_logprobs, logprobs))
+            self.push(owner, _Tokens(current, current_times if words else None, current_logprobs if scored else None))
         elif not self.entries:
-            self.new_segment()
-
-    def _tokens(self, ids: list[int], times: list[tuple[float, float]], scores: list[float], logprobs: Any) -> _Tokens:
-        return _Tokens(ids, times if self.words else None, scores if logprobs is not None else None)
+            self.segment_start = None
+        self.settle_wholes(owner)
 
     def finish(self, owner: StitchedTranscript) -> None:
         if self.entries:
