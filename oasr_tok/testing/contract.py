@@ -89,12 +89,14 @@ class KindContract:
 
         class TestShoutKind(KindContract):
             @pytest.fixture(scope="class")
-            def tokenizer(self):
+            @classmethod
+            def tokenizer(cls):
                 oasr_tok.register_kind(shout_kind.KIND)
                 return oasr_tok.build_tokenizer(oasr_tok.TokenizerSpec("shout", {}))
 
             @pytest.fixture(scope="class")
-            def reference_decode(self, tokenizer):
+            @classmethod
+            def reference_decode(cls, tokenizer):
                 return lambda ids: "".join(" " if i == 26 else chr(65 + i) for i in ids if i != 27)
 
     Needs pytest and hypothesis (``pip install 'oasr_tok[testing]'``); hypothesis' settings
@@ -104,34 +106,41 @@ class KindContract:
     # -- the fixtures a subclass gives ----------------------------------------------------------
 
     @pytest.fixture(scope="class")
-    def tokenizer(self) -> Tokenizer:
-        raise pytest.UsageError(f"{type(self).__name__} must give a `tokenizer` fixture (KindContract's docstring)")
+    @classmethod
+    def tokenizer(cls) -> Tokenizer:
+        raise pytest.UsageError(f"{cls.__name__} must give a `tokenizer` fixture (KindContract's docstring)")
 
     @pytest.fixture(scope="class")
-    def reference_decode(self, tokenizer: Tokenizer) -> ReferenceDecode | None:
+    @classmethod
+    def reference_decode(cls, tokenizer: Tokenizer) -> ReferenceDecode | None:
         return None
 
     @pytest.fixture(scope="class")
-    def reference_note(self) -> str:
+    @classmethod
+    def reference_note(cls) -> str:
         return ""
 
     @pytest.fixture(scope="class")
-    def interesting_ids(self, tokenizer: Tokenizer) -> list[int]:
+    @classmethod
+    def interesting_ids(cls, tokenizer: Tokenizer) -> list[int]:
         return []
 
     @pytest.fixture(scope="class")
-    def realistic_ids(self, tokenizer: Tokenizer) -> list[list[int]]:
+    @classmethod
+    def realistic_ids(cls, tokenizer: Tokenizer) -> list[list[int]]:
         return []
 
     # -- what the suite works out from them -----------------------------------------------------
 
     @pytest.fixture(scope="class")
-    def hostile_ids(self, tokenizer: Tokenizer) -> HostileIds:
+    @classmethod
+    def hostile_ids(cls, tokenizer: Tokenizer) -> HostileIds:
         return HostileIds.of(tokenizer)
 
     @pytest.fixture(scope="class")
+    @classmethod
     def streams(
-        self,
+        cls,
         tokenizer: Tokenizer,
         interesting_ids: list[int],
         realistic_ids: list[list[int]],

@@ -42,7 +42,7 @@ OTHER = "huggingface/qwen2-audio-like"  # what the "holds only another" process 
 _RECEIVE = """
 import pickle, sys
 import oasr_tok, example_kind
-oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+oasr_tok.register_kind(example_kind.KIND, replace=True)
 from cases import all_cases
 names = pickle.load(sys.stdin.buffer)
 held = [case.tokenizer() for case in all_cases() if case.name in names]
@@ -362,7 +362,7 @@ def _registered(case) -> None:
     if case.name.startswith("letters/"):
         import example_kind
 
-        oasr_tok.register_tokenizer(example_kind.KIND, example_kind.factory, replace=True, detect=example_kind.detect)
+        oasr_tok.register_kind(example_kind.KIND, replace=True)
 
 
 def test_a_prompts_held_text_rendered_otherwise_after_an_id_still_loads():

@@ -16,25 +16,31 @@ CASES = all_cases()
 
 class TestEveryKind(KindContract):
     @pytest.fixture(scope="class", params=CASES, ids=[case.name for case in CASES])
-    def case(self, request: pytest.FixtureRequest) -> KindCase:
+    @classmethod
+    def case(cls, request: pytest.FixtureRequest) -> KindCase:
         return request.param
 
     @pytest.fixture(scope="class")
-    def tokenizer(self, case):
+    @classmethod
+    def tokenizer(cls, case):
         return case.tokenizer()
 
     @pytest.fixture(scope="class")
-    def reference_decode(self, case):
+    @classmethod
+    def reference_decode(cls, case):
         return None if case.reference is None else case.reference(case.tokenizer())
 
     @pytest.fixture(scope="class")
-    def reference_note(self, case):
+    @classmethod
+    def reference_note(cls, case):
         return case.reference_note
 
     @pytest.fixture(scope="class")
-    def interesting_ids(self, case):
+    @classmethod
+    def interesting_ids(cls, case):
         return case.inputs()[1]
 
     @pytest.fixture(scope="class")
-    def realistic_ids(self, case):
+    @classmethod
+    def realistic_ids(cls, case):
         return case.inputs()[2]
