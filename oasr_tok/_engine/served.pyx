@@ -366,8 +366,8 @@ cdef object _request_named(object exc, list served):
 # The step reads five fields of every output. EngineCoreOutput is a msgspec Struct: its fields
 # are member descriptors (a PyMemberDef: an object pointer at a fixed offset), so the offsets are
 # learnt once from the class's own descriptors and an output of exactly that class is read at
-# them; any other object (another class, a subclass, a field not found as a member) is read by
-# getattr, as before.
+# them; any other object (another class, a subclass, a field not found as a member, a class with
+# its own __getattribute__) is read by getattr, as before.
 
 cdef tuple _OUTPUT_FIELDS = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
 cdef object _output_type = None      # the class whose offsets are in _output_offsets
@@ -381,6 +381,9 @@ cdef bint _learn_output_type(object cls) except -1:
     cdef Py_ssize_t offsets[5]
     cdef PyMemberDef* member
     cdef Py_ssize_t k
+    if cls.__getattribute__ is not object.__getattribute__:  # (its own reading of attributes)
+        _refused_type = cls
+        return False
     for k in range(5):
         name = _OUTPUT_FIELDS[k]
         descriptor = None

@@ -339,24 +339,41 @@ class DoubledOutput(SlotOutput):
 DoubledOutput.doubled = SlotOutput.new_token_ids  # the base's slot, under another name
 
 
+class LoudOutput(SlotOutput):
+    """A subclass that reads its own attributes: read by getattr."""
+
+    __slots__ = ("first",)
+
+    def __init__(self, request_id, new_token_ids):
+        super().__init__(request_id, new_token_ids)
+        self.first = new_token_ids[:1]
+
+    def __getattribute__(self, name):
+        return object.__getattribute__(self, "first" if name == "new_token_ids" else name)
+
+
 def test_outputs_with_slots_read_as_by_getattr():
     tok = _tok()
     ids = tok.encode("héllo 天 there")
-    by_attr, by_slot, doubled = (served(tok, request_id=k) for k in "abc")
+    by_attr, by_slot, doubled, loud, firsts = (served(tok, request_id=k) for k in "abcde")
     for at in range(0, len(ids), 2):
         row = ids[at : at + 2]
         outputs = [
             SimpleNamespace(request_id="a", new_token_ids=row, finish_reason=None, error=None, new_logprobs=None),
             SlotOutput("b", row),
             DoubledOutput("c", row),
+            LoudOutput("d", row),
+            SimpleNamespace(request_id="e", new_token_ids=row[:1], finish_reason=None, error=None, new_logprobs=None),
         ]
-        states = {k: SimpleNamespace(detokenizer=d, queue=None) for k, d in zip("abc", (by_attr, by_slot, doubled))}
+        dets = (by_attr, by_slot, doubled, loud, firsts)
+        states = {k: SimpleNamespace(detokenizer=d, queue=None) for k, d in zip("abcde", dets)}
         logprobs = step_served(outputs, states, STOP)
         assert logprobs is None
-        for det, out in zip((by_attr, by_slot, doubled), outputs):
+        for det, out in zip(dets, outputs):
             det.update(out.new_token_ids, False)
     assert by_attr.output_text == by_slot.output_text == tok.decode(ids)
     assert doubled.output_text == tok.decode([i for at in range(0, len(ids), 2) for i in ids[at : at + 2] * 2])
+    assert loud.output_text == firsts.output_text != by_attr.output_text
     unset = SlotOutput.__new__(SlotOutput)  # a slot never set: getattr's own AttributeError
     with pytest.raises(AttributeError, match="request_id"):
         step_served([unset], {}, STOP)
