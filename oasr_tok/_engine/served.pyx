@@ -38,17 +38,34 @@ from cpython.object cimport PyObject
 
 from oasr_tok._engine.growtext cimport GrowText
 
+from types import MemberDescriptorType
+
 from oasr_tok._engine.stream import held_bytes_of
-from oasr_tok.errors import StreamStateError, TokenizerError
+from oasr_tok.errors import NonIntegerIdError, StreamStateError, TokenizerError
 
 cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
+    Py_ssize_t PY_SSIZE_T_MAX
+    Py_ssize_t PyList_GET_SIZE(object)
+    PyObject* PyList_GET_ITEM(object, Py_ssize_t)
+    long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
 
-cdef Py_ssize_t _NO_STOP = -2
+cdef extern from "structmember.h":
+    enum:
+        T_OBJECT
+        T_OBJECT_EX
+
+cdef enum:
+    _SMALL = 16  # a step of fewer ids than this keeps its text offsets on the C stack
 
 
 cdef class ServedText:
@@ -182,6 +199,7 @@ cdef class ServedText:
     def update(self, list new_token_ids, bint stop_terminated):
         """vLLM's update: the new ids' text appended; the stop string matched, or None."""
         cdef Py_ssize_t n_new, n_fed, k, num_prev, first_new, check_at, hi, lo, mid, stop_end
+        cdef Py_ssize_t small[_SMALL]     # the text's offsets for a step of a few ids
         cdef Py_ssize_t* offsets = NULL
         cdef list parts = None
         cdef str piece, one = None
@@ -202,9 +220,12 @@ cdef class ServedText:
         num_prev = len(self.token_ids)
         first_new = num_prev
         if self.stops:
-            offsets = <Py_ssize_t*>PyMem_Malloc((n_new + 1) * sizeof(Py_ssize_t))
-            if offsets == NULL:
-                raise MemoryError()
+            if n_new < _SMALL:
+                offsets = small
+            else:
+                offsets = <Py_ssize_t*>PyMem_Malloc((n_new + 1) * sizeof(Py_ssize_t))
+                if offsets == NULL:
+                    raise MemoryError()
         try:
             if offsets != NULL:
                 offsets[0] = self.text.t.n
@@ -253,7 +274,8 @@ cdef class ServedText:
                 self.text.truncate(truncate_to)
             return found
         finally:
-            PyMem_Free(offsets)
+            if offsets != small:
+                PyMem_Free(offsets)
 
     cdef tuple _check_stops(self, Py_ssize_t new_count):
         """vLLM's check_stop_strings on the text: (the stop string, where the text is cut, -1 for
@@ -340,6 +362,111 @@ cdef object _request_named(object exc, list served):
     return exc
 
 
+# -- reading vLLM's EngineCoreOutput ---------------------------------------------------------------
+# The step reads five fields of every output. EngineCoreOutput is a msgspec Struct: its fields
+# are member descriptors (a PyMemberDef: an object pointer at a fixed offset), so the offsets are
+# learnt once from the class's own descriptors and an output of exactly that class is read at
+# them; any other object (another class, a subclass, a field not found as a member, a class with
+# its own __getattribute__) is read by getattr, as before.
+
+cdef tuple _OUTPUT_FIELDS = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
+cdef object _output_type = None      # the class whose offsets are in _output_offsets
+cdef object _refused_type = None     # a class learnt not to be read at offsets
+cdef Py_ssize_t _output_offsets[5]
+
+
+cdef bint _learn_output_type(object cls) except -1:
+    """Whether `cls`'s five fields are object members (their offsets then kept)."""
+    global _output_type, _refused_type
+    cdef Py_ssize_t offsets[5]
+    cdef PyMemberDef* member
+    cdef Py_ssize_t k
+    if cls.__getattribute__ is not object.__getattribute__:  # (its own reading of attributes)
+        _refused_type = cls
+        return False
+    for k in range(5):
+        name = _OUTPUT_FIELDS[k]
+        descriptor = None
+        for base in cls.__mro__:
+            if name in base.__dict__:
+                descriptor = base.__dict__[name]
+                break
+        if type(descriptor) is not MemberDescriptorType:
+            _refused_type = cls
+            return False
+        member = (<PyMemberDescrObject*><PyObject*>descriptor).d_member
+        if member.type != T_OBJECT_EX and member.type != T_OBJECT:
+            _refused_type = cls
+            return False
+        offsets[k] = member.offset
+    for k in range(5):
+        _output_offsets[k] = offsets[k]
+    _output_type = cls
+    return True
+
+
+cdef inline object _field(object out, Py_ssize_t k, bint at_offset):
+    """Field k of _OUTPUT_FIELDS of `out` (read at its offset when `at_offset`: out is exactly
+    of _output_type)."""
+    cdef PyObject* value
+    if at_offset:
+        value = (<PyObject**>((<char*><PyObject*>out) + _output_offsets[k]))[0]
+        if value != NULL:
+            return <object>value
+    return getattr(out, <str>_OUTPUT_FIELDS[k])  # (an unset member: its own AttributeError, or None)
+
+
+cdef class _Batch:
+    """The requests of an engine step that one rendering (a view) steps: their rows of ids, their
+    ServedTexts and streams, and, while every row is one int, those ids packed as int64."""
+    cdef object view
+    cdef list rows
+    cdef list served
+    cdef list streams
+    cdef bytearray packed
+    cdef long long* at
+    cdef Py_ssize_t count
+    cdef Py_ssize_t longest
+    cdef Py_ssize_t shortest
+    cdef bint single          # every row so far is one int id (packed holds them)
+
+    def __cinit__(self, object view, Py_ssize_t capacity):
+        self.view = view
+        self.rows = []
+        self.served = []
+        self.streams = []
+        self.packed = bytearray(max(capacity, 1) * 8)
+        self.at = <long long*><char*>self.packed
+        self.count = 0
+        self.longest = 0
+        self.shortest = PY_SSIZE_T_MAX
+        self.single = True
+
+    cdef inline int add(self, object row, ServedText det) except -1:
+        cdef Py_ssize_t n = PyList_GET_SIZE(row)
+        cdef long long value
+        cdef int overflow = 0
+        self.rows.append(row)
+        self.served.append(det)
+        self.streams.append(det.stream)
+        if n > self.longest:
+            self.longest = n
+        if n < self.shortest:
+            self.shortest = n
+        if self.single:
+            if n == 1:
+                item = <object>PyList_GET_ITEM(row, 0)
+                # (a bool, a NumPy int, an int past int64: the rows' own reading decides)
+                if type(item) is int:
+                    value = PyLong_AsLongLongAndOverflow(item, &overflow)
+                    if not overflow:
+                        self.at[self.count] = value
+                        self.count += 1
+                        return 0
+            self.single = False
+        return 0
+
+
 def step_served(list outputs, dict request_states, object stop_reason):
     """Step every ServedText of an engine step's `outputs` (vLLM's EngineCoreOutputs; their
     request states in `request_states`): one decode_incremental_batch per tokenizer and per id
@@ -351,78 +478,79 @@ def step_served(list outputs, dict request_states, object stop_reason):
 
     Returns [(request state, output), ...] of those outputs that carry logprobs
     (`new_logprobs`), for the step's one lookup of their strings; None when none does."""
-    cdef list views = [], groups = [], finishing = [], with_logprobs = None
-    cdef list rows = None, served = None
+    cdef list batches = [], finishing = [], with_logprobs = None
+    cdef _Batch batch = None
     cdef ServedText det
-    cdef Py_ssize_t k, g, longest, n_fed
+    cdef Py_ssize_t g, n_fed, n_outputs = PyList_GET_SIZE(outputs)
     cdef PyObject* found
-    cdef object view, last_view = None
-    for out in outputs:
-        found = PyDict_GetItemWithError(request_states, out.request_id)
-        if found == NULL:
-            continue
-        state = <object>found
-        det_object = state.detokenizer
-        if not isinstance(det_object, ServedText):
-            continue
-        det = <ServedText>det_object
-        if out.error is not None and state.queue is not None:
-            continue
-        if out.new_logprobs is not None:
-            if with_logprobs is None:
-                with_logprobs = []
-            with_logprobs.append((state, out))
-        ids = out.new_token_ids
-        if not ids:
-            continue
-        if det.pending_ids is not None:
-            raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
-                                   "previous batch stepped for it")
-        reason = out.finish_reason
-        if reason is not None and reason == stop_reason and not det.include_stop:
-            row = ids[:len(ids) - 1]
-        else:
-            row = ids
-        view = det.view
-        if view is not last_view:
-            for g in range(len(views)):
-                if views[g] is view:
-                    break
-            else:
-                g = len(views)
-                views.append(view)
-                groups.append(([], []))
-            rows, served = groups[g]
-            last_view = view
-        rows.append(row)
-        served.append(det)
-        det.pending_ids = ids
-        det.pending_one = ""
-        det.pending_hold = det.held_open
-        det.pending_many = None
-        if reason is not None:
-            det.finishing = True
-            finishing.append(det)
+    cdef object view, out_type
+    cdef bint at_offset
     try:
-        if len(views) > 1:
+        for out in outputs:
+            out_type = type(out)
+            at_offset = out_type is _output_type
+            if not at_offset and out_type is not _refused_type:
+                at_offset = _learn_output_type(out_type)
+            found = PyDict_GetItemWithError(request_states, _field(out, 0, at_offset))
+            if found == NULL:
+                continue
+            state = <object>found
+            det_object = state.detokenizer
+            if not isinstance(det_object, ServedText):
+                continue
+            det = <ServedText>det_object
+            if _field(out, 3, at_offset) is not None and state.queue is not None:
+                continue
+            if _field(out, 4, at_offset) is not None:
+                if with_logprobs is None:
+                    with_logprobs = []
+                with_logprobs.append((state, out))
+            ids = _field(out, 1, at_offset)
+            if not ids:
+                continue
+            if type(ids) is not list:
+                raise NonIntegerIdError(f"request {det.request_id!r}: new_token_ids is a list of ids, got "
+                                        f"{type(ids).__name__}")
+            if det.pending_ids is not None:
+                raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
+                                       "previous batch stepped for it")
+            reason = _field(out, 2, at_offset)
+            if reason is not None and reason == stop_reason and not det.include_stop:
+                row = ids[:len(ids) - 1]
+            else:
+                row = ids
+            view = det.view
+            if batch is None or batch.view is not view:
+                for g in range(len(batches)):
+                    if (<_Batch>batches[g]).view is view:
+                        batch = <_Batch>batches[g]
+                        break
+                else:
+                    batch = _Batch(view, n_outputs)
+                    batches.append(batch)
+            batch.add(row, det)
+            det.pending_ids = ids
+            det.pending_one = ""
+            det.pending_hold = det.held_open
+            det.pending_many = None
+            if reason is not None:
+                det.finishing = True
+                finishing.append(det)
+        if len(batches) > 1:
             # Several renderings (special tokens skipped, shown): every id checked before the
             # first batch moves a stream, so that a bad one leaves every stream as it was.
-            for g in range(len(views)):
-                rows, served = groups[g]
-                _check_rows(views[g], rows, served)
-        for g in range(len(views)):
-            rows, served = groups[g]
-            longest = 0
-            for k in range(len(rows)):
-                if len(<list>rows[k]) > longest:
-                    longest = len(<list>rows[k])
-            if longest <= 1:
-                _step_once(views[g], rows, served)
+            for g in range(len(batches)):
+                batch = <_Batch>batches[g]
+                _check_rows(batch.view, batch.rows, batch.served)
+        for g in range(len(batches)):
+            batch = <_Batch>batches[g]
+            if batch.longest <= 1:
+                _step_once(batch)
             else:
-                _step_each(views[g], rows, served, longest)
+                _step_each(batch)
     except BaseException:
-        for g in range(len(groups)):
-            for det_object in groups[g][1]:
+        for g in range(len(batches)):
+            for det_object in (<_Batch>batches[g]).served:
                 det = <ServedText>det_object
                 det.pending_ids = det.pending_one = det.pending_many = None
                 det.finishing = False
@@ -442,40 +570,30 @@ def step_served(list outputs, dict request_states, object stop_reason):
     return with_logprobs
 
 
-cdef int _step_once(object view, list rows, list served) except -1:
+cdef int _step_once(_Batch batch) except -1:
     """A step of at most one id per request: one batch call (the ids as one 1-D int64 buffer
-    when every request brings one: read in C, no list per row)."""
-    cdef Py_ssize_t k, n = len(rows)
+    when every request brings one int: read in C, no list per row)."""
+    cdef Py_ssize_t k, n = len(batch.rows)
     cdef ServedText det
-    cdef bytearray packed
-    cdef long long* at
-    streams = [(<ServedText>d).stream for d in served]
+    cdef list streams = batch.streams
     deltas = None
-    for k in range(n):
-        if len(<list>rows[k]) != 1:
-            break
-    else:
-        packed = bytearray(n * 8)
-        at = <long long*><char*>packed
+    if batch.single and batch.count == n:
         try:
-            for k in range(n):
-                value = (<list>rows[k])[0]
-                if type(value) is not int:  # (a bool, a NumPy int: the rows' own reading decides)
-                    raise TypeError()
-                at[k] = value
-            deltas = view.decode_incremental_batch(memoryview(packed).cast("q"), streams)
+            deltas = batch.view.decode_incremental_batch(memoryview(batch.packed).cast("q")[:n], streams)
         except (TokenizerError, TypeError, OverflowError):
             deltas = None  # nothing moved: the rows again, for the error that names the stream
     if deltas is None:
         try:
-            deltas = view.decode_incremental_batch(rows, streams)
+            deltas = batch.view.decode_incremental_batch(batch.rows, streams)
         except TokenizerError as exc:
-            raise _request_named(exc, served) from None
+            raise _request_named(exc, batch.served) from None
     cdef bytes holds = held_bytes_of(streams)
     cdef const unsigned char* hold = holds
-    for k in range(len(served)):
-        det = <ServedText>served[k]
-        det.pending_one = <str>deltas[k]
+    if type(deltas) is not list or PyList_GET_SIZE(deltas) != n or len(holds) != n:
+        raise StreamStateError(f"a batch of {n} streams gave {len(deltas)} deltas")
+    for k in range(n):
+        det = <ServedText>PyList_GET_ITEM(batch.served, k)
+        det.pending_one = <str>PyList_GET_ITEM(deltas, k)
         det.pending_hold = hold[k]
     return 0
 
@@ -506,40 +624,50 @@ cdef object _column(list rows, Py_ssize_t p, Py_ssize_t* at, Py_ssize_t n):
     return memoryview(packed).cast("q")
 
 
-cdef int _step_each(object view, list rows, list served, Py_ssize_t longest) except -1:
+cdef int _step_each(_Batch batch) except -1:
     """A step of several ids per request (speculative decoding): one batch call per id position,
     so that each id's text, and whether the stream holds bytes after it, is known (DecodeStream
     decides id by id). Every id is checked before the first call moves a stream."""
-    cdef Py_ssize_t k, p, n = len(rows), count
+    cdef list rows = batch.rows, served = batch.served
+    cdef Py_ssize_t k, p, n = len(rows), count, longest = batch.longest
     cdef ServedText det
     cdef Py_ssize_t* at = <Py_ssize_t*>PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
     cdef const unsigned char* hold
     cdef bytes holds
-    cdef list streams
+    cdef list streams, parts
     if at == NULL:
         raise MemoryError()
     try:
-        _check_rows(view, rows, served)
+        _check_rows(batch.view, rows, served)
         for k in range(n):
-            (<ServedText>served[k]).pending_many = []
+            (<ServedText>served[k]).pending_many = [None] * (2 * PyList_GET_SIZE(rows[k]))
         for p in range(longest):
-            count = 0
-            streams = []
-            for k in range(n):
-                if len(<list>rows[k]) > p:
-                    at[count] = k
-                    count += 1
-                    streams.append((<ServedText>served[k]).stream)
+            if p < batch.shortest:  # every request has a p-th id: the batch's own streams
+                count = n
+                if p == 0:
+                    for k in range(n):
+                        at[k] = k
+                streams = batch.streams
+            else:
+                count = 0
+                streams = []
+                for k in range(n):
+                    if PyList_GET_SIZE(rows[k]) > p:
+                        at[count] = k
+                        count += 1
+                        streams.append((<ServedText>served[k]).stream)
             try:
-                deltas = view.decode_incremental_batch(_column(rows, p, at, count), streams)
+                deltas = batch.view.decode_incremental_batch(_column(rows, p, at, count), streams)
             except TokenizerError as exc:  # (a stream's own error: a closed one, "stream k")
                 raise _request_named(exc, [served[at[k]] for k in range(count)]) from None
             holds = held_bytes_of(streams)
             hold = holds
+            if type(deltas) is not list or PyList_GET_SIZE(deltas) != count or len(holds) != count:
+                raise StreamStateError(f"a batch of {count} streams gave {len(deltas)} deltas")
             for k in range(count):
-                det = <ServedText>served[at[k]]
-                det.pending_many.append(deltas[k])
-                det.pending_many.append(hold[k] == 1)
+                parts = (<ServedText>PyList_GET_ITEM(served, at[k])).pending_many
+                parts[2 * p] = <object>PyList_GET_ITEM(deltas, k)
+                parts[2 * p + 1] = hold[k] == 1
         for k in range(n):
             det = <ServedText>served[k]
             if not det.pending_many:  # no id fed (only the engine's own stop id): nothing settled

@@ -309,3 +309,85 @@ def test_a_token_table_checks_every_id_first():
         TokenTable(2, lambda ids: "x").strings([0])
     with pytest.raises(ValueError):
         TokenTable(-1, str)
+
+
+class SlotOutput:
+    """An output whose fields are slots (member descriptors, as vLLM's msgspec EngineCoreOutput
+    has): step_served reads an output of exactly such a class at the slots' offsets."""
+
+    __slots__ = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
+
+    def __init__(self, request_id, new_token_ids, finish_reason=None, error=None, new_logprobs=None):
+        self.request_id, self.new_token_ids, self.finish_reason = request_id, new_token_ids, finish_reason
+        self.error, self.new_logprobs = error, new_logprobs
+
+
+class DoubledOutput(SlotOutput):
+    """A subclass whose ids are a property: read by getattr, never at the base's offsets."""
+
+    __slots__ = ()
+
+    @property
+    def new_token_ids(self):  # type: ignore[override]
+        return self.doubled
+
+    @new_token_ids.setter
+    def new_token_ids(self, ids):
+        self.doubled = ids + ids
+
+
+DoubledOutput.doubled = SlotOutput.new_token_ids  # the base's slot, under another name
+
+
+class LoudOutput(SlotOutput):
+    """A subclass that reads its own attributes: read by getattr."""
+
+    __slots__ = ("first",)
+
+    def __init__(self, request_id, new_token_ids):
+        super().__init__(request_id, new_token_ids)
+        self.first = new_token_ids[:1]
+
+    def __getattribute__(self, name):
+        return object.__getattribute__(self, "first" if name == "new_token_ids" else name)
+
+
+def test_outputs_with_slots_read_as_by_getattr():
+    tok = _tok()
+    ids = tok.encode("héllo 天 there")
+    by_attr, by_slot, doubled, loud, firsts = (served(tok, request_id=k) for k in "abcde")
+    for at in range(0, len(ids), 2):
+        row = ids[at : at + 2]
+        outputs = [
+            SimpleNamespace(request_id="a", new_token_ids=row, finish_reason=None, error=None, new_logprobs=None),
+            SlotOutput("b", row),
+            DoubledOutput("c", row),
+            LoudOutput("d", row),
+            SimpleNamespace(request_id="e", new_token_ids=row[:1], finish_reason=None, error=None, new_logprobs=None),
+        ]
+        dets = (by_attr, by_slot, doubled, loud, firsts)
+        states = {k: SimpleNamespace(detokenizer=d, queue=None) for k, d in zip("abcde", dets)}
+        logprobs = step_served(outputs, states, STOP)
+        assert logprobs is None
+        for det, out in zip(dets, outputs):
+            det.update(out.new_token_ids, False)
+    assert by_attr.output_text == by_slot.output_text == tok.decode(ids)
+    assert doubled.output_text == tok.decode([i for at in range(0, len(ids), 2) for i in ids[at : at + 2] * 2])
+    assert loud.output_text == firsts.output_text != by_attr.output_text
+    unset = SlotOutput.__new__(SlotOutput)  # a slot never set: getattr's own AttributeError
+    with pytest.raises(AttributeError, match="request_id"):
+        step_served([unset], {}, STOP)
+
+
+def test_a_refused_step_leaves_every_request_as_it_was():
+    tok = _tok()
+    first, second = served(tok, request_id="one"), served(tok, request_id="two")
+    ids = tok.encode("hello there")
+    states = {"1": SimpleNamespace(detokenizer=first, queue=None), "2": SimpleNamespace(detokenizer=second, queue=None)}
+    pending = ids[:1]
+    step_served([SlotOutput("2", pending)], states, STOP)  # the second's text not taken
+    with pytest.raises(StreamStateError, match="'two'.*did not take"):
+        step_served([SlotOutput("1", ids[:1]), SlotOutput("2", ids[1:2])], states, STOP)
+    second.update(pending, False)  # the second takes its step; the first never moved
+    assert step([first, second], [ids[:1], ids[1:]]) == [None, None]
+    assert first.output_text == tok.decode(ids[:1]) and second.output_text == tok.decode(ids)

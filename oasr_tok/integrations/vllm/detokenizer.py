@@ -47,14 +47,18 @@ class OasrDetokenizer(ServedText):
     IncrementalDetokenizer interface (update, get_next_output_text, output_text,
     output_token_ids, num_output_tokens), stepped by `step` in the engine step's batch."""
 
+    # No instance dict: what vLLM reads of a detokenizer is ServedText's (and one object less
+    # per request for the garbage collector to walk).
+    __slots__ = ()
+
     def __init__(self, tokenizer: Any, request: EngineCoreRequest) -> None:
         params = request.sampling_params
         assert params is not None  # vLLM makes detokenizers for sampling requests only
         stop = params.stop
-        self.stop: list[str] = [] if stop is None else [stop] if isinstance(stop, str) else list(stop)
-        self.include_stop_str_in_output = params.include_stop_str_in_output
+        stops: list[str] = [] if stop is None else [stop] if isinstance(stop, str) else list(stop)
+        include_stop = params.include_stop_str_in_output
         # vLLM's: the characters held back while stop strings are watched and not shown
-        buffer = max(len(s) for s in self.stop) - 1 if self.stop and not self.include_stop_str_in_output else 0
+        buffer = max(len(s) for s in stops) - 1 if stops and not include_stop else 0
         # vLLM's fast detokenizer: with special tokens shown and spaces_between_special_tokens
         # off, an added token right after another is its bare content.
         added = None
@@ -66,16 +70,7 @@ class OasrDetokenizer(ServedText):
             stream = view.new_stream(prefill=prompt if prompt else None)
         except TokenizerError as exc:
             raise type(exc)(f"request {request.request_id!r}: its prompt: {exc}") from None
-        super().__init__(
-            stream,
-            view,
-            request.request_id,
-            self.stop,
-            params.min_tokens,
-            self.include_stop_str_in_output,
-            buffer,
-            added,
-        )
+        super().__init__(stream, view, request.request_id, stops, params.min_tokens, include_stop, buffer, added)
 
 
 def step(request_states: dict[str, Any], outputs: list[EngineCoreOutput]) -> list[tuple[Any, Any]] | None:
