@@ -38,17 +38,10 @@ from cpython.object cimport PyObject
 
 from oasr_tok._engine.growtext cimport GrowText
 
-from types import MemberDescriptorType
-
 from oasr_tok._engine.stream import held_bytes_of
 from oasr_tok.errors import NonIntegerIdError, StreamStateError, TokenizerError
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        int type
-        Py_ssize_t offset
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
     Py_ssize_t PY_SSIZE_T_MAX
     Py_ssize_t PyList_GET_SIZE(object)
@@ -58,11 +51,6 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) nogil
-
-cdef extern from "structmember.h":
-    enum:
-        T_OBJECT
-        T_OBJECT_EX
 
 cdef enum:
     _SMALL = 16  # a step of fewer ids than this keeps its text offsets on the C stack
@@ -363,57 +351,17 @@ cdef object _request_named(object exc, list served):
 
 
 # -- reading vLLM's EngineCoreOutput ---------------------------------------------------------------
-# The step reads five fields of every output. EngineCoreOutput is a msgspec Struct: its fields
-# are member descriptors (a PyMemberDef: an object pointer at a fixed offset), so the offsets are
-# learnt once from the class's own descriptors and an output of exactly that class is read at
-# them; any other object (another class, a subclass, a field not found as a member, a class with
-# its own __getattribute__) is read by getattr, as before.
+# The step reads five fields of every output, by getattr. (Reading EngineCoreOutput's msgspec
+# members at their slot offsets, learnt from the class, was tried: its effect on the step was
+# within the noise of benchmarks/test_vllm.py, and it kept the learnt class in module globals a
+# step writes, which a free-threaded build must not have.)
 
 cdef tuple _OUTPUT_FIELDS = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
-cdef object _output_type = None      # the class whose offsets are in _output_offsets
-cdef object _refused_type = None     # a class learnt not to be read at offsets
-cdef Py_ssize_t _output_offsets[5]
 
 
-cdef bint _learn_output_type(object cls) except -1:
-    """Whether `cls`'s five fields are object members (their offsets then kept)."""
-    global _output_type, _refused_type
-    cdef Py_ssize_t offsets[5]
-    cdef PyMemberDef* member
-    cdef Py_ssize_t k
-    if cls.__getattribute__ is not object.__getattribute__:  # (its own reading of attributes)
-        _refused_type = cls
-        return False
-    for k in range(5):
-        name = _OUTPUT_FIELDS[k]
-        descriptor = None
-        for base in cls.__mro__:
-            if name in base.__dict__:
-                descriptor = base.__dict__[name]
-                break
-        if type(descriptor) is not MemberDescriptorType:
-            _refused_type = cls
-            return False
-        member = (<PyMemberDescrObject*><PyObject*>descriptor).d_member
-        if member.type != T_OBJECT_EX and member.type != T_OBJECT:
-            _refused_type = cls
-            return False
-        offsets[k] = member.offset
-    for k in range(5):
-        _output_offsets[k] = offsets[k]
-    _output_type = cls
-    return True
-
-
-cdef inline object _field(object out, Py_ssize_t k, bint at_offset):
-    """Field k of _OUTPUT_FIELDS of `out` (read at its offset when `at_offset`: out is exactly
-    of _output_type)."""
-    cdef PyObject* value
-    if at_offset:
-        value = (<PyObject**>((<char*><PyObject*>out) + _output_offsets[k]))[0]
-        if value != NULL:
-            return <object>value
-    return getattr(out, <str>_OUTPUT_FIELDS[k])  # (an unset member: its own AttributeError, or None)
+cdef inline object _field(object out, Py_ssize_t k):
+    """Field k of _OUTPUT_FIELDS of `out`."""
+    return getattr(out, <str>_OUTPUT_FIELDS[k])
 
 
 cdef class _Batch:
@@ -483,15 +431,10 @@ def step_served(list outputs, dict request_states, object stop_reason):
     cdef ServedText det
     cdef Py_ssize_t g, n_fed, n_outputs = PyList_GET_SIZE(outputs)
     cdef PyObject* found
-    cdef object view, out_type
-    cdef bint at_offset
+    cdef object view
     try:
         for out in outputs:
-            out_type = type(out)
-            at_offset = out_type is _output_type
-            if not at_offset and out_type is not _refused_type:
-                at_offset = _learn_output_type(out_type)
-            found = PyDict_GetItemWithError(request_states, _field(out, 0, at_offset))
+            found = PyDict_GetItemWithError(request_states, _field(out, 0))
             if found == NULL:
                 continue
             state = <object>found
@@ -499,13 +442,13 @@ def step_served(list outputs, dict request_states, object stop_reason):
             if not isinstance(det_object, ServedText):
                 continue
             det = <ServedText>det_object
-            if _field(out, 3, at_offset) is not None and state.queue is not None:
+            if _field(out, 3) is not None and state.queue is not None:
                 continue
-            if _field(out, 4, at_offset) is not None:
+            if _field(out, 4) is not None:
                 if with_logprobs is None:
                     with_logprobs = []
                 with_logprobs.append((state, out))
-            ids = _field(out, 1, at_offset)
+            ids = _field(out, 1)
             if not ids:
                 continue
             if type(ids) is not list:
@@ -514,7 +457,7 @@ def step_served(list outputs, dict request_states, object stop_reason):
             if det.pending_ids is not None:
                 raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
                                        "previous batch stepped for it")
-            reason = _field(out, 2, at_offset)
+            reason = _field(out, 2)
             if reason is not None and reason == stop_reason and not det.include_stop:
                 row = ids[:len(ids) - 1]
             else:

@@ -313,7 +313,7 @@ def test_a_token_table_checks_every_id_first():
 
 class SlotOutput:
     """An output whose fields are slots (member descriptors, as vLLM's msgspec EngineCoreOutput
-    has): step_served reads an output of exactly such a class at the slots' offsets."""
+    has): step_served reads its fields, and a subclass's own, as getattr does."""
 
     __slots__ = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
 
@@ -323,7 +323,7 @@ class SlotOutput:
 
 
 class DoubledOutput(SlotOutput):
-    """A subclass whose ids are a property: read by getattr, never at the base's offsets."""
+    """A subclass whose ids are a property: its ids are the property's, not the base's slot."""
 
     __slots__ = ()
 
