@@ -121,10 +121,14 @@ cdef void _free_rows(Rows* r) noexcept:
 
 def feed_batch(tok, rows, list states, bint final, bint one_per_stream):
     """tok.decode_incremental_batch (core/streaming.py says what it takes): the deltas, in order,
-    each exactly what decode_incremental(rows[k], states[k], final) gives. `states` is the
-    batch's own list (the caller's may change while the GIL is let go); `rows` a list of id
+    each exactly what decode_incremental(rows[k], states[k], final) gives. `rows` a list of id
     sequences, or with one_per_stream one integer sequence or buffer of one id per stream. This
-    module's docstring says how."""
+    module's docstring says how. The batch reads its own copies of both lists: code it runs (an
+    id's __index__, a kind's step, an envelope parser) or another thread while the GIL is let go
+    may change the caller's."""
+    states = list(states)
+    if type(rows) is list:
+        rows = list(rows)
     cdef Py_ssize_t k, i, n = PyList_GET_SIZE(states), reach, own, planned = 0, marked = 0, free_steps = 0
     cdef Rows r
     cdef Step* steps = NULL

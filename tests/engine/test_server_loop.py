@@ -301,3 +301,27 @@ def test_an_empty_batch_takes_no_ids():
         tok.decode_incremental_batch(np.array([1, 2], dtype=np.int64), [])
     with pytest.raises(StreamStateError, match="1 rows of ids for 0 streams"):
         tok.decode_incremental_batch([[1]], [])
+
+
+def test_code_a_batch_runs_that_empties_the_callers_lists_changes_nothing_it_steps():
+    # Compiled code trusts no caller: an id's __index__ (user code the batch runs while reading
+    # the ids) empties the rows and states lists the caller passed; the batch steps its own copies.
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:3]
+    rows: list = []
+    states: list = []
+
+    class Meddling:
+        def __index__(self) -> int:
+            rows.clear()
+            states.clear()
+            return good[1]
+
+    from oasr_tok._engine.batch import feed_batch
+
+    rows[:] = [[good[0]], [Meddling()], [good[2]]]
+    states[:] = [tok.new_stream(), {}, tok.new_stream()]
+    kept = list(states)
+    got = feed_batch(tok, rows, states, False, False)
+    assert got == [tok.decode_incremental([i], {}) for i in good]
+    assert [state.get("text") if isinstance(state, dict) else state.text for state in kept] == got
