@@ -119,14 +119,14 @@ cdef void _free_rows(Rows* r) noexcept:
     PyMem_Free(r.starts)
 
 
-def feed_batch(tok, rows, list states, bint final, bint one_per_stream):
+def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
     """tok.decode_incremental_batch (core/streaming.py says what it takes): the deltas, in order,
-    each exactly what decode_incremental(rows[k], states[k], final) gives. `rows` a list of id
+    each exactly what decode_incremental(rows[k], given[k], final) gives. `rows` a list of id
     sequences, or with one_per_stream one integer sequence or buffer of one id per stream. This
     module's docstring says how. The batch reads its own copies of both lists: code it runs (an
     id's __index__, a kind's step, an envelope parser) or another thread while the GIL is let go
     may change the caller's."""
-    states = list(states)
+    cdef list states = list(given)
     if type(rows) is list:
         rows = list(rows)
     cdef Py_ssize_t k, i, n = PyList_GET_SIZE(states), reach, own, planned = 0, marked = 0, free_steps = 0
@@ -170,15 +170,15 @@ def feed_batch(tok, rows, list states, bint final, bint one_per_stream):
         if some_address_twice(states, n):
             raise StreamStateError("one state is given for two streams of the batch; each stream has its own")
         # -- every place checked, and its step planned; nothing moves -----------------------------
-        for k in range(n):
-            item = <object>PyList_GET_ITEM(states, k)
-            p = &steps[k]
-            p.ids = r.ids + r.starts[k]
-            p.n = r.counts[k]
-            p.old_pending = NULL
-            p.free = p.taken = False
-            planned = k + 1
-            try:
+        try:  # (one handler for the loop: a place's error names it)
+            for k in range(n):
+                item = <object>PyList_GET_ITEM(states, k)
+                p = &steps[k]
+                p.ids = r.ids + r.starts[k]
+                p.n = r.counts[k]
+                p.old_pending = NULL
+                p.free = p.taken = False
+                planned = k + 1
                 if type(item) is Stream:
                     s = <Stream>item
                     if s.busy or (tok is not s.tokenizer and not same_maker(tok, s)):
@@ -212,8 +212,8 @@ def feed_batch(tok, rows, list states, bint final, bint one_per_stream):
                         check_stream(tok, item, p.n != 0)
                         p.plan = DICT_KIND
                         others = True
-            except TokenizerError as exc:
-                raise type(exc)(f"stream {k}: {exc}") from None
+        except TokenizerError as exc:
+            raise type(exc)(f"stream {k}: {exc}") from None
         # Busy from here on: no other call (another thread, Python code a step below runs) may
         # use these streams until this one returns.
         for k in range(n):

@@ -248,11 +248,10 @@ class Streaming(TokenizerContract):
         """
         if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
             raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
-        # The batch's own list: the caller's may change while a batch of Streams lets go of the GIL.
-        batch: list[Any] = list(states)
+        # (feed_batch steps its own copy of `states`: the caller's may change while it runs.)
         one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1
-        rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(batch), lengths)
-        return feed_batch(self, rows, batch, final, one_per_stream)
+        rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(states), lengths)
+        return feed_batch(self, rows, states, final, one_per_stream)
 
 
 def batch_id_rows(new_ids: Any, n: int, lengths: Sequence[int] | None) -> list[Any]:
