@@ -1,10 +1,9 @@
 # cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
-"""`oasr_tok.Stream`: a stream that owns its state (what tok.new_stream returns), and the
-batch that steps many of them in one call (decode_incremental_batch).
+"""`oasr_tok.Stream`: a stream that owns its state (what tok.new_stream returns), and its one step.
 
 A dict state keeps its fields where its caller can see and change them, so every step reads,
-checks and writes them again, holds the GIL for it, and a batch must trust that nothing
-replaces them while it runs. A Stream keeps them in C:
+checks and writes them again, holds the GIL for it, and a batch must read them again after any
+code it does not control ran. A Stream keeps them in C:
 
 * a kind whose streaming is a PieceTable's (symbol_table, sentencepiece, bbpe, whisper, gguf,
   tekken, aggregate, most huggingface files) has its decoder state in a TableCursor and its
@@ -12,39 +11,30 @@ replaces them while it runs. A Stream keeps them in C:
 * every other kind keeps its own decode_incremental state, a dict nobody else can reach;
 * the server's rules (a prompt's held text, stop strings, an envelope parser) in a StreamRecord.
 
-A step is atomic: ids are read and checked first, and a step that fails later (an envelope
-parser's error) is rolled back. A batch checks every stream before any moves, marks them busy
-(any other use of a busy stream, from another thread or from Python code the batch runs, is a
-StreamStateError), appends the plain pieces of the usual steps without the GIL, and rolls every
-stream back if a later step fails. serving.py states the rules; _usual is the one predicate of
-the usual step.
+A step is planned, then taken. Stream._plan is the one predicate of the usual step: it reads the
+stream's C fields and says how the step of its checked ids is taken (a Step: PLAN_ONE, PLAN_PLAIN,
+PLAN_TABLE, PLAN_AUDIO, PLAN_GENERAL) and keeps what undoes a usual step. take_text takes the text
+of a usual step that makes no Python object (without the GIL, in a batch); Stream._finish makes
+the delta and takes every other step, with it. A feed is one plan and one finish; the batch
+(_engine/batch.pyx) plans every stream before any moves and rolls them all back if a later step
+fails. A step is atomic: ids are read and checked first, and a step that fails later (an envelope
+parser's error) is undone. serving.py states the rules.
 """
-cimport cython
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
-from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy
 
-from oasr_tok._engine.growtext cimport GrowText, TextData, text_append_reserved, text_reserve_nogil
-from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids, some_address_twice
-from oasr_tok._engine.piece_table cimport (
-    STEP_DONE,
-    STEP_NEEDS_GIL,
-    STEP_NO_MEMORY,
-    PieceTable,
-    TableCursor,
-    TableMethods,
-    Vars,
-    set_stream_type,
-)
-from oasr_tok._engine.stream_record cimport StreamRecord
+from oasr_tok._engine.growtext cimport GrowText, text_append_reserved, text_reserve_nogil
+from oasr_tok._engine.ids cimport IdBuffer, read_ids, release_ids
+from oasr_tok._engine.piece_table cimport STEP_DONE, PieceTable, TableCursor, TableMethods, set_stream_type
+from oasr_tok._engine.stream_record cimport StreamRecord, no_first_char
 
 from collections.abc import Mapping
 
 from oasr_tok.outputs.envelopes import feed as _envelope_feed
 from oasr_tok.outputs.envelopes import new_parser, prime
-from oasr_tok.errors import InvalidIdError, StreamStateError, TokenizerError, short_repr, stream_closed_error
+from oasr_tok.errors import InvalidIdError, StreamStateError, short_repr, stream_closed_error
 from oasr_tok._engine.serving import PREFILL_TAIL, check_stops, ids_sequence, prefill_tail
 from oasr_tok._engine.travel import arrive, carry, travel_of
 from oasr_tok._engine.revisions import keeps_whole_text, lean
@@ -52,18 +42,15 @@ from oasr_tok._engine.revisions import keeps_whole_text, lean
 cdef extern from "Python.h":
     bytes PyBytes_FromStringAndSize(const char*, Py_ssize_t)
     Py_ssize_t PyBytes_GET_SIZE(PyObject*)
-    Py_ssize_t PyUnicode_GET_LENGTH(PyObject*) nogil
     Py_ssize_t raw_length "PyUnicode_GET_LENGTH"(PyObject*) nogil
     int PyUnicode_KIND(PyObject*) nogil
-    void* PyUnicode_DATA(PyObject*) nogil
-    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
 
 cdef object _table_decode_incremental = TableMethods.decode_incremental
 cdef tuple _PUBLIC_KEYS = ("text", "stop")
 cdef tuple _ENVELOPE_KEYS = ("text", "stop", "envelope")
 
 
-cdef PieceTable _table_of(object tok):
+cdef PieceTable table_of(object tok):
     """The tokenizer's PieceTable when its streaming is that table's own (the kind did not
     replace decode_incremental), else None: its own decode_incremental steps a private dict."""
     engine = getattr(tok, "_table", None)
@@ -108,30 +95,14 @@ cdef int _attach_envelope(Stream s, object tok, object parser) except -1:
     return 0
 
 
-cdef int _check_stream_ids(Stream s, const Py_ssize_t* ids, Py_ssize_t n, Py_ssize_t k) except -1:
-    """A batch's ids for stream k, read against the widest stream's ids: within this stream's."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if ids[i] >= s.vocab_size:
-            raise InvalidIdError(f"stream {k}: token id {ids[i]} at position {i} is out of range: valid ids are "
-                                 f"0 ... {s.vocab_size - 1}")
-    if s.special_flags is not None:
-        _refuse_neither(ids, n, s.special_flags, f"stream {k}: ")
-    return 0
+cdef object _closed_error(StreamRecord record):
+    """What ids given to a closed stream raise: it stopped at a stop string, or it was flushed."""
+    stopped = record.stop
+    if stopped is not None:
+        return StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
+    return stream_closed_error()
 
 
-cdef int _refuse_neither(const Py_ssize_t* ids, Py_ssize_t n, bytes flags, object where) except -1:
-    """InvalidIdError for the first id that is neither text nor audio (its flag 3)."""
-    cdef const unsigned char* marks = flags
-    cdef Py_ssize_t i
-    for i in range(n):
-        if marks[ids[i]] == 3:
-            raise InvalidIdError(f"{where}token id {ids[i]} at position {i} is neither a text id of the tokenizer "
-                                 "nor one of the stream's audio ids")
-    return 0
-
-
-@cython.final
 cdef class Stream:
     """One stream of a tokenizer: feed it ids, get the text they settle (docs/decoding.md §
     The server loop). Made by tok.new_stream(prefill=None, stop=None, include_stop=False,
@@ -155,16 +126,7 @@ cdef class Stream:
         StopMatch(text='9', token_index=7, char_offset=18)
     """
 
-    cdef readonly object tokenizer  # the tokenizer that made it
-    cdef PieceTable table           # None: `inner` is the kind's own state dict
-    cdef TableCursor cursor
-    cdef GrowText settled
-    cdef dict inner
-    cdef StreamRecord record
-    cdef bytes special_flags
-    cdef Py_ssize_t vocab_size
-    cdef bint busy                  # a batch holds its internals
-    cdef bint text_gone             # it arrived without its text (Travel(text=False))
+    # Its fields: _engine/stream.pxd.
 
     def __init__(self, *args, **kwargs):
         raise TypeError("a Stream is made by tok.new_stream(...)")
@@ -211,20 +173,27 @@ cdef class Stream:
             ('the café ', 'op')
         """
         self._check_free()
-        cdef StreamRecord record = self.record
+        return self._held()
+
+    cdef str _held(self):
+        """What it holds back: its decoder's held tail, through the record's rule (held_after)."""
         cdef str tail
-        if record.closed:
+        if self.record.closed:
             return ""
         if self.table is None:
             text, size = self.inner.get("text", ""), self.inner.get("_tail", 0)
             tail = text[len(text) - size:] if type(text) is str and type(size) is int and 0 < size <= len(text) else ""
         else:
             tail = self.table.cursor_tail(self.cursor)
-        if record.prompt_rest and tail.startswith(record.prompt_rest):
-            tail = tail[len(record.prompt_rest):]
-        if record.pending and not record.keeps_stop:
-            return record.pending + tail
-        return tail
+        return self.record.held_after(tail)
+
+    cdef bint _holds_nothing(self) noexcept:
+        """Whether it surely holds nothing back, read from C fields alone (the usual case: no
+        bytes of a character pending, no possible start of a stop string held back); when not
+        sure, _held says."""
+        cdef StreamRecord record = self.record
+        return record.closed or (self.table is not None and not PyBytes_GET_SIZE(<PyObject*>self.cursor.pending)
+                                 and (not record.pending or record.keeps_stop))
 
     @property
     def emitted(self):
@@ -332,111 +301,173 @@ cdef class Stream:
             ('the café', '', True)
         """
         cdef IdBuffer ids
+        cdef Step p
         if type(final) is not bool:
             final = bool(final)
         self._check_free()
         read_ids(&ids, new_ids, self.vocab_size)
-        if self.special_flags is not None:  # an envelope stream: an id that is neither text nor audio
-            try:
-                _refuse_neither(ids.ids, ids.n, self.special_flags, "")
-            except BaseException:
-                release_ids(&ids)
-                raise
+        p.old_pending = NULL
         # Busy while it steps: Python code the step may run (an envelope parser, a kind's own
         # step) or another thread cannot step this stream in the middle of it.
         self.busy = True
         try:
-            return self._step(&ids, final)
+            if self.special_flags is not None:
+                self._check_ids(ids.ids, ids.n)
+            p.ids = ids.ids
+            p.n = ids.n
+            self._plan(&p, final)
+            if p.free:
+                take_text(self.table, &p)
+            return self._finish(&p, final)
         finally:
+            release_step(&p)
             self.busy = False
             release_ids(&ids)
 
-    cdef bint _usual(self, Py_ssize_t count, Py_ssize_t first_id, bint final) except -1:
-        """The one statement of a usual step: the table's compiled step and, at most, the delta
-        checked against the stop strings' first characters or handed to the envelope parser.
-        Not final, a table kind, the stream open and the prompt's held text gone; with stop
-        strings or an envelope to watch, one id and nothing pending; for an envelope, a
-        non-special id and no stop strings beside it."""
-        cdef StreamRecord record = self.record
-        if final or self.table is None or record.closed or record.prompt_rest:
-            return False
-        if not record.stops and record.envelope is None:
-            return True
-        if record.pending or count != 1:
-            return False
-        return record.envelope is None or (not record.stops and not self.special_flags[first_id])
+    cdef int _check_ids(self, const Py_ssize_t* ids, Py_ssize_t n) except -1:
+        """Ids (each checked against some vocabulary already) that this stream takes: within its
+        own ids, and for an "audio" envelope none that is neither text nor audio (flag 3)."""
+        cdef const unsigned char* marks
+        cdef Py_ssize_t i
+        for i in range(n):
+            if ids[i] >= self.vocab_size:
+                raise InvalidIdError(f"token id {ids[i]} at position {i} is out of range: valid ids are "
+                                     f"0 ... {self.vocab_size - 1}")
+        if self.special_flags is not None:
+            marks = self.special_flags
+            for i in range(n):
+                if marks[ids[i]] == 3:
+                    raise InvalidIdError(f"token id {ids[i]} at position {i} is neither a text id of the tokenizer "
+                                         "nor one of the stream's audio ids")
+        return 0
 
-    cdef str _step(self, IdBuffer* ids, bint final):
+    cdef int _plan(self, Step* p, bint final) except -1:
+        """The one predicate of the usual step: how this stream takes the step of p.ids (checked
+        by _check_ids), set in *p, with what undoes a usual step. Reads C fields only.
+
+        The usual step: not final, a table kind, the stream open and the prompt's held text gone;
+        with stop strings or an envelope to watch, one id and nothing pending; for an envelope, a
+        non-special id and no stop strings beside it. It is the table's compiled step and, at
+        most, its delta checked against the stop strings' first characters or handed to the
+        envelope parser: PLAN_ONE (one id, step_one), PLAIN (plain pieces), TABLE (the rest).
+        One audio id of an "audio" envelope is PLAN_AUDIO; every other step PLAN_GENERAL.
+        Ids for a closed stream raise StreamStateError; no ids and no flush are PLAN_NONE."""
+        cdef StreamRecord record = self.record
+        cdef TableCursor cursor
+        p.free = p.taken = p.stop_char = False
+        p.old_pending = NULL
+        if record.closed:
+            if p.n:
+                raise _closed_error(record)
+            p.plan = PLAN_NONE
+            return 0
+        if p.n == 0 and not final:
+            p.plan = PLAN_NONE  # no ids and no flush: nothing to step (a check writes nothing)
+            return 0
+        if record.envelope is not None and not final and p.n == 1 and self.special_flags[p.ids[0]] == 2 and (
+                not record.stops and not record.prompt_rest):
+            p.plan = PLAN_AUDIO
+            return 0
+        if (final or self.table is None or record.prompt_rest
+                or ((record.stops or record.envelope is not None) and (record.pending or p.n != 1))
+                or (record.envelope is not None and (record.stops or self.special_flags[p.ids[0]]))):
+            p.plan = PLAN_GENERAL
+            return 0
+        # A usual step: where it writes, and what undoes it, in C (no snapshot objects)
+        cursor = self.cursor
+        p.text = &self.settled.t
+        p.v = &cursor.v
+        p.in_prompt = &cursor.in_prompt
+        p.firsts = record.first_chars
+        p.n_first = record.n_first if record.stops else 0
+        p.old_n = self.settled.t.n
+        p.old_emitted = record.emitted
+        p.old_tokens = record.tokens
+        p.old_v = cursor.v
+        p.old_in_prompt = cursor.in_prompt
+        Py_INCREF(cursor.pending)
+        p.old_pending = <PyObject*>cursor.pending
+        p.plan = PLAN_TABLE
+        if p.n == 1:
+            p.n_held = PyBytes_GET_SIZE(p.old_pending)
+            if p.n_held <= 3:
+                if p.n_held:
+                    memcpy(p.held, <char*>cursor.pending, p.n_held)
+                p.plan = PLAN_ONE
+        elif self.table.plain_through(&cursor.v, cursor.pending, cursor.in_prompt, p.ids, p.n):
+            p.plan = PLAN_PLAIN
+        p.free = p.plan != PLAN_TABLE and record.envelope is None
+        return 0
+
+    cdef str _finish(self, Step* p, bint final):
+        """The step of a plan, with the GIL: the delta of a text step take_text took, and every
+        other step taken here. A usual step whose envelope parser raises is undone."""
         cdef StreamRecord record = self.record
         cdef str delta
-        cdef Vars saved_v
-        cdef bytes saved_pending = None
-        cdef bint saved_in_prompt = False
-        cdef Py_ssize_t saved_n = 0
-        if record.closed:
-            if ids.n:
-                stopped = record.stop
-                if stopped is not None:
-                    raise StreamStateError(f"this stream stopped at {stopped.text!r}; it takes no more ids")
-                raise stream_closed_error()
+        cdef PyObject* raw = NULL
+        if p.plan == PLAN_NONE:
             return ""
-        if ids.n == 0 and not final:
-            return ""  # no ids and no flush: nothing to step (a check of the stream writes nothing)
-        if not self._usual(ids.n, ids.ids[0] if ids.n else -1, final):
-            if (ids.n == 1 and not final and self.special_flags is not None and self.special_flags[ids.ids[0]] == 2
-                    and not record.stops and not record.prompt_rest):
-                # One audio id of an "audio" envelope: the parser takes it, the kind never sees it
-                # (what _general's envelope feed does with it, without its copies).
-                record.envelope.audio(ids.ids[0], record.tokens)
-                record.tokens += 1
-                return ""
-            return self._general(ids, final)
-        if record.envelope is not None:
-            saved_v, saved_pending, saved_in_prompt = self.cursor.v, self.cursor.pending, self.cursor.in_prompt
-            saved_n = self.settled.t.n
-        delta = self._one(ids.ids[0]) if ids.n == 1 else None
-        if delta is None:
-            delta = self.table.advance_cursor(self.cursor, ids.ids, ids.n, False)
+        if p.plan == PLAN_AUDIO:
+            # The parser takes it, the kind never sees it (what _general's envelope feed does with
+            # it, without its copies).
+            record.envelope.audio(p.ids[0], record.tokens)
+            record.tokens += 1
+            return ""
+        if p.plan == PLAN_GENERAL:
+            return self._general(p.ids, p.n, final)
+        if not p.taken and not p.free and p.plan != PLAN_TABLE:
+            take_text(self.table, p)  # (an envelope's usual step: its text taken here)
+        if p.taken:
+            if p.text.n != p.old_n:
+                self.settled.cached = None
+            if p.plan == PLAN_ONE:
+                if p.n_held != PyBytes_GET_SIZE(<PyObject*>self.cursor.pending) or (
+                        p.n_held and memcmp(p.held, <char*>self.cursor.pending, p.n_held)):
+                    self.cursor.pending = PyBytes_FromStringAndSize(<char*>p.held, p.n_held)
+                if p.n_held == 0 and PyBytes_GET_SIZE(p.old_pending) == 0:
+                    raw = self.table._plain[p.ids[0]]
+            if p.text.n == p.old_n:
+                delta = ""
+            elif raw != NULL:
+                delta = <str>raw  # the piece itself (what step_one appended), not a copy
+            else:
+                delta = self.settled.slice(p.old_n)
+        else:
+            delta = self.table.advance_cursor(self.cursor, p.ids, p.n, False)
             self.settled.append(delta)
         if record.envelope is not None:
+            parser = record.envelope
+            kept = parser.copy() if self._foreign_parser() else None
             try:
-                delta = record.envelope.text(delta, False)
+                delta = parser.text(delta, False)
             except BaseException:
-                self.cursor.v, self.cursor.pending, self.cursor.in_prompt = saved_v, saved_pending, saved_in_prompt
-                self.settled.truncate(saved_n)
+                self._undo(p)
+                if kept is not None:
+                    record.envelope = kept
                 raise
-        elif record.stops and not record.starts_no_stop(delta):
+        elif p.n_first and (p.stop_char if p.taken else not record.starts_no_stop(delta)):
             delta = record.filter(delta, record.tokens, False)
         else:
             record.emitted += len(delta)
-        record.tokens += ids.n
+        record.tokens += p.n
         return delta
 
-    cdef str _one(self, Py_ssize_t tid):
-        """One id stepped by the table's step_one (no Python object made but the delta): the
-        text it settled, or None when its step is another (nothing changed)."""
-        cdef unsigned char held[4]
-        cdef Py_ssize_t n_held = len(self.cursor.pending), before = n_held, old_n = self.settled.t.n
-        cdef int done
-        cdef PyObject* plain
-        if n_held > 3:
-            return None
-        if n_held:
-            memcpy(held, <char*>self.cursor.pending, n_held)
-        done = self.table.step_one(&self.cursor.v, held, &n_held, &self.cursor.in_prompt, tid, &self.settled.t)
-        if done == STEP_NEEDS_GIL:
-            return None
-        if done == STEP_NO_MEMORY:
-            raise MemoryError()
-        if n_held != before or (n_held and memcmp(held, <char*>self.cursor.pending, n_held)):
-            self.cursor.pending = PyBytes_FromStringAndSize(<char*>held, n_held)
-        if self.settled.t.n == old_n:
-            return ""
+    cdef int _undo(self, Step* p) except -1:
+        """A usual step undone, from what its plan kept in C (nothing for another step)."""
+        cdef StreamRecord record = self.record
+        if p.old_pending == NULL:
+            return 0
+        self.cursor.v = p.old_v
+        self.cursor.pending = <bytes>p.old_pending
+        self.cursor.in_prompt = p.old_in_prompt
+        self.settled.truncate(p.old_n)
         self.settled.cached = None
-        plain = self.table._plain[tid]
-        if before == 0 and n_held == 0 and plain != NULL:
-            return <str>plain
-        return self.settled.slice(old_n)
+        record.emitted = p.old_emitted
+        record.tokens = p.old_tokens
+        record.pending = ""
+        record.stop = None
+        record.closed = False
+        return 0
 
     cdef str _kind_step(self, object ids, bint final):
         """The kind's own step of `ids` (a list of checked ids): the text it settles."""
@@ -493,10 +524,10 @@ cdef class Stream:
         parser = self.record.envelope
         return parser is not None and type(parser).__module__ != "oasr_tok.outputs.envelopes"
 
-    cdef str _general(self, IdBuffer* ids, bint final):
+    cdef str _general(self, const Py_ssize_t* ids, Py_ssize_t n, bint final):
         """Every step that is not the usual one, by serving.py's rules; rolled back on error."""
         cdef StreamRecord record
-        cdef list new = [ids.ids[i] for i in range(ids.n)], out
+        cdef list new = [ids[i] for i in range(n)], out
         cdef Py_ssize_t k
         cdef str result, delta
         saved = self._save(self._foreign_parser())
@@ -592,7 +623,7 @@ cdef class Stream:
             return NotImplemented
         self._check_free()
         (<Stream>other)._check_free()
-        return _same_maker(self.tokenizer, <Stream>other) and self._compared() == (<Stream>other)._compared()
+        return same_maker(self.tokenizer, <Stream>other) and self._compared() == (<Stream>other)._compared()
 
     def __ne__(self, other):
         result = self.__eq__(other)
@@ -609,7 +640,7 @@ cdef class Stream:
 cdef Stream _blank(object tok):
     cdef Stream s = Stream.__new__(Stream)
     s.tokenizer = tok
-    s.table = _table_of(tok)
+    s.table = table_of(tok)
     s.cursor = None if s.table is None else s.table.new_cursor()
     s.inner = {} if s.table is None else None
     s.settled = GrowText()
@@ -700,12 +731,12 @@ def _stream_from_fields(ticket, cursor, settled, inner, record, maker=None):
     return s
 
 
-cdef bint _same_maker(object tok, Stream s) except -1:
+cdef bint same_maker(object tok, Stream s) except -1:
     """Whether `tok` made the stream, or renders exactly as its maker does (the same files
     rebuilt, a worker's copy)."""
     if tok is s.tokenizer:
         return True
-    other = _table_of(tok)
+    other = table_of(tok)
     if s.table is not None and other is not None and other.tag == s.table.tag:
         return True
     if s.table is None and other is None and getattr(tok, "_stream_tag", None) is not None:
@@ -713,9 +744,9 @@ cdef bint _same_maker(object tok, Stream s) except -1:
     return False
 
 
-cdef int _check_maker(object tok, Stream s) except -1:
+cdef int check_maker(object tok, Stream s) except -1:
     """A stream is stepped only by the tokenizer that made it, or one rendering as it does."""
-    if _same_maker(tok, s):
+    if same_maker(tok, s):
         return 0
     raise StreamStateError(f"this stream was made by another tokenizer ({type(s.tokenizer).__name__}); "
                            "a stream is stepped by the tokenizer that made it")
@@ -724,7 +755,7 @@ cdef int _check_maker(object tok, Stream s) except -1:
 cdef object _feed_for(object tok, object stream, object new_ids, bint final):
     """decode_incremental(new_ids, stream) of `tok`: the stream's own step, once `tok` is its
     maker (or renders as it does)."""
-    _check_maker(tok, <Stream>stream)
+    check_maker(tok, <Stream>stream)
     return (<Stream>stream).feed(new_ids, final)
 
 
@@ -733,290 +764,43 @@ def feed_for(tok, Stream stream, new_ids, final=False):
     return _feed_for(tok, stream, new_ids, bool(final))
 
 
-# -- the batch ------------------------------------------------------------------------------
+# -- a usual step's text, without the GIL ---------------------------------------------------------
 
-cdef enum:
-    STEP_ONE = 1      # one id, the table's step_one: taken without the GIL
-    STEP_PLAIN = 2    # several ids, plain pieces only: appended without the GIL
-    STEP_USUAL = 3    # the compiled usual step, with the GIL
-    STEP_GENERAL = 4  # serving.py's rules
-
-
-cdef struct Step:
-    # What the steps without the GIL read and change: C memory of the stream's (held by the batch)
-    TextData* text
-    Vars* v
-    bint* in_prompt
-    Py_ssize_t* emitted
-    Py_ssize_t* tokens
-    const Py_ssize_t* ids
-    Py_ssize_t n
-    const Py_UCS4* firsts     # the stop strings' first characters (n_first: 0 without stops)
-    Py_ssize_t n_first
-    unsigned char held[4]     # STEP_ONE: the cursor's held bytes, before and after the step
-    Py_ssize_t n_held
-    # What the stream was before the batch (a rollback); old_pending: a reference held
-    Py_ssize_t old_n, old_emitted, old_tokens
-    Vars old_v
-    PyObject* old_pending
-    bint old_in_prompt
-    int mode
-    bint stopped_char         # the new text holds a stop string's first character: the filter decides
-
-
-cdef inline bint _text_starts_no_stop(TextData* t, Py_ssize_t start, const Py_UCS4* firsts,
-                                      Py_ssize_t n_first) noexcept nogil:
-    """Whether no character of t[start:] is the first of a stop string."""
-    cdef Py_ssize_t i, k
-    cdef Py_UCS4 c
-    for i in range(start, t.n):
-        c = PyUnicode_READ(t.kind, t.data, i)
-        for k in range(n_first):
-            if firsts[k] == c:
-                return False
+cdef bint take_text(PieceTable table, Step* p) noexcept nogil:
+    """The text of a usual step of one id (the table's step_one) or of plain pieces, appended to
+    the stream's text with no Python object made or changed, so without the GIL in a batch; and
+    whether that text holds a stop string's first character (the record's filter then decides,
+    with the GIL). False, with nothing changed, when the id's step is another (a rule pending, a
+    byte piece of a text table, a long piece) or the text could not grow: the step is then taken
+    with the GIL, by the table's compiled step."""
+    cdef Py_ssize_t i, added = 0
+    cdef int kind = 1
+    cdef PyObject* raw
+    if p.plan == PLAN_ONE:
+        if table.step_one(p.v, p.held, &p.n_held, p.in_prompt, p.ids[0], p.text) != STEP_DONE:
+            return False
+    elif p.plan == PLAN_PLAIN:
+        for i in range(p.n):
+            raw = table._plain[p.ids[i]]
+            added += raw_length(raw)
+            if PyUnicode_KIND(raw) > kind:
+                kind = PyUnicode_KIND(raw)
+        if text_reserve_nogil(p.text, kind, added) < 0:
+            return False
+        for i in range(p.n):
+            text_append_reserved(p.text, table._plain[p.ids[i]])
+    else:
+        return False
+    p.stop_char = p.n_first != 0 and not no_first_char(p.text.kind, p.text.data, p.old_n, p.text.n,
+                                                       p.firsts, p.n_first)
+    p.taken = True
     return True
 
 
-# One Step array kept between batches (taken and given back under the GIL, so a second thread's
-# batch, or a nested one, makes its own): a 1,024-stream batch needs 150 KB, which malloc hands
-# out as fresh pages (zeroed by the kernel on every call) when it is freed and asked for again.
-cdef Step* _spare_steps = NULL
-cdef Py_ssize_t _spare_size = 0
-
-
-cdef Step* _take_steps(Py_ssize_t n) except NULL:
-    global _spare_steps, _spare_size
-    cdef Step* steps
-    if _spare_steps != NULL and _spare_size >= n:
-        steps = _spare_steps
-        _spare_steps = NULL
-    else:
-        steps = <Step*>PyMem_Malloc(max(n, 1) * sizeof(Step))
-        if steps == NULL:
-            raise MemoryError()
-    memset(steps, 0, n * sizeof(Step))
-    return steps
-
-
-cdef void _give_back_steps(Step* steps, Py_ssize_t n) noexcept:
-    global _spare_steps, _spare_size
-    if _spare_steps == NULL:
-        _spare_steps, _spare_size = steps, n
-    elif _spare_size < n:
-        PyMem_Free(_spare_steps)
-        _spare_steps, _spare_size = steps, n
-    else:
-        PyMem_Free(steps)
-
-
-def feed_streams(tok, rows, list streams, bint final, bint one_per_stream):
-    """tok.decode_incremental_batch over Streams: the deltas, in order. Every row and every
-    stream is read and checked before any stream moves (a bad one: its error, prefixed "stream
-    k: "), and None (nothing moved) when a stream is no Stream; then the usual steps of one id,
-    and of plain pieces, are taken without the GIL; then the rest in order, with it; an error
-    there (an envelope parser's) rolls every stream back. `streams` is the batch's own list (the
-    caller's may change while the GIL is let go)."""
-    cdef Py_ssize_t k, n = PyList_GET_SIZE(streams), i, first, added, vocab_size
-    cdef IdBuffer all_ids
-    cdef IdBuffer* bufs = NULL
-    cdef Step* steps = NULL
-    cdef Py_ssize_t ready = 0, marked = 0, free_steps = 0
-    cdef list out = PyList_New(n)
-    cdef list saved
-    cdef Stream s
-    cdef Step* p
-    cdef PyObject* raw
-    cdef bint whole = False
-    cdef IdBuffer one
-    cdef PieceTable table = _table_of(tok)
-    cdef int done, kind
-    if n == 0:
-        return out
-    # The ids are read against the widest stream's ids (an audio envelope's reach past the
-    # vocabulary); each stream checks its own below, before any moves.
-    vocab_size = -1
-    for k in range(n):
-        item = <object>PyList_GET_ITEM(streams, k)
-        if type(item) is Stream and (<Stream>item).vocab_size > vocab_size:
-            vocab_size = (<Stream>item).vocab_size
-    if vocab_size < 0:
-        vocab_size = tok.vocab_size
-    if not one_per_stream and len(rows) != n:
-        raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
-    steps = _take_steps(n)
-    memset(&all_ids, 0, sizeof(IdBuffer))
-    saved = [None] * n
-    try:
-        # -- read and check everything; nothing moves -------------------------------------------
-        if one_per_stream:
-            try:
-                read_ids(&all_ids, rows, vocab_size)
-            except TokenizerError as exc:
-                raise type(exc)(f"one id per stream: {exc}") from None
-            if all_ids.n != n:
-                raise StreamStateError(f"{all_ids.n} ids for {n} streams; give one per stream")
-        else:
-            bufs = <IdBuffer*>PyMem_Calloc(n, sizeof(IdBuffer))
-            if bufs == NULL:
-                raise MemoryError()
-            for k in range(n):
-                try:
-                    read_ids(&bufs[k], rows[k], vocab_size)
-                except TokenizerError as exc:
-                    raise type(exc)(f"stream {k}: {exc}") from None
-                ready = k + 1
-        if some_address_twice(streams, n):
-            raise StreamStateError("a stream is given twice in the batch; each stream has its own place")
-        for k in range(n):
-            if type(<object>PyList_GET_ITEM(streams, k)) is not Stream:
-                return None  # dicts among the streams: the caller's per-stream path (nothing moved)
-        for k in range(n):
-            s = <Stream>PyList_GET_ITEM(streams, k)
-            if s.busy or (tok is not s.tokenizer and not _same_maker(tok, s)):
-                try:
-                    s._check_free()
-                    _check_maker(tok, s)
-                except TokenizerError as exc:
-                    raise type(exc)(f"stream {k}: {exc}") from None
-            p = &steps[k]
-            if one_per_stream:
-                p.ids = all_ids.ids + k
-                p.n = 1
-            else:
-                p.ids = bufs[k].ids
-                p.n = bufs[k].n
-            if s.vocab_size < vocab_size or s.special_flags is not None:
-                _check_stream_ids(s, p.ids, p.n, k)
-            if s.record.closed and p.n:
-                stopped = s.record.stop
-                raise StreamStateError(f"stream {k}: this stream stopped at {stopped.text!r}; it takes no more ids"
-                                       if stopped is not None else f"stream {k}: {stream_closed_error()}")
-            if s.record.envelope is not None and not whole:
-                whole = s._foreign_parser()
-            first = p.ids[0] if p.n else -1
-            if not s._usual(p.n, first, final):
-                p.mode = STEP_GENERAL
-                continue
-            # A usual step: what undoes it, in C (no snapshot objects in the loop)
-            p.old_n = s.settled.t.n
-            p.old_emitted = s.record.emitted
-            p.old_tokens = s.record.tokens
-            p.old_v = s.cursor.v
-            p.old_pending = <PyObject*>s.cursor.pending
-            Py_INCREF(s.cursor.pending)
-            p.old_in_prompt = s.cursor.in_prompt
-            if s.record.envelope is not None or table is None:
-                p.mode = STEP_USUAL
-                continue
-            p.text = &s.settled.t
-            p.v = &s.cursor.v
-            p.in_prompt = &s.cursor.in_prompt
-            p.emitted = &s.record.emitted
-            p.tokens = &s.record.tokens
-            p.firsts = s.record.first_chars
-            p.n_first = s.record.n_first if s.record.stops else 0
-            if p.n == 1:
-                p.n_held = len(s.cursor.pending)
-                if p.n_held <= 3:
-                    if p.n_held:
-                        memcpy(p.held, <char*>s.cursor.pending, p.n_held)
-                    p.mode = STEP_ONE
-                    free_steps += 1
-                    continue
-            elif table.plain_through(&s.cursor.v, s.cursor.pending, s.cursor.in_prompt, p.ids, p.n):
-                p.mode = STEP_PLAIN
-                free_steps += 1
-                continue
-            p.mode = STEP_USUAL
-        # Busy from here on: no other call (another thread, Python code a step below runs) may
-        # use these streams until this one returns.
-        for k in range(n):
-            s = <Stream>PyList_GET_ITEM(streams, k)
-            s.busy = True
-            marked = k + 1
-        # -- the usual steps of one id and of plain pieces, without the GIL ---------------------
-        if free_steps:
-            with nogil:
-                for k in range(n):
-                    p = &steps[k]
-                    if p.mode == STEP_ONE:
-                        done = table.step_one(p.v, p.held, &p.n_held, p.in_prompt, p.ids[0], p.text)
-                        if done != STEP_DONE:
-                            p.mode = STEP_USUAL  # (nothing changed: taken with the GIL below)
-                            continue
-                    elif p.mode == STEP_PLAIN:
-                        added = 0
-                        kind = 1
-                        for i in range(p.n):
-                            raw = table._plain[p.ids[i]]
-                            added += raw_length(raw)
-                            if PyUnicode_KIND(raw) > kind:
-                                kind = PyUnicode_KIND(raw)
-                        if text_reserve_nogil(p.text, kind, added) < 0:
-                            p.mode = STEP_USUAL
-                            continue
-                        for i in range(p.n):
-                            text_append_reserved(p.text, table._plain[p.ids[i]])
-                    else:
-                        continue
-                    if p.n_first and not _text_starts_no_stop(p.text, p.old_n, p.firsts, p.n_first):
-                        p.stopped_char = True
-                    else:
-                        p.emitted[0] += p.text.n - p.old_n
-                        p.tokens[0] += p.n
-        # -- the deltas, and every other step, in order ------------------------------------------
-        k = 0
-        try:
-            while k < n:
-                s = <Stream>PyList_GET_ITEM(streams, k)
-                p = &steps[k]
-                if p.mode == STEP_ONE or p.mode == STEP_PLAIN:
-                    if p.text.n != p.old_n:
-                        s.settled.cached = None
-                    if p.mode == STEP_ONE and (p.n_held != len(s.cursor.pending)
-                                               or memcmp(p.held, <char*>s.cursor.pending, p.n_held)):
-                        s.cursor.pending = PyBytes_FromStringAndSize(<char*>p.held, p.n_held)
-                    raw = table._plain[p.ids[0]] if p.mode == STEP_ONE else NULL
-                    if p.text.n == p.old_n:
-                        delta = ""
-                    elif raw != NULL and p.n_held == 0 and PyBytes_GET_SIZE(p.old_pending) == 0:
-                        delta = <str>raw  # the piece itself (what step_one appended), not a copy
-                    else:
-                        delta = s.settled.slice(p.old_n)
-                    if p.stopped_char:
-                        delta = s.record.filter(delta, s.record.tokens, False)
-                        s.record.tokens += p.n
-                else:
-                    if p.mode == STEP_GENERAL or whole:
-                        saved[k] = s._save(whole)
-                    one.ids = p.ids
-                    one.n = p.n
-                    one.heap = NULL
-                    one.in_place = NULL
-                    one.column = NULL
-                    delta = s._step(&one, final)
-                Py_INCREF(delta)
-                PyList_SET_ITEM(out, k, delta)
-                k += 1
-        except BaseException as exc:
-            for i in range(n):  # every stream back: the steps taken without the GIL after k too
-                if i <= k or steps[i].mode == STEP_ONE or steps[i].mode == STEP_PLAIN:
-                    _roll_back(<Stream>PyList_GET_ITEM(streams, i), &steps[i], saved[i])
-            if isinstance(exc, TokenizerError):
-                raise type(exc)(f"stream {k}: {exc}") from exc
-            raise
-    finally:
-        for k in range(marked):
-            (<Stream>PyList_GET_ITEM(streams, k)).busy = False
-        for k in range(n):
-            Py_XDECREF(steps[k].old_pending)
-        _give_back_steps(steps, n)
-        release_ids(&all_ids)
-        if bufs != NULL:
-            for k in range(ready):
-                release_ids(&bufs[k])
-            PyMem_Free(bufs)
-    return out
+cdef void release_step(Step* p) noexcept:
+    """What a plan held (the reference that undoes a usual step), let go once the step is over."""
+    Py_XDECREF(p.old_pending)
+    p.old_pending = NULL
 
 
 def holding(list streams):
@@ -1026,19 +810,12 @@ def holding(list streams):
     cdef list out = []
     cdef Py_ssize_t k
     cdef Stream s
-    cdef StreamRecord record
     for k in range(PyList_GET_SIZE(streams)):
         obj = <object>PyList_GET_ITEM(streams, k)
         if type(obj) is not Stream:
             raise StreamStateError(f"stream {k}: not a Stream (tok.new_stream()), got {type(obj).__name__}")
         s = <Stream>obj
-        record = s.record
-        if record.closed:
-            continue
-        if (s.table is not None and not PyBytes_GET_SIZE(<PyObject*>s.cursor.pending)
-                and (not record.pending or record.keeps_stop)):
-            continue  # nothing held: the usual case, read from the C fields alone
-        if s.held:
+        if not s._holds_nothing() and s._held():
             out.append(k)
     return out
 
@@ -1058,24 +835,6 @@ def held_bytes_of(list streams):
         if s.table is not None and len(s.cursor.pending):
             out[k] = 1
     return bytes(out)
-
-
-cdef int _roll_back(Stream s, Step* p, object saved) except -1:
-    """A stream of a failed batch, back to what it was before the batch."""
-    if saved is not None:
-        s._restore(<tuple>saved)
-    elif p.old_pending != NULL:  # a usual step: undone from what the batch kept in C
-        s.cursor.v = p.old_v
-        s.cursor.pending = <bytes>p.old_pending
-        s.cursor.in_prompt = p.old_in_prompt
-        s.settled.truncate(p.old_n)
-        s.settled.cached = None
-        s.record.emitted = p.old_emitted
-        s.record.tokens = p.old_tokens
-        s.record.pending = ""
-        s.record.stop = None
-        s.record.closed = False
-    return 0
 
 
 set_stream_type(Stream, _feed_for)

@@ -20,7 +20,6 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object) nogil
     int PyUnicode_KIND(object) nogil
     void* PyUnicode_DATA(object) nogil
-    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) noexcept nogil
 
 
 # What a list of stop strings makes (their first characters, the longest one's length, what a
@@ -83,19 +82,10 @@ cdef class StreamRecord:
     def __dealloc__(self):
         PyMem_Free(self.first_chars)
 
-    cdef bint starts_no_stop(self, str text) noexcept nogil:
-        """Whether no character of `text` is the first of a stop string: then, with nothing
-        pending, no stop string ends in it and no end of it could begin one."""
-        cdef Py_ssize_t i, k, n = PyUnicode_GET_LENGTH(text)
-        cdef int kind = PyUnicode_KIND(text)
-        cdef void* data = PyUnicode_DATA(text)
-        cdef Py_UCS4 c
-        for i in range(n):
-            c = PyUnicode_READ(kind, data, i)
-            for k in range(self.n_first):
-                if self.first_chars[k] == c:
-                    return False
-        return True
+    cdef bint starts_no_stop(self, str text) noexcept:
+        """Whether no character of `text` is the first of a stop string (no_first_char)."""
+        return no_first_char(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, PyUnicode_GET_LENGTH(text),
+                             self.first_chars, self.n_first)
 
     cdef str filter(self, str delta, Py_ssize_t token, bint final):
         """The part of one token's delta (the kind's text) that leaves the stream: the prompt's
@@ -147,6 +137,20 @@ cdef class StreamRecord:
             out = text[:len(text) - held] if held else text
         self.emitted += len(out)
         return out
+
+    cdef str held_after(self, str tail):
+        """What the stream holds back (Stream.held), given `tail`, the text its decoder holds
+        back: that tail without the prompt's own held text at its start (it never comes out as
+        it was), after the possible start of a stop string the output holds back (none with
+        keeps_stop: what is shown is never taken back). Nothing once closed. The one statement
+        of the held text: Stream.held, holding() and the engines' adapters read it."""
+        if self.closed:
+            return ""
+        if self.prompt_rest and tail.startswith(self.prompt_rest):
+            tail = tail[len(self.prompt_rest):]
+        if self.pending and not self.keeps_stop:
+            return self.pending + tail
+        return tail
 
     cdef int check_against(self, object settled, str tail) except -1:
         """Whether the record's fields agree with each other and with the stream they are the

@@ -8,17 +8,15 @@ that the recogniser may rewrite; revisions.py) and, for many streams at once, th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, overload
 
-from .._engine.dict_batch import feed_batch
+from .._engine.batch import feed_batch
 from .._engine.ids import batch_rows
-from .._engine.piece_table import PieceTable, TableMethods
-from .._engine.serving import check_stream
 from .._engine.session import Session
 from .._engine.session import new_session as _new_session
-from .._engine.stream import Stream, feed_streams
+from .._engine.stream import Stream
 from .._engine.stream import new_stream as _new_stream
-from ..errors import StreamStateError, TokenizerError
+from ..errors import StreamStateError
 from ..outputs.envelopes import AudioIds, Transcript, decode_envelope
 from .contract import TokenizerContract
 from .revisions import Revisions
@@ -250,48 +248,10 @@ class Streaming(TokenizerContract):
         """
         if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
             raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
-        # The batch's own list: the caller's may change while a batch of Streams lets go of the GIL.
-        batch: list[Any] = list(states)
+        # (feed_batch steps its own copy of `states`: the caller's may change while it runs.)
         one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1
-        if batch and type(batch[0]) is Stream:
-            rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(batch), lengths)
-            deltas = feed_streams(self, rows, batch, final, one_per_stream)
-            if deltas is not None:
-                return deltas
-            # (a dict among them: nothing moved; the per-stream path below)
-        engine = getattr(self, "_table", None)
-        if (
-            type(engine) is PieceTable
-            and cast(object, type(self).decode_incremental) is TableMethods.decode_incremental
-            and "decode_incremental" not in self.__dict__
-            and not any(type(state) is Stream for state in batch)
-        ):
-            # The compiled engine's own batch of dict batch: one call for every stream.
-            if one_per_stream:
-                return feed_batch(engine, new_ids, batch, final, True)
-            return feed_batch(engine, batch_id_rows(new_ids, len(batch), lengths), batch, final, False)
-        if len({id(state) for state in batch}) != len(batch):
-            raise StreamStateError("a state is given for two streams of the batch; each stream has its own")
-        rows = batch_id_rows(new_ids, len(batch), lengths)
-        checked: list[list[int]] = []
-        for k, row in enumerate(rows):
-            try:
-                checked.append(self.check_ids(row))
-            except TokenizerError as exc:
-                raise type(exc)(f"stream {k}: {exc}") from None
-        for k, state in enumerate(batch):
-            try:
-                if type(state) is Stream:
-                    # a Stream among dicts: checked by a dry step of its own (no ids, no change)
-                    if checked[k] and state.closed:
-                        raise StreamStateError("this stream is closed; it takes no more ids")
-                    self.decode_incremental([], state)
-                else:
-                    check_stream(self, state, bool(checked[k]))
-            except TokenizerError as exc:
-                raise type(exc)(f"stream {k}: {exc}") from None
-        step = self.decode_incremental
-        return [step(ids, state, final) for ids, state in zip(checked, batch)]
+        rows = new_ids if one_per_stream else batch_id_rows(new_ids, len(states), lengths)
+        return feed_batch(self, rows, states, final, one_per_stream)
 
 
 def batch_id_rows(new_ids: Any, n: int, lengths: Sequence[int] | None) -> list[Any]:

@@ -265,3 +265,63 @@ def test_a_forged_stream_record_is_refused_or_harmless():
         with pytest.raises(StreamStateError):
             _stream_from_fields(*bad)
     assert _stream_from_fields(*fields) == state
+
+
+class _CountedRow(list):
+    """A row of ids that counts how often it is read (a list subclass is read as any sequence)."""
+
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += 1
+        return super().__iter__()
+
+
+def test_a_batch_mixing_dicts_and_streams_reads_each_row_once_and_is_each_own_step():
+    # Issue 51: the three batch paths read a mixed batch's ids three times; the one engine once.
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:6]
+    # A Stream first: the old batch of Streams read every row, found a dict and left them to the loop.
+    batch_states = [tok.new_stream(), {}, tok.new_stream(stop=["zz"]), {}]
+    loop_states = [tok.new_stream(), {}, tok.new_stream(stop=["zz"]), {}]
+    for step in range(3):
+        plain = [good[step : step + 2], good[step + 1 : step + 2], good[step : step + 1], []]
+        _CountedRow.reads = 0
+        got = tok.decode_incremental_batch([_CountedRow(row) for row in plain], batch_states)
+        assert _CountedRow.reads == len(plain)
+        assert got == [tok.decode_incremental(row, state) for row, state in zip(plain, loop_states)]
+        assert batch_states == loop_states
+
+
+def test_an_empty_batch_takes_no_ids():
+    tok = CASES[0].tokenizer()
+    assert tok.decode_incremental_batch([], []) == []
+    assert tok.decode_incremental_batch(np.zeros(0, dtype=np.int64), []) == []
+    with pytest.raises(StreamStateError, match="2 ids for 0 streams"):
+        tok.decode_incremental_batch(np.array([1, 2], dtype=np.int64), [])
+    with pytest.raises(StreamStateError, match="1 rows of ids for 0 streams"):
+        tok.decode_incremental_batch([[1]], [])
+
+
+def test_code_a_batch_runs_that_empties_the_callers_lists_changes_nothing_it_steps():
+    # Compiled code trusts no caller: an id's __index__ (user code the batch runs while reading
+    # the ids) empties the rows and states lists the caller passed; the batch steps its own copies.
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:3]
+    rows: list = []
+    states: list = []
+
+    class Meddling:
+        def __index__(self) -> int:
+            rows.clear()
+            states.clear()
+            return good[1]
+
+    from oasr_tok._engine.batch import feed_batch
+
+    rows[:] = [[good[0]], [Meddling()], [good[2]]]
+    states[:] = [tok.new_stream(), {}, tok.new_stream()]
+    kept = list(states)
+    got = feed_batch(tok, rows, states, False, False)
+    assert got == [tok.decode_incremental([i], {}) for i in good]
+    assert [state.get("text") if isinstance(state, dict) else state.text for state in kept] == got
