@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import pickle
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +22,7 @@ from oasr_tok.core import pickling
 def holding_nothing() -> Iterator[None]:
     held = travel._printed, travel._waiting
     built = dict(pickling._built)
-    travel._printed, travel._waiting = weakref.WeakValueDictionary(), {}
+    travel._printed, travel._waiting = {}, {}
     pickling._built.clear()
     try:
         yield

@@ -186,11 +186,37 @@ def travel_of(tok: Any) -> Travel:
 
 # -- the tokenizers this process holds ----------------------------------------------------------
 
-_printed: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()  # fingerprint -> tokenizer
+# fingerprint -> every held tokenizer with it, weakly (several may be built from the same files:
+# one entry per fingerprint would lose the others when the one it names is dropped)
+_printed: dict[str, tuple[weakref.ref[Any], ...]] = {}
 _waiting: dict[int, weakref.ref[Any]] = {}  # held, fingerprint not asked yet: id -> weak reference
 _bound: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # tokenizer -> the only pid it serves
 _lock = threading.Lock()  # the tables
 _finding = threading.Lock()  # one lookup at a time fingerprints the waiting ones
+
+
+def _print(tok: Any, fingerprint: str) -> None:
+    """Note `tok` under `fingerprint` (called with _lock held)."""
+
+    def dropped(ref: weakref.ref[Any], fingerprint: str = fingerprint) -> None:
+        # (no lock: a collection may run while this thread holds it; each entry is replaced whole)
+        left = tuple(r for r in _printed.get(fingerprint, ()) if r is not ref and r() is not None)
+        if left:
+            _printed[fingerprint] = left
+        else:
+            _printed.pop(fingerprint, None)
+
+    kept = tuple(r for r in _printed.get(fingerprint, ()) if r() is not None and r() is not tok)
+    _printed[fingerprint] = (*kept, weakref.ref(tok, dropped))
+
+
+def _first_held(fingerprint: str) -> Any | None:
+    """The first tokenizer alive under `fingerprint` that serves this process, or None."""
+    for ref in _printed.get(fingerprint, ()):
+        found = _here(ref())
+        if found is not None:
+            return found
+    return None
 
 
 def hold(tok: Any, fingerprint: str | None = None, *, this_process_only: bool = False) -> None:
@@ -214,7 +240,7 @@ def hold(tok: Any, fingerprint: str | None = None, *, this_process_only: bool = 
         if this_process_only:
             _bound[tok] = os.getpid()
         if fingerprint is not None:
-            _printed[fingerprint] = tok
+            _print(tok, fingerprint)
             _waiting.pop(key, None)
         else:
             _waiting[key] = ref
@@ -224,11 +250,11 @@ def held(fingerprint: str, kind: str | None = None) -> Any | None:
     """The tokenizer of this process whose fingerprint is `fingerprint`, or None. A miss first
     fingerprints the held tokenizers of that kind not fingerprinted yet (each once: their files
     are read and hashed then, not when they were loaded)."""
-    found = _here(_printed.get(fingerprint))
+    found = _first_held(fingerprint)
     if found is not None:
         return found
     with _finding:
-        found = _here(_printed.get(fingerprint))
+        found = _first_held(fingerprint)
         if found is not None:
             return found
         with _lock:
@@ -244,9 +270,9 @@ def held(fingerprint: str, kind: str | None = None) -> Any | None:
             except (TokenizerError, OSError):  # its files are gone or changed: it cannot be named
                 continue
             with _lock:
-                _printed[printed] = tok
+                _print(tok, printed)
         del candidates
-        return _here(_printed.get(fingerprint))
+        return _first_held(fingerprint)
 
 
 def _here(tok: Any) -> Any:

@@ -377,3 +377,26 @@ def test_a_prompts_held_text_rendered_otherwise_after_an_id_still_loads():
     moved = pickle.loads(pickle.dumps(stream))
     assert moved == stream
     assert moved.feed([4]) + moved.feed([], final=True) == stream.feed([4]) + stream.feed([], final=True)
+
+
+def test_a_tokenizer_stays_held_when_another_of_the_same_files_goes():
+    """Regression (found by the contract suite's pickled-stream property in a whole-suite worker):
+    two tokenizers of the same files, both fingerprinted by one lookup; the second is dropped.
+    The first is still held: a stream of it unpickles by reference (it raised
+    TokenizerNotHeldError: the one table entry per fingerprint had named the dropped one)."""
+    import gc
+
+    from elsewhere import holding_nothing
+
+    spec = BY_NAME[QWEN3].tokenizer().spec
+    with holding_nothing():
+        first = oasr_tok.build_tokenizer(spec)
+        second = oasr_tok.build_tokenizer(spec)
+        assert first is not second and first.fingerprint == second.fingerprint
+        blob = pickle.dumps(second.new_stream())
+        assert pickle.loads(blob).tokenizer.fingerprint == first.fingerprint  # a lookup: both printed
+        del second
+        gc.collect()
+        stream = first.new_stream(prefill=first.encode("the café"))
+        moved = pickle.loads(pickle.dumps(stream))
+        assert moved.tokenizer is first
