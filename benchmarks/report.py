@@ -579,6 +579,50 @@ def draw_plots(run: Run, folder: Path) -> list[str]:
         fig.savefig(folder / "server.png", dpi=90)
         plt.close(fig)
         out += ["![the server loop: cost per stream-token against the peers](plots/server.png)", ""]
+    engine_rows = sorted(
+        ((k[0], k[2], k[3], k[4]), v)
+        for k, v in run.per.items()
+        if (k[0] == "vllm" and "output step" in k[2]) or k[0] == "sglang"
+    )
+    if engine_rows:
+        # issue 50: each engine's own step beside the step with oasr_tok (and vLLM's without a tokenizer)
+        fig, ax = plt.subplots(figsize=(12, 0.35 * len(engine_rows) + 1.5))
+        labels = [f"{suite} · {op} · {n:,} requests · {impl}" for (suite, op, impl, n), _ in engine_rows]
+        values = [t * 1e6 for _, t in engine_rows]
+        colours = [
+            "tab:blue" if "oasr" in impl else "tab:olive" if impl == "no tokenizer" else "tab:gray"
+            for (_, _, impl, _), _ in engine_rows
+        ]
+        ax.barh(range(len(values)), values, color=colours)
+        ax.set_yticks(range(len(values)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(
+            "µs per request-token (shorter is faster; grey: the engine's own; olive: vLLM without a tokenizer)"
+        )
+        ax.grid(True, axis="x", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(folder / "engines.png", dpi=90)
+        plt.close(fig)
+        out += ["![vLLM's output step and SGLang's detokenizer step, theirs and with oasr_tok](plots/engines.png)", ""]
+    session_rows = [(k[3], k[4], v) for k, v in run.per.items() if k[0] == "session"]
+    if session_rows:
+        # issue 53: a re-decoding session's rollback per chunk against the session's length
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for impl in sorted({impl for impl, _, _ in session_rows}):
+            points = sorted((n, t * 1e6) for i, n, t in session_rows if i == impl)
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", linewidth=2.5 if impl.startswith("oasr_tok") else 1.2, label=impl)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("session length (tokens)")
+        ax.set_ylabel("µs per chunk")
+        ax.set_title("rollback per chunk (log-log; flat = constant cost)", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(folder / "sessions.png", dpi=90)
+        plt.close(fig)
+        out += ["![a re-decoding session's rollback per chunk against qwen-asr's](plots/sessions.png)", ""]
     return out
 
 
