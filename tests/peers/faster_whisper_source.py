@@ -29,17 +29,15 @@ The stand-ins, for the imports that run a model or read audio:
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import math
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from peer_files import faster_whisper
+from peer_files import faster_whisper, load_modules
 
 _PACKAGE = "faster_whisper"
 
@@ -151,23 +149,4 @@ def faster_whisper_modules() -> dict[str, Any]:
             get_speech_timestamps=_unused("get_speech_timestamps"),
         ),
     }
-    saved = {name: sys.modules.get(name) for name in stand_ins}
-    loaded: dict[str, Any] = {}
-    try:
-        sys.modules.update(stand_ins)
-        for stem in ("feature_extractor", "tokenizer", "transcribe"):
-            name = f"{_PACKAGE}.{stem}"
-            saved.setdefault(name, sys.modules.get(name))
-            spec = importlib.util.spec_from_file_location(name, folder / f"{stem}.py")
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            loaded[stem] = module
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
-    return loaded
+    return load_modules(_PACKAGE, folder, ("feature_extractor", "tokenizer", "transcribe"), stand_ins)

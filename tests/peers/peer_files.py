@@ -5,7 +5,11 @@ and sets OASR_TOK_REQUIRE_PEERS=1, so that nothing hides behind the skip there."
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+import types
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -73,3 +77,30 @@ def openai_whisper_gpt2() -> Path:
     return (
         _fetched(path, "gpt2.tiktoken", "openai-whisper's gpt2.tiktoken", "fetch_openai_whisper.py") / "gpt2.tiktoken"
     )
+
+
+def load_modules(
+    package: str, folder: Path, stems: Sequence[str], stand_ins: dict[str, types.ModuleType]
+) -> dict[str, types.ModuleType]:
+    """`package`.<stem> for each of `stems`, loaded by file path from a fetched `folder` (never
+    installed, never built), with `stand_ins` in sys.modules while they import; sys.modules is
+    left as it was."""
+    saved = {name: sys.modules.get(name) for name in [*stand_ins, *(f"{package}.{stem}" for stem in stems)]}
+    loaded: dict[str, types.ModuleType] = {}
+    try:
+        sys.modules.update(stand_ins)
+        for stem in stems:
+            name = f"{package}.{stem}"
+            spec = importlib.util.spec_from_file_location(name, folder / f"{stem}.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            loaded[stem] = module
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+    return loaded

@@ -17,15 +17,13 @@ not about text only:
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import types
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-from peer_files import qwen_asr
+from peer_files import load_modules, qwen_asr
 
 _PACKAGE = "qwen_asr.inference"
 PROMPT = (
@@ -70,24 +68,7 @@ def qwen_asr_modules() -> dict[str, Any]:
             f"{_PACKAGE}.qwen3_forced_aligner", Qwen3ForcedAligner=type("Qwen3ForcedAligner", (), {})
         ),
     }
-    saved = {name: sys.modules.get(name) for name in [*stand_ins, f"{_PACKAGE}.utils", f"{_PACKAGE}.qwen3_asr"]}
-    loaded: dict[str, Any] = {}
-    try:
-        sys.modules.update(stand_ins)
-        for stem in ("utils", "qwen3_asr"):
-            name = f"{_PACKAGE}.{stem}"
-            spec = importlib.util.spec_from_file_location(name, folder / f"{stem}.py")
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            loaded[stem] = module
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+    loaded = load_modules(_PACKAGE, folder, ("utils", "qwen3_asr"), stand_ins)
     return {
         "Qwen3ASRModel": loaded["qwen3_asr"].Qwen3ASRModel,
         "ASRStreamingState": loaded["qwen3_asr"].ASRStreamingState,
