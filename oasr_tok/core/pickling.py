@@ -5,10 +5,11 @@ docs/scale.md explains the choice. In short:
 * ``"value"`` (the default): the pickle carries the bytes of every file of the tokenizer's spec,
   each with its SHA-256 and its CRC-32 (assets.py says which bytes stand for a file). The
   receiving process builds the tokenizer from those bytes through the registry, like any other
-  spec, while a second thread writes them once into a private temporary folder
-  (content-addressed, removed at exit) and checks their CRC-32 (a pickle damaged in transit is
-  refused). It hashes nothing: the tokenizer's fingerprint is made from its bytes the first time
-  it is asked for (identity.py), never taken from the digests the pickle claims. The tokenizer
+  spec, while a second thread checks their CRC-32 (a pickle damaged in transit is refused). It
+  writes nothing: the files are written into a private temporary folder (removed at exit) when
+  something first reads them by path (_Placed). It hashes nothing: the tokenizer's fingerprint
+  is made from its bytes the first time it is asked for (identity.py), never taken from the
+  digests the pickle claims. The tokenizer
   is kept in a per-process cache keyed by the kind, the options and the files' claimed hashes
   (a hit is checked against its bytes once), so a thousand tasks that each unpickle the same
   tokenizer build it once per worker. Nothing is read from the sender's paths: right for Ray,
@@ -277,8 +278,10 @@ class _Placed:
     at a third of a SHA-256's cost (2 ms for Qwen3's 11 MB); the SHA-256 that names the
     tokenizer is made from its bytes when its fingerprint is first asked for (identity.py), so a
     digest the pickle claims names nothing. A payload without CRC-32s (an older pickle, a direct
-    call) has its SHA-256s checked instead. `finish` waits for the check; damaged bytes are
-    refused, their promises withdrawn and anything written of them removed."""
+    call) has its SHA-256s checked instead. A kind that is not oasr_tok's own (a plugin's, which
+    may open its files itself at any time) has them written before its build (from_value).
+    `finish` waits for the check; damaged bytes are refused, their promises withdrawn and
+    anything written of them removed."""
 
     def __init__(self, files: Packed, sums: dict[str, int] | None) -> None:
         folder = os.path.join(_private_folder(), str(next(_rebuilt)))

@@ -14,7 +14,6 @@ from typing import Any
 from ..errors import AssetNotFoundError, MalformedAssetError
 from .archive import is_archive_ref, read_member
 
-
 # -- files this process promised: their bytes are here, and written to their path when read there --
 
 #: path -> the call that writes it (core/pickling.py: a tokenizer rebuilt from a by-value pickle

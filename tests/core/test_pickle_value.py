@@ -301,9 +301,9 @@ def test_a_damaged_pickle_is_refused_by_its_crc_and_nothing_is_written(tmp_path)
     for forged in ({}, {"tokenizer": -1}, {"tokenizer": 1 << 32}, {"tokenizer": "0"}, [sums["tokenizer"]]):
         with pytest.raises(MalformedAssetError, match="CRC-32"):
             pickling.from_value(kind, options, files, forged)  # type: ignore[arg-type]
-    assert pickling.from_value(kind, options, files, sums).decode([5, 6]) == _original(
-        "huggingface/moonshine"
-    ).decode([5, 6])
+    assert pickling.from_value(kind, options, files, sums).decode([5, 6]) == _original("huggingface/moonshine").decode(
+        [5, 6]
+    )
 
 
 def test_a_forged_digest_names_nothing(tmp_path):
