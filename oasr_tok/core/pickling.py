@@ -275,7 +275,7 @@ class _Placed:
     paths), never on the load path; and their bytes checked against the CRC-32s the pickle
     carries, on a second thread while the tokenizer is built from the bytes themselves
     (reading_given; zlib.crc32 lets go of the GIL). The CRC-32 finds a pickle damaged in transit
-    at a third of a SHA-256's cost (2 ms for Qwen3's 11 MB); the SHA-256 that names the
+    at a third of a SHA-256's cost (benchmarks/measurements.md); the SHA-256 that names the
     tokenizer is made from its bytes when its fingerprint is first asked for (identity.py), so a
     digest the pickle claims names nothing. A payload without CRC-32s (an older pickle, a direct
     call) has its SHA-256s checked instead. A kind that is not oasr_tok's own (a plugin's, which
