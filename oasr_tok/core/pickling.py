@@ -383,6 +383,8 @@ def from_value(
         if tok.spec is not None:
             object.__setattr__(tok.spec, "files", PromisedPaths(dict(tok.spec.files)))
         tok.__dict__[UNHASHED] = (kind, options, files)  # (identity.py: its fingerprint, from these bytes)
+        if sums is not None:
+            tok.__dict__["_value_sums"] = sums  # (checked against these bytes: its pickles reuse them)
         hold(tok, this_process_only=True)
         _built[key] = tok
         return tok
