@@ -973,6 +973,16 @@ def travel(run: Run) -> list[str]:
                 f"{a * 1e3:.0f} ms vs {b * 1e3:.0f} ms ({a / b:.2f}×)",
                 None,
             )
+        paired, paired_cpu = (
+            value[1].get("paired_value_over_cold_median"),
+            value[1].get("paired_value_over_cold_cpu_median"),
+        )
+        if paired and paired_cpu:
+            check(
+                "the same, round by round (median of the by-value row's paired ratios; no target)",
+                f"wall {paired:.2f}×, CPU {paired_cpu:.2f}×",
+                None,
+            )
     return out + [""]
 
 

@@ -11,10 +11,12 @@
 * **A tokenizer by value against a cold load of its files**: each round a fresh process that
   imports oasr_tok untimed and times either `pickle.loads` of Qwen3's tokenizer pickled by
   value (its bytes read before the timing) or `oasr_tok.load` of the same folder
-  (cold_probe.py; a warm-up process first, so the file cache is warm for both). The row keeps
-  the wall time (min and median of the rounds) and the CPU time: by value checks the files'
-  SHA-256 on a second thread while it builds, so on a machine with a free core its wall time
-  is the build's; on a busy one the wall times mostly measure waiting.
+  (cold_probe.py; a warm-up process first, so the file cache is warm for both). The two sides
+  are interleaved: every round of one side's row first probes the other side (untimed, in
+  pedantic's setup), so a machine's load falls on both alike. The row keeps its side's wall
+  time (min and median of the rounds), its CPU time (min and median: by value checks a CRC-32
+  on a second thread while it builds, and writes and hashes nothing) and the median of the
+  paired by-value / cold ratios of its rounds.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ HOW = {
     "by spec": oasr_tok.Travel(tokenizer="spec"),
 }
 PROBE = str(Path(__file__).resolve().parent / "cold_probe.py")
-ROUNDS = 5
+ROUNDS = 15
 
 
 def _qwen3():
@@ -134,17 +136,25 @@ def _probe(impl: str, path: str) -> tuple[float, float]:
 def test_a_tokenizer_by_value_against_a_cold_load(benchmark, side: str, tmp_path) -> None:
     tok = _qwen3()
     folder = shared("huggingface/qwen3")
-    if side == "by value":
-        pickled = tmp_path / "qwen3.pickle"
-        pickled.write_bytes(pickle.dumps(oasr_tok.load(folder)))
-        impl, path = "oasr_tok-pickle", str(pickled)
-    else:
-        impl, path = "oasr_tok", folder
+    pickled = tmp_path / "qwen3.pickle"
+    pickled.write_bytes(pickle.dumps(oasr_tok.load(folder)))
+    impl, path = ("oasr_tok-pickle", str(pickled)) if side == "by value" else ("oasr_tok", folder)
     del tok
-    _probe(impl, path)  # the warm-up
+    other = ("oasr_tok", folder) if side == "by value" else ("oasr_tok-pickle", str(pickled))
+    _probe(impl, path)  # the warm-ups
+    _probe(*other)
     figures: list[tuple[float, float]] = []
-    benchmark.pedantic(lambda: figures.append(_probe(impl, path)), rounds=ROUNDS, iterations=1)
+    others: list[tuple[float, float]] = []
+    benchmark.pedantic(
+        lambda: figures.append(_probe(impl, path)),
+        setup=lambda: others.append(_probe(*other)),
+        rounds=ROUNDS,
+        iterations=1,
+    )
     wall, cpu = sorted(w for w, _ in figures), sorted(c for _, c in figures)
+    pairs = [(ours, theirs) if side == "by value" else (theirs, ours) for ours, theirs in zip(figures, others)]
+    paired = sorted(value[0] / cold[0] for value, cold in pairs)
+    paired_cpu = sorted(value[1] / cold[1] for value, cold in pairs)
     benchmark.extra_info.update(
         {
             "suite": "travel",
@@ -155,6 +165,9 @@ def test_a_tokenizer_by_value_against_a_cold_load(benchmark, side: str, tmp_path
             "per": 1,
             "load_s_min": wall[0],
             "load_s_median": wall[len(wall) // 2],
+            "cpu_s_min": cpu[0],
             "cpu_s_median": cpu[len(cpu) // 2],
+            "paired_value_over_cold_median": paired[len(paired) // 2],
+            "paired_value_over_cold_cpu_median": paired_cpu[len(paired_cpu) // 2],
         }
     )

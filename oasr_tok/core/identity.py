@@ -7,9 +7,10 @@
   its tokenizer's.
 * **Lazily, once.** A load hashes nothing: the fingerprint is computed the first time it is
   asked for (a session pickled by reference, a lookup that missed, a dict state's tag) and
-  kept. A tokenizer rebuilt from a by-value pickle knows it from the pickle's own digests; one
-  pickled by value reuses the payload it read. Hashing a vocabulary's files costs a small part
-  of loading them (benchmarks/measurements.md), once per process.
+  kept. A tokenizer rebuilt from a by-value pickle hashes the bytes it was built from then
+  (never trusting the digests the pickle claims: core/pickling.py), so its unpickling hashes
+  nothing; one pickled by value reuses the payload it read. Hashing a vocabulary's files
+  costs a small part of loading them (benchmarks/measurements.md), once per process.
 * **Checked against the files that made it.** Because the files are read after the build, the
   build notes each file's size and modification time (one stat a file: `file_marks`), and a
   fingerprint or a by-value payload made later refuses a file that changed since.
@@ -23,18 +24,21 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from .._engine.travel import hold
-from ..files.assets import content_identity, file_marks, identity_key
+from ..files.assets import content_identity, file_marks, hashed, identity_key
 
 if TYPE_CHECKING:
     from ..spec import TokenizerSpec
 
-__all__ = ["built_from", "fingerprint", "value_spec"]
+__all__ = ["UNHASHED", "built_from", "fingerprint", "value_spec"]
 
 # What a tokenizer keeps in its __dict__ (every key derived from its spec goes when the spec is set again).
 _SPEC = "_oasr_spec"
 _MARKS = "_oasr_marks"
 _PRINT = "_oasr_fingerprint"
-_DERIVED = (_MARKS, _PRINT, "_value_payload", "_oasr_reference_ticket", "_oasr_stream_tag")
+#: A tokenizer rebuilt from a by-value pickle, not fingerprinted yet: (kind, options, files) as
+#: the pickle brought them, their digests unchecked (hashed by `fingerprint`).
+UNHASHED = "_oasr_unhashed"
+_DERIVED = (_MARKS, _PRINT, UNHASHED, "_value_payload", "_value_sums", "_oasr_reference_ticket", "_oasr_stream_tag")
 
 
 def built_from(tok: Any, spec: TokenizerSpec | None) -> None:
@@ -66,6 +70,11 @@ def fingerprint(tok: Any) -> str:
     if printed is not None:
         return printed
     parent = own.get("_oasr_specials_of")
+    unhashed = own.get(UNHASHED)
+    if unhashed is not None:  # built from a by-value pickle: its bytes say what it is, not its digests
+        kind, options, files = unhashed
+        own["_value_payload"] = (kind, options, hashed(files))
+        own.pop(UNHASHED, None)
     packed = own.get("_value_payload")
     if parent is not None:
         printed = hashlib.sha256(f"with_specials {fingerprint(parent)}".encode()).hexdigest()

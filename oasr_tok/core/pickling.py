@@ -3,13 +3,17 @@
 docs/scale.md explains the choice. In short:
 
 * ``"value"`` (the default): the pickle carries the bytes of every file of the tokenizer's spec,
-  each with its SHA-256 (assets.py says which bytes stand for a file). The receiving process
-  writes them once into a private temporary folder (content-addressed, removed at exit) and
-  builds the tokenizer from there through the registry, like any other spec; the tokenizer is
-  kept in a per-process cache keyed by the kind, the options and the files' hashes, so a
-  thousand tasks that each unpickle the same tokenizer build it once per worker. Nothing is read
-  from the sender's paths: right for Ray, Spark, Dask or Kubernetes workers that do not share
-  the driver's file system.
+  each with its SHA-256 and its CRC-32 (assets.py says which bytes stand for a file). The
+  receiving process builds the tokenizer from those bytes through the registry, like any other
+  spec, while a second thread checks their CRC-32 (a pickle damaged in transit is refused). It
+  writes nothing: the files are written into a private temporary folder (removed at exit) when
+  something first reads them by path (_Placed). It hashes nothing: the tokenizer's fingerprint
+  is made from its bytes the first time it is asked for (identity.py), never taken from the
+  digests the pickle claims. The tokenizer
+  is kept in a per-process cache keyed by the kind, the options and the files' claimed hashes
+  (a hit is checked against its bytes once), so a thousand tasks that each unpickle the same
+  tokenizer build it once per worker. Nothing is read from the sender's paths: right for Ray,
+  Spark, Dask or Kubernetes workers that do not share the driver's file system.
 * ``"spec"``: the pickle is the spec (a few hundred bytes of paths and options); the receiver
   builds from the same paths. Right for a spawn pool on one host or a shared file system.
 
@@ -27,21 +31,25 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
+import itertools
 import os
 import shutil
 import tempfile
 import threading
+import weakref
+import zlib
 from typing import Any, TypeVar
 
 from .._engine.travel import DEFAULT, Travel, held, hold
 from ..errors import MalformedAssetError, StreamStateError, short_repr
 from ..files.assets import MAX_VALUE_BYTES, Packed, identity_key, payload, register_value_reader
-from ..files.readers import reading_given
+from ..files.readers import PromisedPaths, on_disk, promise, reading_given, withdraw
 from ..spec import TokenizerSpec
 from .contract import TokenizerContract
-from .identity import fingerprint, value_spec
-from .registry import build
+from .identity import UNHASHED, fingerprint, value_spec
+from .registry import build, is_builtin
 
 __all__ = [
     "MAX_VALUE_BYTES",
@@ -172,16 +180,24 @@ def clear_cache() -> None:
 
 
 def reduce_by_value(tok: TokenizerContract) -> tuple[Any, ...]:
-    """What Tokenizer.__reduce__ returns by value. The payload is read once per tokenizer and
-    kept, so later pickles (a thousand tasks) neither re-read nor need the files."""
-    packed = tok.__dict__.get("_value_payload")
+    """What Tokenizer.__reduce__ returns by value: (kind, options, files) and each file's CRC-32.
+    The payload is read once per tokenizer and kept, so later pickles (a thousand tasks) neither
+    re-read nor need the files. A tokenizer rebuilt from such a pickle is fingerprinted first:
+    its pickles carry the digests of its bytes, never the ones it arrived with."""
+    own = tok.__dict__
+    if UNHASHED in own:
+        fingerprint(tok)
+    packed = own.get("_value_payload")
     if packed is None:
         # A kind that reads files its spec does not name (found beside another) ships them too.
         spec = value_spec(tok)
         assert spec is not None
-        packed = payload(spec, tok.__dict__.get("_oasr_marks"))
-        tok.__dict__["_value_payload"] = packed
-    return (from_value, packed)
+        packed = payload(spec, own.get("_oasr_marks"))
+        own["_value_payload"] = packed
+    sums = own.get("_value_sums")
+    if sums is None:
+        sums = own["_value_sums"] = {role: zlib.crc32(data) for role, (_, _, data) in packed[2].items()}
+    return (from_value, (*packed, sums))
 
 
 # -- the receiving side ---------------------------------------------------------------------
@@ -197,10 +213,16 @@ def _private_folder() -> str:
     return _folder
 
 
-def _checked(kind: Any, options: Any, files: Any) -> None:
+def _checked(kind: Any, options: Any, files: Any, sums: Any) -> None:
     """A by-value payload's shape (a forged one raises MalformedAssetError, naming the part)."""
     if type(kind) is not str or type(options) is not dict or type(files) is not dict:
         raise MalformedAssetError("a pickled tokenizer's kind, options or files are not what a tokenizer pickles")
+    if sums is not None:
+        if type(sums) is not dict or sums.keys() != files.keys():
+            raise MalformedAssetError("a pickled tokenizer's CRC-32s are not one for each of its files")
+        for role, crc in sums.items():
+            if type(crc) is not int or not 0 <= crc <= 0xFFFFFFFF:
+                raise MalformedAssetError(f"a pickled tokenizer's CRC-32 for role {role!r} is {short_repr(crc)}")
     for role, entry in files.items():
         if type(role) is not str or type(entry) is not tuple or len(entry) != 3:
             raise MalformedAssetError(f"a pickled tokenizer's file for role {role!r} is not (name, SHA-256, bytes)")
@@ -213,109 +235,157 @@ def _checked(kind: Any, options: Any, files: Any) -> None:
             )
 
 
-def _damaged(role: str, name: str, digest: str) -> MalformedAssetError:
+def _damaged(role: str, name: str, check: str) -> MalformedAssetError:
     return MalformedAssetError(
-        f"pickled tokenizer file {name!r} (role {role!r}) does not match its SHA-256 {digest}: "
-        "the pickle was damaged in transit",
+        f"pickled tokenizer file {name!r} (role {role!r}) does not match its {check}: the pickle was damaged in transit",
         path=name,
     )
 
 
-#: The bytes above which a by-value pickle's files are written and hashed on a second thread.
+#: The bytes above which a by-value pickle's files are checked on a second thread.
 _ON_A_THREAD = 1 << 20
+
+_rebuilt = itertools.count()  # names each rebuilt tokenizer's own folder in the private one
+_writing = threading.Lock()  # promised files are written one at a time (a build may ask, holding _lock)
+
+
+def _write(path: str, data: bytes) -> None:
+    """Put a promised file at `path` (files/readers.py's on_disk calls this when something first
+    reads it there): whole or absent, even with threads racing; then the promise is kept."""
+    with _writing:
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+            with open(temporary, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, path)
+        withdraw(path)
+
+
+def _forget(paths: list[str]) -> None:
+    for path in paths:
+        withdraw(path)
 
 
 class _Placed:
-    """A by-value pickle's files, put in this process's private folder (content-addressed: a
-    file is written once, whole or absent, even with threads racing) and their SHA-256 checked
-    against their digests, on a second thread while the tokenizer is built from the bytes
-    themselves (files/readers.py's reading_given): writing and hashing let go of the GIL, so on a
-    free core they cost the build nothing, and a tokenizer by value costs no more than a cold
-    load of its files (benchmarks/measurements.md). Nothing outside from_value, which holds
-    _lock, can see a file before `finish` passed; `finish` removes the files it refuses."""
+    """A by-value pickle's files: their paths, in a folder of their own in this process's private
+    folder (one a rebuilt tokenizer, so the bytes at a path are always the ones its tokenizer
+    was built from), each promised (files/readers.py's `promise`): written there when something
+    first reads it by path (a `spec` that travels, a runtime that opens its file, tok.spec's
+    paths), never on the load path; and their bytes checked against the CRC-32s the pickle
+    carries, on a second thread while the tokenizer is built from the bytes themselves
+    (reading_given; zlib.crc32 lets go of the GIL). The CRC-32 finds a pickle damaged in transit
+    at a third of a SHA-256's cost (benchmarks/measurements.md); the SHA-256 that names the
+    tokenizer is made from its bytes when its fingerprint is first asked for (identity.py), so a
+    digest the pickle claims names nothing. A payload without CRC-32s (an older pickle, a direct
+    call) has its SHA-256s checked instead. A kind that is not oasr_tok's own (a plugin's, which
+    may open its files itself at any time) has them written before its build (from_value).
+    `finish` waits for the check; damaged bytes are refused, their promises withdrawn and
+    anything written of them removed."""
 
-    def __init__(self, files: Packed) -> None:
-        folder = _private_folder()
+    def __init__(self, files: Packed, sums: dict[str, int] | None) -> None:
+        folder = os.path.join(_private_folder(), str(next(_rebuilt)))
+        self.sums = sums
         self.files = [
             (role, name, digest, data, os.path.join(folder, digest, name))
             for role, (name, digest, data) in files.items()
         ]
         self.paths = {role: path for role, _, _, _, path in self.files}
-        self.missing = [entry for entry in self.files if not os.path.exists(entry[4])]
-        self.written: list[str] = []
+        for _, _, _, data, path in self.files:
+            promise(path, functools.partial(_write, path, data))
         self.bad: list[tuple[str, str, str]] = []
-        self.error: BaseException | None = None
         self.worker: threading.Thread | None = None
         if sum(len(data) for _, _, _, data, _ in self.files) > _ON_A_THREAD:
-            self.worker = threading.Thread(target=self._work, name="oasr_tok-value-files", daemon=True)
+            self.worker = threading.Thread(target=self._check, name="oasr_tok-value-files", daemon=True)
             self.worker.start()
         else:
-            self._work()
+            self._check()
 
-    def _work(self) -> None:
-        try:
-            for _, _, _, data, path in self.missing:  # first: a kind that opens a path finds it soon
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
-                with open(temporary, "wb") as handle:
-                    handle.write(data)
-                os.replace(temporary, path)
-                self.written.append(path)
-            for role, name, digest, data, _ in self.files:
-                if hashlib.sha256(data).hexdigest() != digest:
-                    self.bad.append((role, name, digest))
-        except BaseException as exc:  # (an OSError writing: raised by `finish`, in the caller)
-            self.error = exc
+    def _check(self) -> None:
+        for role, name, digest, data, _ in self.files:
+            if self.sums is not None:
+                if zlib.crc32(data) != self.sums[role]:
+                    self.bad.append((role, name, f"CRC-32 {self.sums[role]:08x}"))
+            elif hashlib.sha256(data).hexdigest() != digest:
+                self.bad.append((role, name, f"SHA-256 {digest}"))
 
     def finish(self) -> None:
         if self.worker is not None:
             self.worker.join()
             self.worker = None
         if self.bad:
-            for path in self.written:
-                with contextlib.suppress(OSError):
-                    os.remove(path)
+            self.withdraw()
             raise _damaged(*self.bad[0])
-        if self.error is not None:
-            raise self.error
+
+    def withdraw(self) -> None:
+        """Withdraw the promises and remove what was written of them (a refused build)."""
+        for _, _, _, _, path in self.files:
+            withdraw(path)
+            with contextlib.suppress(OSError):
+                os.remove(path)
+
+    def kept_by(self, tok: TokenizerContract) -> None:
+        """The promises go with `tok` (their bytes are let go when it is)."""
+        weakref.finalize(tok, _forget, list(self.paths.values()))
 
 
-def from_value(kind: str, options: dict[str, Any], files: Packed) -> TokenizerContract:
-    """Unpickle by value: the tokenizer this process holds with these files' fingerprint (one
-    it loaded, or rebuilt from an earlier pickle), or build it: from the bytes themselves, while
-    a second thread writes the files once into this process's private folder (where the
-    tokenizer reads them later) and checks their SHA-256 (_Placed)."""
-    _checked(kind, options, files)
+def _cached(key: str) -> TokenizerContract | None:
+    """The tokenizer rebuilt here from an earlier pickle that claimed fingerprint `key`, once its
+    own bytes are shown to have it (called with _lock held). The first hit hashes them (the
+    unpickle that built it hashed nothing); a tokenizer whose bytes have another fingerprint (a
+    pickle that claimed digests it did not carry) is dropped from the cache, never returned."""
+    tok = _built.get(key)
+    if tok is None or _folder_pid != os.getpid():
+        return None
+    if fingerprint(tok) != key:
+        del _built[key]
+        return None
+    return tok
+
+
+def from_value(
+    kind: str, options: dict[str, Any], files: Packed, sums: dict[str, int] | None = None
+) -> TokenizerContract:
+    """Unpickle by value: the tokenizer this process holds with the fingerprint these files
+    claim (one it loaded, or rebuilt from an earlier pickle: checked against its bytes), or
+    build it from the bytes themselves, while a second thread checks their CRC-32 (_Placed).
+    Nothing is written or hashed: its files are written when something first reads them by
+    path, and it is held with its fingerprint to be made from its bytes when first asked for
+    (a by-reference lookup that misses, a session's pickle, tok.fingerprint)."""
+    _checked(kind, options, files, sums)
     key = identity_key(kind, options, files)
     with _lock:
-        tok = _built.get(key)
-        if tok is not None and _folder_pid == os.getpid():
+        tok = _cached(key)
+        if tok is not None:
             return tok
     found = held(key, kind)
     if isinstance(found, TokenizerContract):
         return found
     with _lock:
-        tok = _built.get(key)
-        if tok is not None and _folder_pid == os.getpid():
+        tok = _cached(key)
+        if tok is not None:
             return tok
-        placed = _Placed(files)
+        placed = _Placed(files, sums)
+        if not is_builtin(kind):  # a plugin's kind may open its files itself, now or later: there first
+            for path in placed.paths.values():
+                on_disk(path)
         spec = TokenizerSpec(kind, placed.paths, options)
-        given = {placed.paths[role]: data for role, (_, _, data) in files.items()}
         try:
-            with reading_given(given):
+            with reading_given({placed.paths[role]: data for role, (_, _, data) in files.items()}):
                 tok = build(spec)
         except BaseException:
             placed.finish()  # a damaged file: that error, not the build's
-            if not placed.missing:
-                raise
-            # A kind that opens its file itself may have asked before it was written: again,
-            # now that every file is there (an error that is the kind's own comes back).
-            with reading_given(given):
-                tok = build(spec)
+            placed.withdraw()
+            raise
         placed.finish()
-        tok.__dict__["_value_payload"] = (kind, options, files)  # re-pickles without reading
-        tok.__dict__["_oasr_fingerprint"] = key  # (identity.py: the fingerprint is this key)
-        hold(tok, key, this_process_only=True)
+        placed.kept_by(tok)
+        # Its spec hands its paths out through on_disk: whoever reads them finds the files there.
+        if tok.spec is not None:
+            object.__setattr__(tok.spec, "files", PromisedPaths(dict(tok.spec.files)))
+        tok.__dict__[UNHASHED] = (kind, options, files)  # (identity.py: its fingerprint, from these bytes)
+        if sums is not None:
+            tok.__dict__["_value_sums"] = sums  # (checked against these bytes: its pickles reuse them)
+        hold(tok, this_process_only=True)
         _built[key] = tok
         return tok
 

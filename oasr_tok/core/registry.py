@@ -59,6 +59,7 @@ __all__ = [
     "builtin_records",
     "detectors",
     "get_factory",
+    "is_builtin",
     "register_kind",
     "register_tokenizer",
     "unregister_tokenizer",
@@ -505,6 +506,16 @@ def _check_backend(kind: str, backend: str | None, extra: str | None) -> None:
             f"the {kind!r} tokenizer kind needs the {backend!r} package, which is not installed; "
             f"install it with: pip install 'oasr_tok[{extra}]'"
         )
+
+
+def is_builtin(kind: str) -> bool:
+    """Whether `kind` is one oasr_tok ships (not registered in its place, nor a plugin's): those
+    read their files through files/readers.py (a path a library opens itself passed through
+    on_disk first), so a tokenizer rebuilt by value writes its files only when they are read."""
+    with _lock:
+        if kind in _registered:
+            return False
+    return kind in _builtins()
 
 
 def get_factory(kind: str) -> Factory:

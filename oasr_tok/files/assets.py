@@ -35,6 +35,7 @@ __all__ = [
     "Marks",
     "content_identity",
     "file_marks",
+    "hashed",
     "identity_key",
     "payload",
     "register_value_reader",
@@ -149,6 +150,12 @@ def payload(spec: TokenizerSpec, marks: Marks | None = None) -> tuple[str, dict[
         data, name = read_for_value(role, path, marks)
         files[role] = (name, hashlib.sha256(data).hexdigest(), data)
     return spec.kind, dict(spec.options), files
+
+
+def hashed(files: Packed) -> Packed:
+    """`files` with the SHA-256 of their own bytes in place of the digests they came with (a
+    by-value pickle's digests are claims: a tokenizer's fingerprint is made from its bytes)."""
+    return {role: (name, hashlib.sha256(data).hexdigest(), data) for role, (name, _, data) in files.items()}
 
 
 def identity_key(kind: str, options: dict[str, Any], files: Packed) -> str:

@@ -7,21 +7,78 @@ import json
 import os
 import re
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import AssetNotFoundError, MalformedAssetError
 from .archive import is_archive_ref, read_member
 
+# -- files this process promised: their bytes are here, and written to their path when read there --
+
+#: path -> the call that writes it (core/pickling.py: a tokenizer rebuilt from a by-value pickle
+#: builds from the bytes and writes its files when something first asks for them by path).
+_promised: dict[str, Callable[[], None]] = {}
+
+
+def promise(path: str, write: Callable[[], None]) -> None:
+    """`write()` puts the file at `path`, which every reader here (and `on_disk`) calls first."""
+    _promised[path] = write
+
+
+def withdraw(path: str) -> None:
+    """Forget the promise of `path` (written, or its bytes refused)."""
+    _promised.pop(path, None)
+
+
+def on_disk(path: str) -> str:
+    """`path`, its file written first if this process promised it (`promise`). Every reader that
+    opens a path itself (a C library's loader, open(), mmap, a folder listing) passes it through
+    this first; a dict lookup otherwise."""
+    write = _promised.get(path)
+    if write is not None:
+        write()
+    return path
+
+
+class PromisedPaths(Mapping[str, str]):
+    """role -> path, as a spec holds them, each path passed through `on_disk` when it is handed
+    out: the files of a tokenizer rebuilt from a by-value pickle are written when its spec's
+    paths are first read (its spec travelling, a library given its paths), not when it is built.
+    Pickles (and compares) as the plain dict of paths, its files written."""
+
+    __slots__ = ("_paths",)
+
+    def __init__(self, paths: dict[str, str]) -> None:
+        self._paths = paths
+
+    def __getitem__(self, role: str) -> str:
+        return on_disk(self._paths[role])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, role: object) -> bool:
+        return role in self._paths
+
+    def __repr__(self) -> str:
+        return repr(self._paths)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self.items()),))
+
 
 def existing_file(path: str, what: str) -> str:
     """`path` if it is a readable file (or names a member of an archive, oasr_tok/files/archive.py,
-    or its bytes are given: reading_given); AssetNotFoundError naming it otherwise."""
+    or its bytes are given: reading_given); AssetNotFoundError naming it otherwise. A promised
+    file is written first (`on_disk`)."""
     given: dict[str, bytes] | None = getattr(_scope, "given", None)
     if given is not None and path in given:
         return path
-    if not os.path.isfile(path) and not is_archive_ref(path):
+    if not os.path.isfile(on_disk(path)) and not is_archive_ref(path):
         raise AssetNotFoundError(f"{what} file not found: {path!r}", path=path)
     return path
 
@@ -125,8 +182,11 @@ def read_json(path: str, what: str) -> Any:
     contents: dict[tuple[str, int, int], Any] | None = getattr(_scope, "contents", None)
     if contents is None or is_archive_ref(path):
         return _parsed(path, what)
+    given: dict[str, bytes] | None = getattr(_scope, "given", None)
+    if given is not None and path in given:
+        return _parsed(path, what)
     try:
-        stat = os.stat(path)
+        stat = os.stat(on_disk(path))
     except OSError:
         return _parsed(path, what)  # which says what is wrong, naming it
     key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
@@ -221,7 +281,7 @@ def base64_token(text: str) -> bytes | None:
 def starts_with(path: str, magic: bytes) -> bool:
     """Whether `path` is a readable file whose content starts with `magic`."""
     try:
-        with open(path, "rb") as handle:
+        with open(on_disk(path), "rb") as handle:
             return handle.read(len(magic)) == magic
     except OSError:
         return False

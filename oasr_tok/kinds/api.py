@@ -39,7 +39,8 @@ kind; tests/example_kind.py is a whole plug-in written against this module alone
   ``read_lines``, ``read_json``, ``read_bytes``, ``parse_json``, ``text_lines``,
   ``existing_file``, ``starts_with``, ``check_id_span`` (an id span a file may claim: at most
   ``ID_SLACK`` past its entries), ``json_id`` / ``all_json_ids`` (ids as JSON holds them),
-  ``base64_token``; members of a ``.nemo`` archive: ``is_archive_ref``, ``read_member``;
+  ``base64_token``; ``on_disk`` (a path passed through it before a library opens it
+  itself: a file a by-value pickle brought is written when first asked for); members of a ``.nemo`` archive: ``is_archive_ref``, ``read_member``;
   ``register_value_reader`` (how a pickle by value carries a kind's file).
 * **Being found**: a detector returns ``{role: path}`` or None; ``Found`` and ``SetAside``
   (one ``Detected`` each) are the records a detector may return instead when it has evidence
@@ -133,6 +134,7 @@ from ..files.readers import (
     check_id_span,
     existing_file,
     json_id,
+    on_disk,
     parse_json,
     read_bytes,
     read_json,
@@ -221,6 +223,7 @@ __all__ = [
     "join_pieces",
     "json_id",
     "markup_evidence",
+    "on_disk",
     "parse_json",
     "plain_text_candidate",
     "read_bytes",

@@ -63,6 +63,7 @@ from .api import (
     is_archive_ref,
     join_pieces,
     markup_evidence,
+    on_disk,
     read_member,
     summarise,
 )
@@ -85,7 +86,7 @@ def load_processor(path: str) -> Any:
         if is_archive_ref(path):  # a member of a .nemo archive: loaded from its bytes
             processor.LoadFromSerializedProto(read_member(path, "SentencePiece model"))
         else:
-            processor.LoadFromFile(path)
+            processor.LoadFromFile(on_disk(path))
     except (RuntimeError, OSError) as exc:
         raise MalformedAssetError(
             f"{path}: not a SentencePiece model SentencePiece can load: {exc}", path=path

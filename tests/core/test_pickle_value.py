@@ -14,12 +14,17 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import subprocess
+import sys
+import zlib
 
 import pytest
 
 from oasr_tok import AssetError, MalformedAssetError, TokenizerSpec, build_tokenizer
+from oasr_tok._engine import travel
 from oasr_tok.core import pickling
-from oasr_tok.files import assets
+from oasr_tok.files import assets, readers
+from oasr_tok.files.readers import PromisedPaths
 
 import elsewhere
 from paths import shared
@@ -212,12 +217,58 @@ def test_spawned_workers_build_once_each_from_the_pickled_files(tmp_path):
     assert all(len(idents) == 1 for idents in by_pid.values())
 
 
-def test_a_kind_that_opens_its_file_before_it_is_written_is_built_again(monkeypatch, tmp_path):
-    """The files are written on a second thread while the tokenizer is built from the pickle's
-    bytes; SentencePiece opens its model file itself, so when it asks before the file is there
-    the build fails and is done again once it is: the same tokenizer, built twice, nothing else."""
-    import threading
+def _promised_paths(tok) -> list[str]:
+    """The paths of a tokenizer rebuilt by value, without asking for them (which writes them)."""
+    files = tok.spec.files
+    assert isinstance(files, PromisedPaths)
+    return list(files._paths.values())
 
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_by_value_nothing_is_written_or_hashed_until_asked(name, tmp_path):
+    """Unpickling builds from the pickle's bytes and writes and hashes nothing: everything a
+    tokenizer does afterwards works (a kind that opens its file itself, sentencepiece's
+    processor or the tokenizers runtime, has it written when it asks), the spec's paths are
+    there when read, and the fingerprint made later is the one of the bytes."""
+    spec = _copy_spec(name, tmp_path)
+    tok = build_tokenizer(spec)
+    blob, printed = pickle.dumps(tok), tok.fingerprint
+    shutil.rmtree(tmp_path)
+    del tok
+    _let_go()
+    clone = pickle.loads(blob)
+    paths = _promised_paths(clone)
+    assert "_oasr_fingerprint" not in clone.__dict__  # nothing hashed
+    if name != "sentencepiece" and not name.endswith("from-sentencepiece"):
+        assert not any(os.path.exists(p) for p in paths)  # nothing written (sentencepiece opens its own)
+    reference = _original(name)
+    hyps = _hypotheses(reference)
+    assert clone.decode_batch(hyps) == [reference.decode(h) for h in hyps]
+    if reference.supports_encode:
+        assert clone.encode("hello 世界") == reference.encode("hello 世界")
+    files = dict(clone.spec.files)  # handed out: written
+    for role, path in files.items():
+        with open(path, "rb") as handle:
+            assert handle.read() == open(shared(SPECS[name][1][role]), "rb").read()
+    assert clone.fingerprint == printed == reference.fingerprint
+
+
+def test_a_spec_that_travels_brings_written_files(tmp_path):
+    tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
+    blob = pickle.dumps(tok)
+    del tok
+    _let_go()
+    clone = pickle.loads(blob)
+    (path,) = _promised_paths(clone)
+    assert not os.path.exists(path)
+    moved = pickle.loads(pickle.dumps(clone.spec))  # a plain spec, its file on disk
+    assert type(moved.files) is dict and moved.files == {"units": path} and os.path.isfile(path)
+    assert build_tokenizer(moved).decode([5, 6]) == clone.decode([5, 6])
+
+
+def test_a_kind_that_opens_its_file_itself_has_it_written_and_is_built_once(monkeypatch, tmp_path):
+    """SentencePiece loads its model from a path: the file is written when it asks, the build
+    done once."""
     from oasr_tok.core import pickling as module
 
     tok = build_tokenizer(_copy_spec("sentencepiece", tmp_path))
@@ -226,26 +277,81 @@ def test_a_kind_that_opens_its_file_before_it_is_written_is_built_again(monkeypa
     want = tok.decode(ids)
     del tok
     _let_go()
-    release = threading.Event()
-    work, builds = module._Placed._work, []
-
-    def slow(self):
-        release.wait(10)  # the first build has failed by then
-        work(self)
-
-    def build(spec):
-        builds.append(spec)
-        try:
-            return real(spec)
-        finally:
-            release.set()
-
+    builds = []
     real = module.build
-    # (a private folder of its own: an earlier test may have written this very file already)
-    monkeypatch.setattr(module, "_folder", str(tmp_path / "private"))
-    monkeypatch.setattr(module, "_folder_pid", os.getpid())
-    monkeypatch.setattr(module, "_ON_A_THREAD", 0)
-    monkeypatch.setattr(module._Placed, "_work", slow)
-    monkeypatch.setattr(module, "build", build)
+    monkeypatch.setattr(module, "build", lambda spec: builds.append(spec) or real(spec))
     clone = pickle.loads(blob)
-    assert len(builds) == 2 and clone.decode(ids) == want
+    assert len(builds) == 1 and clone.decode(ids) == want
+    assert all(os.path.isfile(p) for p in _promised_paths(clone))
+
+
+def test_a_damaged_pickle_is_refused_by_its_crc_and_nothing_is_written(tmp_path):
+    tok = build_tokenizer(_copy_spec("huggingface/moonshine", tmp_path))
+    function, (kind, options, files, sums) = pickling.reduce_by_value(tok)
+    assert function is pickling.from_value and set(sums) == set(files)
+    del tok
+    _let_go()
+    name, digest, data = files["tokenizer"]
+    at = data.index(b'"vocab"') + 40  # a byte inside the vocabulary: the JSON still parses
+    damaged = data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
+    before = set(readers._promised)
+    with pytest.raises(MalformedAssetError, match="CRC-32") as caught:
+        pickling.from_value(kind, options, {"tokenizer": (name, digest, damaged)}, sums)
+    assert caught.value.path == name and set(readers._promised) == before  # its promises withdrawn
+    for forged in ({}, {"tokenizer": -1}, {"tokenizer": 1 << 32}, {"tokenizer": "0"}, [sums["tokenizer"]]):
+        with pytest.raises(MalformedAssetError, match="CRC-32"):
+            pickling.from_value(kind, options, files, forged)  # type: ignore[arg-type]
+    assert pickling.from_value(kind, options, files, sums).decode([5, 6]) == _original("huggingface/moonshine").decode(
+        [5, 6]
+    )
+
+
+def test_a_forged_digest_names_nothing(tmp_path):
+    """A pickle whose files carry another tokenizer's digests (its CRC-32s right) builds from its
+    own bytes, and its fingerprint is theirs: it is never found, cached or returned as the
+    tokenizer whose digests it claimed, and the genuine pickle still brings the genuine one."""
+    from oasr_tok.files.assets import hashed, identity_key
+
+    tok = build_tokenizer(_copy_spec("symbol_table", tmp_path))
+    genuine = pickling.reduce_by_value(tok)[1]
+    kind, options, files, sums = genuine
+    del tok
+    _let_go()
+    name, digest, data = files["units"]
+    lines = data.split(b"\n")
+    other = b"\n".join([*lines[:5], b"Z" + lines[5], *lines[6:]])  # another symbol table: a symbol renamed
+    forged_files = {"units": (name, digest, other)}
+    forged = pickling.from_value(kind, options, forged_files, {"units": zlib.crc32(other)})
+    claimed = identity_key(kind, options, files)
+    assert forged.fingerprint == identity_key(kind, options, hashed(forged_files)) != claimed
+    assert travel.held(claimed, kind) is None
+    again = pickling.from_value(*genuine)  # the cache hit is checked against its bytes
+    assert again is not forged and again.fingerprint == claimed
+    assert again.decode([5, 6]) == _original("symbol_table").decode([5, 6]) != forged.decode([5, 6])
+    # Pickled again, the forged one carries the digests of its own bytes.
+    assert pickling.reduce_by_value(forged)[1][2]["units"][1] == hashed(forged_files)["units"][1]
+
+
+def test_a_tokenizer_by_value_in_a_fresh_process_is_held_and_found_by_reference(tmp_path):
+    """In a process that never had the files: unpickled by value it hashes nothing, and a stream
+    that then arrives by reference finds it (its fingerprint made then, from its bytes) and goes
+    on with exactly the deltas it would have given."""
+    tok = build_tokenizer(_copy_spec("huggingface/moonshine", tmp_path))
+    ids = tok.encode("the quick brown fox 😀 naïve café")
+    stream = tok.new_stream()
+    first = stream.feed(ids[:5])
+    rest = stream.fork().feed(ids[5:])
+    blobs = tmp_path / "blobs.pickle"
+    blobs.write_bytes(pickle.dumps((pickle.dumps(tok), pickle.dumps(stream))))
+    code = f"""
+import pickle, sys
+tok_blob, stream_blob = pickle.loads(open({str(blobs)!r}, "rb").read())
+tok = pickle.loads(tok_blob)
+assert "_oasr_fingerprint" not in tok.__dict__
+stream = pickle.loads(stream_blob)
+assert stream.tokenizer is tok and "_oasr_fingerprint" in tok.__dict__
+print(repr(stream.feed({ids[5:]!r})))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert first and done.stdout.strip() == repr(rest)

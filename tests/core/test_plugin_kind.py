@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 import oasr_tok
 from oasr_tok import ResolveError, describe, load, resolve
 
+import elsewhere
 import example_kind
 from paths import PACKAGE_PARENT, ROOT, subprocess_env
 
@@ -306,3 +308,16 @@ def test_a_malformed_record_is_refused_when_it_is_made(fields, names):
         dataclasses.replace(example_kind.KIND, **fields)
     with pytest.raises(oasr_tok.RegistryError, match="KindRecord"):
         oasr_tok.register_kind("letters")  # type: ignore[arg-type]
+
+
+def test_a_plugin_kind_unpickled_by_value_finds_its_file_written(tmp_path, letters_kind):
+    """A plugin's kind may open its files itself (the example's reader calls open()): a tokenizer
+    of it unpickled by value has them written before its build, unlike oasr_tok's own kinds,
+    whose files are written only when read (tests/core/test_pickle_value.py)."""
+    tok = load(example_kind.write_letters(str(tmp_path)))
+    blob = pickle.dumps(tok)
+    shutil.rmtree(tmp_path)
+    with elsewhere.holding_nothing():
+        clone = pickle.loads(blob)
+        assert clone is not tok and clone.decode([2, 3, 1, 0, 4]) == tok.decode([2, 3, 1, 0, 4]) == "ab c"
+        assert all(os.path.isfile(path) for path in clone.spec.files._paths.values())

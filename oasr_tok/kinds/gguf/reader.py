@@ -28,6 +28,7 @@ from ..api import (
     GGUF_MAGIC,
     AssetNotFoundError,
     MalformedAssetError,
+    on_disk,
     starts_with,
 )
 
@@ -114,7 +115,7 @@ def is_gguf_file(path: str) -> bool:
 
 def read_gguf_header(path: str) -> tuple[int, str]:
     """(version, "little" or "big") of a GGUF file, from its first 8 bytes."""
-    with open(path, "rb") as handle:
+    with open(on_disk(path), "rb") as handle:
         head = handle.read(8)
     if len(head) < 8 or head[:4] != GGUF_MAGIC:
         raise MalformedAssetError(f"{path}: not a GGUF file (no GGUF magic)", path=path)
@@ -206,7 +207,7 @@ class DeferredStrings:
     def load(self) -> list[str]:
         from ..api import read_string_array
 
-        with open(self.path, "rb") as handle:
+        with open(on_disk(self.path), "rb") as handle:
             handle.seek(self.offset)
             data = handle.read(self.end - self.offset)
         strings: list[str]
@@ -248,7 +249,7 @@ def read_gguf_metadata(path: str, defer: frozenset[str] = frozenset()) -> GGUFMe
     `defer` are checked but left undecoded (a DeferredStrings, read by its load())."""
     path = os.fspath(path)
     try:
-        handle = open(path, "rb")
+        handle = open(on_disk(path), "rb")
     except OSError as exc:
         raise AssetNotFoundError(f"cannot read GGUF file {path!r}: {exc.strerror}", path=path) from None
     with handle:

@@ -77,6 +77,7 @@ from ..api import (
     is_tiktoken_ranks,
     is_whisper_vocabulary,
     join_pieces,
+    on_disk,
     read_json,
     short_repr,
 )
@@ -514,7 +515,7 @@ class WhisperTokenizer(TableMethods, Tokenizer):
                         f"whisper encode needs the 'tokenizers' package ({exc}); pip install 'oasr_tok[whisper]'"
                     ) from exc
                 try:
-                    self._runtime = Runtime.from_file(self._path)
+                    self._runtime = Runtime.from_file(on_disk(self._path))
                 except Exception as exc:  # the runtime's own parse error, whatever its type
                     raise MalformedAssetError(
                         f"{self._path}: tokenizers cannot load it: {exc}", path=self._path
