@@ -68,7 +68,7 @@ cdef class Request:
     cdef Py_ssize_t skip, pending
     cdef public Py_ssize_t seen
 
-    def __cinit__(self, Stream stream, bint keeps_specials, Py_ssize_t seen=0):
+    def __init__(self, Stream stream not None, bint keeps_specials, Py_ssize_t seen=0):
         self.stream = stream
         self.keeps_specials = keeps_specials
         self.ruled = False
