@@ -15,7 +15,8 @@ finishing request's last text is cut by the manager's own trim_matched_stop when
 matched.
 
 What is rare or SGLang's own is asked of `owner` (the RequestStreams, duck-typed: this room
-imports no integration): `_start(rid, ids, read_offset, skip)` for a request's first batch,
+imports no integration): `_dropped` (the request ids whose state was dropped),
+`_start(rid, ids, read_offset, skip)` for a request's first batch that is not the usual one,
 `_trim`, `_printable`, `_named(exc, rids, rows)` for an error naming the request, and
 `_step_mixed(rids, rows, streams, keeps)` for a batch whose requests do not all skip special
 tokens. Atomic: every check and every start comes before the batch call; nothing is registered,
@@ -148,6 +149,31 @@ cdef str _finish(Request r, str delta, object reason, object no_stop_trim, objec
     return (<str>cut)[sent:] if isinstance(cut, str) else _after(new_text, pending)
 
 
+cdef object _started(object tok, Py_ssize_t size, object ids, object read_offset):
+    """A request's first batch, the usual way (what owner._start does, without its Python
+    frame): its Stream primed with the `read_offset` prompt ids the batch starts with, and the
+    generated ids after them; None for anything else (owner._start then decides, and names the
+    request in its error)."""
+    cdef Py_ssize_t k, offset
+    if type(ids) is not list or type(read_offset) is not int:
+        return None
+    offset = read_offset
+    if not 0 <= offset <= PyList_GET_SIZE(ids):
+        return None
+    prompt = (<list>ids)[:offset]
+    for k in range(offset):
+        item = <object>PyList_GET_ITEM(prompt, k)
+        if type(item) is not int or not 0 <= <long long>item < size:
+            return None  # (a placeholder id past the vocabulary, not an int: owner._start)
+    try:
+        stream = tok.new_stream(prefill=prompt or None)
+    except (TypeError, TokenizerError):
+        return None
+    if type(stream) is not Stream:
+        return None
+    return stream, (<list>ids)[offset:]
+
+
 cdef inline object _item(object seq, Py_ssize_t k):
     if type(seq) is list:
         return <object>PyList_GET_ITEM(seq, k)
@@ -168,7 +194,8 @@ def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_n
     cdef object skips = recv_obj.skip_special_tokens, read_offsets = None, no_stop_trim = None
     cdef list reqs = PyList_New(n), streams = PyList_New(n), rows = None, keeps = None
     cdef list ending = None
-    cdef dict fresh = None
+    cdef dict fresh = None, dropped = None
+    cdef Py_ssize_t size = -1
     cdef PyObject* found
     cdef Request r
     cdef bint mixed = False, skip
@@ -195,11 +222,19 @@ def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_n
             if fresh is None:
                 fresh = {}
                 read_offsets = recv_obj.read_offsets
+                dropped = owner._dropped
             elif rid in fresh:
                 raise StreamStateError(f"request {rid!r} is given twice in one batch")
             if rows is None:
                 rows = list(rows_in)
-            stream, row = owner._start(rid, _item(rows_in, k), _item(read_offsets, k), _item(skips, k))
+            started = None
+            if skip and not (dropped and rid in dropped):
+                if size < 0:
+                    size = tok.vocab_size
+                started = _started(tok, size, _item(rows_in, k), _item(read_offsets, k))
+            if started is None:
+                started = owner._start(rid, _item(rows_in, k), _item(read_offsets, k), _item(skips, k))
+            stream, row = started
             r = Request(stream, not skip, batch_no)
             fresh[rid] = r
             rows[k] = row
