@@ -48,6 +48,7 @@ from oasr_tok.errors import StreamStateError, TokenizerError
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
+    long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
 
@@ -155,15 +156,25 @@ cdef object _started(object tok, Py_ssize_t size, object ids, object read_offset
     generated ids after them; None for anything else (owner._start then decides, and names the
     request in its error)."""
     cdef Py_ssize_t k, offset
-    if type(ids) is not list or type(read_offset) is not int:
+    cdef list prompt
+    if type(read_offset) is not int:
         return None
     offset = read_offset
-    if not 0 <= offset <= PyList_GET_SIZE(ids):
+    try:
+        if not 0 <= offset <= len(ids):
+            return None
+        # (a list, or the array('i') SGLang's scheduler sends)
+        prompt = (<list>ids)[:offset] if type(ids) is list else list(ids[:offset])
+    except Exception:
         return None
-    prompt = (<list>ids)[:offset]
+    cdef long long value
+    cdef int overflow = 0
     for k in range(offset):
         item = <object>PyList_GET_ITEM(prompt, k)
-        if type(item) is not int or not 0 <= <long long>item < size:
+        if type(item) is not int:
+            return None
+        value = PyLong_AsLongLongAndOverflow(item, &overflow)
+        if overflow or not 0 <= value < size:
             return None  # (a placeholder id past the vocabulary, not an int: owner._start)
     try:
         stream = tok.new_stream(prefill=prompt or None)
@@ -171,7 +182,7 @@ cdef object _started(object tok, Py_ssize_t size, object ids, object read_offset
         return None
     if type(stream) is not Stream:
         return None
-    return stream, (<list>ids)[offset:]
+    return stream, ids[offset:]
 
 
 cdef inline object _item(object seq, Py_ssize_t k):
