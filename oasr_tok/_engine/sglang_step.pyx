@@ -37,6 +37,7 @@ Example:
     >>> streams.request("r1").stream.emitted
     5
 """
+from cpython cimport array
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
@@ -185,6 +186,29 @@ cdef object _started(object tok, Py_ssize_t size, object ids, object read_offset
     return stream, ids[offset:]
 
 
+cdef object _one_each(list rows, Py_ssize_t n):
+    """The rows' ids as one 1-D int64 buffer when every row is one id (a step of one id per
+    request: the batch engine then reads one buffer, not a row at a time), else None. A row is
+    the array('i') SGLang's scheduler sends, or a list of an int."""
+    cdef bytearray packed = bytearray(n * 8)
+    cdef long long* at = <long long*><char*>packed
+    cdef Py_ssize_t k
+    cdef int overflow = 0
+    for k in range(n):
+        row = <object>PyList_GET_ITEM(rows, k)
+        if type(row) is array.array:
+            if len(<array.array>row) != 1 or (<array.array>row).ob_descr.typecode != b"i":
+                return None
+            at[k] = (<array.array>row).data.as_ints[0]
+        elif type(row) is list and PyList_GET_SIZE(row) == 1 and type(<object>PyList_GET_ITEM(row, 0)) is int:
+            at[k] = PyLong_AsLongLongAndOverflow(<object>PyList_GET_ITEM(row, 0), &overflow)
+            if overflow:
+                return None
+        else:
+            return None
+    return memoryview(packed).cast("q")
+
+
 cdef inline object _item(object seq, Py_ssize_t k):
     if type(seq) is list:
         return <object>PyList_GET_ITEM(seq, k)
@@ -272,10 +296,18 @@ def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_n
         rows = rows_in if type(rows_in) is list else list(rows_in)
     # -- one batch call (one per tokenizer when some keep special tokens) ------------------------
     if not mixed:
-        try:
-            deltas = feed_batch(tok, rows, streams, False, False)
-        except TokenizerError as exc:
-            raise owner._named(exc, rids, rows) from exc
+        deltas = None
+        column = _one_each(rows, n)
+        if column is not None:
+            try:
+                deltas = feed_batch(tok, column, streams, False, True)
+            except TokenizerError:
+                deltas = None  # nothing moved: the rows again, for the error that names the request
+        if deltas is None:
+            try:
+                deltas = feed_batch(tok, rows, streams, False, False)
+            except TokenizerError as exc:
+                raise owner._named(exc, rids, rows) from exc
     else:
         keeps = [(<Request>reqs[k]).keeps_specials for k in range(n)]
         deltas = owner._step_mixed(rids, rows, streams, keeps)
