@@ -13,8 +13,10 @@ when the request finishes, and keeps the states in a ``LimitedCapacityDict``
 (``SGLANG_DETOKENIZER_MAX_STATES``) whose evictions raise when the request comes back.
 
 This module replaces that one method and nothing else. ``RequestStreams`` keeps one of our
-Streams per request id (primed with the prompt ids the scheduler sends first), steps them all
-with one ``tok.decode_incremental_batch`` per step, and gives out what SGLang gives out:
+Streams per request id (primed with the prompt ids the scheduler sends first), steps them all in
+one compiled pass per batch (``oasr_tok._engine.sglang_step``: each request looked up once, new
+and finishing ones handled in the same pass, one call of the batch engine for every stream, the
+send rule below in C), and gives out what SGLang gives out:
 
 * SGLang's rule for what to send: new text is committed when it is not empty and does not end
   in U+FFFD; otherwise only ``find_printable_text`` of it goes out (SGLang's own function, read
