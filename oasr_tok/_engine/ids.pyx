@@ -11,6 +11,7 @@ buffers that are not one-dimensional. Buffers are read in C, element by element 
 their strides: no Python int is made per id.
 """
 cimport cython
+from cpython cimport array as carray
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_STRIDES, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromSsize_t, PyLong_FromUnsignedLongLong
@@ -501,11 +502,31 @@ cdef int _read(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -
         raise
 
 
+cdef bint _read_short_int_array(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) noexcept:
+    """A short array.array of C ints ("i": how SGLang's scheduler sends a step's ids), every id
+    in range, read straight from its memory: True (out holds them). False for anything else,
+    which the buffer path reads or refuses in its own words (the same ids either way)."""
+    cdef carray.array values = <carray.array>ids
+    cdef Py_ssize_t i, n = len(values), value
+    if values.ob_descr.typecode != b"i" or n > SMALL_IDS:
+        return False
+    for i in range(n):
+        value = values.data.as_ints[i]
+        if value < lo or value >= hi:
+            return False
+        out.small[i] = value
+    out.ids = out.small
+    out.n = n
+    return True
+
+
 cdef int _read_into(IdBuffer* out, object ids, Py_ssize_t lo, Py_ssize_t hi) except -1:
     if type(ids) is list:
         return _read_list(out, <list>ids, lo, hi)
     if type(ids) is tuple:
         return _read_tuple(out, <tuple>ids, lo, hi)
+    if type(ids) is carray.array and _read_short_int_array(out, ids, lo, hi):
+        return 0
     if _refused(ids):
         raise _not_ids(ids)
     if PyObject_CheckBuffer(ids):

@@ -655,7 +655,7 @@ def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
     cdef Stream s
     cdef str settled
     parser = None if envelope is None else new_parser(envelope, tok)
-    stops = check_stops(stop)
+    stops = () if stop is None else check_stops(stop)
     if type(include_stop) is not bool:
         raise StreamStateError(f"include_stop must be True or False, got {short_repr(include_stop)}")
     s = _blank(tok)
@@ -665,11 +665,13 @@ def new_stream(tok, prefill=None, stop=None, include_stop=False, envelope=None):
     if prefill is not None:
         if parser is not None and parser.audio_span is not None:
             prefill = parser.text_ids(parser.checked_ids(tok, prefill))  # only the prompt's text primes it
-        prefill = ids_sequence(tok, prefill)
+        if type(prefill) is not list:  # (a list is its own sequence)
+            prefill = ids_sequence(tok, prefill)
         total = len(prefill)
         size = min(total, PREFILL_TAIL)
         while True:
-            tail = prefill_tail(tok, prefill, size)
+            # (the whole prompt as the tail: what prefill_tail reads then, without its Python frame)
+            tail = tok.check_ids(prefill[:]) if size == total else prefill_tail(tok, prefill, size)
             settled = s._kind_step(tail, False)
             if settled or len(tail) >= total:
                 break

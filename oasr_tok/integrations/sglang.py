@@ -13,8 +13,10 @@ when the request finishes, and keeps the states in a ``LimitedCapacityDict``
 (``SGLANG_DETOKENIZER_MAX_STATES``) whose evictions raise when the request comes back.
 
 This module replaces that one method and nothing else. ``RequestStreams`` keeps one of our
-Streams per request id (primed with the prompt ids the scheduler sends first), steps them all
-with one ``tok.decode_incremental_batch`` per step, and gives out what SGLang gives out:
+Streams per request id (primed with the prompt ids the scheduler sends first), steps them all in
+one compiled pass per batch (``oasr_tok._engine.sglang_step``: each request looked up once, new
+and finishing ones handled in the same pass, one call of the batch engine for every stream, the
+send rule below in C), and gives out what SGLang gives out:
 
 * SGLang's rule for what to send: new text is committed when it is not empty and does not end
   in U+FFFD; otherwise only ``find_printable_text`` of it goes out (SGLang's own function, read
@@ -75,18 +77,15 @@ does not render as the one SGLang loaded.
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 import types
 import warnings
-from collections import deque
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
-from .._engine.stream import holding
+from .._engine.sglang_step import Request, step_requests
 from ..errors import (
     IntegrationError,
     KeepSpecialsNotSupportedError,
@@ -138,7 +137,6 @@ _FIELDS = (
 _STREAMS = "_oasr_tok_streams"  # a manager's RequestStreams
 _TOKENIZER = "_oasr_tok_tokenizer"  # what install(cls, tokenizer=...) asked for
 _ORIGINALS: dict[type, Callable[..., Any]] = {}  # each patched class: the method it had
-_FFFD = "\ufffd"
 #: A request stepped in this many of the last batches is never dropped (_sweep).
 RECENT_BATCHES = 256
 
@@ -153,24 +151,15 @@ def sglang_version() -> str:
         return "(no sglang distribution installed)"
 
 
-# -- one request --------------------------------------------------------------------------------
-
-
-#: SGLang's send rule for one request, in our terms, while it is not empty (a request whose
-#: stream held something lately), as a tuple (buf, skip, pending): `buf` the text the stream
-#: settled since the rule last committed, `skip` how many of its first characters that commit
-#: already took (a byte run SGLang committed while our stream still held it), `pending` how many
-#: characters after the commit point went out already (a held step's printable prefix). Empty
-#: again, it is let go: a request without one sends its delta as it is while its stream holds
-#: nothing.
-_Rule = tuple[str, int, int]
-_NO_RULE: _Rule = ("", 0, 0)
+# -- the requests --------------------------------------------------------------------------------
 
 
 class RequestStreams:
     """One Stream per SGLang request id, stepped by each BatchTokenIDOutput in one batch call:
     `step(recv_obj)` gives the output_strs SGLang's own decode gives (this module's docstring
-    says where it differs, on purpose).
+    says where it differs, on purpose). The step is one compiled pass over the batch
+    (oasr_tok._engine.sglang_step); what is rare (a request's first batch, a batch whose
+    requests keep special tokens, an error to name) is answered here.
 
     Args:
         tokenizer: the oasr_tok tokenizer of the files SGLang loaded.
@@ -207,6 +196,8 @@ class RequestStreams:
     ) -> None:
         if type(capacity) is not int or capacity < 1:
             raise IntegrationError(f"capacity must be a positive int, got {short_repr(capacity)}")
+        if type(recent) is not int or recent < 1:
+            raise IntegrationError(f"recent must be a positive int, got {short_repr(recent)}")
         self.tokenizer = tokenizer
         try:
             self.specials_tokenizer: Tokenizer | None = tokenizer.with_specials()
@@ -217,21 +208,26 @@ class RequestStreams:
         # few others): a pure function of its str, so remembered.
         self._printable = lru_cache(maxsize=4096)(find_printable_text)
         self.capacity = capacity
-        self._streams: dict[Any, Stream] = {}  # every live request's stream
-        self._rules: dict[Any, _Rule] = {}  # the few requests whose send rule is not empty
-        self._specials: set[Any] = set()  # the requests that keep special tokens
+        self.recent = recent
+        self._states: dict[Any, Request] = {}  # every live request, oldest first
         self._dropped: dict[Any, None] = {}  # request ids whose state was dropped (as many as `capacity`)
-        self._recent: deque[Sequence[Any]] = deque(maxlen=recent)  # the last batches' request ids
+        self._batches = 0  # batches stepped so far (a Request's `seen` is one of them)
 
     def __len__(self) -> int:
-        return len(self._streams)
+        return len(self._states)
 
     def __contains__(self, rid: object) -> bool:
-        return rid in self._streams
+        return rid in self._states
 
     def stream(self, rid: Any) -> Stream:
         """The Stream of a live request (KeyError when there is none)."""
-        return self._streams[rid]
+        return self._states[rid].stream
+
+    def request(self, rid: Any) -> Request:
+        """A live request's state: its stream, whether it keeps special tokens, and SGLang's
+        send rule (`rule`: None, or (text settled since the last commit, characters of it that
+        commit took, characters after it sent)) (KeyError when there is none)."""
+        return self._states[rid]
 
     # -- the step -------------------------------------------------------------------------------
 
@@ -239,98 +235,20 @@ class RequestStreams:
         """The output_strs of one BatchTokenIDOutput (SGLang's _decode_batch_token_id_output).
         Atomic: a batch refused (an id past the vocabulary, a request never announced, ...)
         raises a typed error naming the request and leaves every request as it was."""
-        rids = recv_obj.rids
-        n = len(rids)
-        if n == 0:
-            return []
-        finished = recv_obj.finished_reasons
-        streams: list[Any] = list(map(self._streams.get, rids))
-        if (
-            any(map(operator.is_, streams, repeat(None)))
-            or finished.count(None) != n
-            or self._specials
-            or recv_obj.skip_special_tokens.count(False)
-        ):
-            out = self._step_general(recv_obj, streams)
-        else:
-            # The usual step: every request known, none finishing, none keeping special tokens.
-            rows = recv_obj.decode_ids
-            try:
-                deltas = self.tokenizer.decode_incremental_batch(rows, streams)
-            except TokenizerError as exc:
-                raise self._named(exc, rids, rows) from exc
-            out = self._emit(rids, streams, deltas)
-        self._recent.append(rids)
-        if len(self._streams) > self.capacity:
-            self._sweep()
+        out = step_requests(self, self._states, recv_obj, self._batches + 1, self.tokenizer)
+        if out:
+            self._batches += 1
+            if len(self._states) > self.capacity:
+                self._sweep()
         return out
 
-    def _step_general(self, recv_obj: Any, streams: list[Any]) -> list[str]:
-        """A step with new requests, finishing ones, or requests that keep special tokens: the
-        same batch call(s), with these few handled beside it."""
-        rids = recv_obj.rids
+    def _step_mixed(self, rids: Sequence[Any], rows: list[Any], streams: list[Any], keeps: list[bool]) -> list[str]:
+        """The batch calls of a step whose requests do not all skip special tokens (`keeps`:
+        whether each keeps them): one per tokenizer, every row checked before either moves a
+        stream."""
         n = len(rids)
-        finished = recv_obj.finished_reasons
-        skips = recv_obj.skip_special_tokens
-        rows: list[Any] = list(recv_obj.decode_ids)
-        new = list(compress(range(n), map(operator.is_, streams, repeat(None))))
-        ending = list(compress(range(n), finished))  # (a finish reason is a dict SGLang made: never empty)
-        if len(ending) != n - finished.count(None):
-            ending = list(compress(range(n), map(operator.is_not, finished, repeat(None))))
-        keeps = self._specials
-        if new:
-            named = [rids[k] for k in new]
-            if len(set(named)) != len(named):
-                twice = next(rid for k, rid in enumerate(named) if rid in named[:k])
-                raise StreamStateError(f"request {twice!r} is given twice in one batch")
-            keeps = set(keeps)
-            for k in new:
-                streams[k], rows[k] = self._start(rids[k], rows[k], recv_obj.read_offsets[k], skips[k])
-                if not skips[k]:
-                    keeps.add(rids[k])
-        mixed = bool(keeps or skips.count(False))
-        if mixed:
-            for k in range(n):
-                if (rids[k] in keeps) == bool(skips[k]):
-                    raise StreamStateError(
-                        f"request {rids[k]!r} changed skip_special_tokens to {skips[k]!r} mid-stream; it is taken "
-                        "from the request's first batch"
-                    )
-        no_stop_trim = recv_obj.no_stop_trim
-        for k in ending:
-            if len(rows[k]):
-                # SGLang's own rule for the stop token: not rendered (unless no_stop_trim, a tool call's closer).
-                kept = self._trim(list(rows[k]), finished[k], no_stop_trim[k])
-                if isinstance(kept, list) and len(kept) < len(rows[k]):
-                    rows[k] = kept
-        # One batch call per tokenizer (mostly one); every row is checked before any stream
-        # moves, so a refused batch leaves every request as it was.
-        if not mixed:
-            try:
-                deltas = self.tokenizer.decode_incremental_batch(rows, streams)
-            except TokenizerError as exc:
-                raise self._named(exc, rids, rows) from exc
-        else:
-            deltas = self._step_mixed(rids, rows, streams, keeps)
-        # Nothing can fail from here on: the finished ones leave, the new ones join.
-        last = {k: self._finish(rids[k], streams[k], deltas[k], finished[k], no_stop_trim[k]) for k in ending}
-        out = self._emit(rids, streams, deltas)
-        for k, text in last.items():
-            out[k] = text
-            self._forget(rids[k])
-        for k in new:
-            if k not in last:
-                self._streams[rids[k]] = streams[k]
-                if not skips[k]:
-                    self._specials.add(rids[k])
-        return out
-
-    def _step_mixed(self, rids: Sequence[Any], rows: list[Any], streams: list[Any], keeps: set[Any]) -> list[str]:
-        """The batch calls of a step whose requests do not all skip special tokens: one per
-        tokenizer, every row checked before either moves a stream."""
-        n = len(rids)
-        groups = [g for g in ([k for k in range(n) if (rids[k] in keeps) == flag] for flag in (False, True)) if g]
-        tokens = [self.specials_tokenizer if rids[g[0]] in keeps else self.tokenizer for g in groups]
+        groups = [g for g in ([k for k in range(n) if keeps[k] == flag] for flag in (False, True)) if g]
+        tokens = [self.specials_tokenizer if keeps[g[0]] else self.tokenizer for g in groups]
         if len(groups) > 1:
             for group, tok in zip(groups, tokens):
                 for k in group:
@@ -394,80 +312,16 @@ class RequestStreams:
         return exc
 
     def _forget(self, rid: Any) -> None:
-        self._streams.pop(rid, None)
-        self._rules.pop(rid, None)
-        self._specials.discard(rid)
-
-    # -- SGLang's send rule ----------------------------------------------------------------------
-
-    def _emit(self, rids: Sequence[Any], streams: list[Any], deltas: list[str]) -> list[str]:
-        """The output_strs of a stepped batch: a request without a send rule whose stream holds
-        nothing sends its delta (most of them; nothing is done per request for those); the
-        others go through SGLang's rule, each once."""
-        rules = self._rules
-        step = self._rule_step
-        done: set[int] | tuple[()] = ()
-        if rules:
-            done = set(compress(range(len(rids)), map(rules.__contains__, rids)))
-            for k in done:
-                deltas[k] = step(rids[k], streams[k], deltas[k])
-        for k in holding(streams):
-            if k not in done:
-                deltas[k] = step(rids[k], streams[k], deltas[k])
-        return deltas
-
-    def _rule_step(self, rid: Any, stream: Stream, delta: str) -> str:
-        """A streaming step of a request whose stream holds something, or whose last steps
-        did: SGLang's rule on (text settled since its last commit) + (what the stream holds)."""
-        rules = self._rules
-        buf, skip, pending = rules.get(rid, _NO_RULE)
-        held = stream.held
-        if buf:
-            buf += delta
-        else:
-            buf = delta
-        new_text = (buf + held)[skip:] if (held or skip) else buf
-        if new_text and (not held or new_text[-1] != _FFFD):
-            # SGLang commits clean text; a U+FFFD that is settled (not an unfinished
-            # character) is final too.
-            if held:
-                rules[rid] = ("", len(held), 0)
-            else:
-                rules.pop(rid, None)
-            return new_text[pending:] if pending else new_text
-        printable: str = self._printable(new_text)
-        if len(printable) > pending:
-            rules[rid] = (buf, skip, len(printable))  # text that went out never goes out again
-            return printable[pending:]
-        rules[rid] = (buf, skip, pending)
-        return ""
-
-    def _finish(self, rid: Any, stream: Stream, delta: str, reason: Any, no_stop_trim: bool) -> str:
-        """The last output of a request: the rest of its text, cut at the matched stop string
-        by the manager's own trim_matched_stop."""
-        buf, skip, pending = self._rules.get(rid, _NO_RULE)
-        held = stream.held
-        buf += delta
-        new_text = (buf + held)[skip:] if (held or skip) else buf
-        matched = reason.get("matched") if isinstance(reason, dict) else None
-        if matched is None or isinstance(matched, int):
-            return new_text[pending:]
-        # A stop string: SGLang cuts at its first occurrence in the whole output (the stream's
-        # text ends with it and what is held).
-        text = stream.text
-        text = text[len(text) - len(held) - stream.emitted :]
-        sent = len(text) - len(new_text) + pending
-        cut = self._trim(text, reason, no_stop_trim)
-        return cut[sent:] if isinstance(cut, str) else new_text[pending:]
+        self._states.pop(rid, None)
 
     def _sweep(self) -> None:
         """Drop states beyond `capacity`, oldest first, but never one of a request stepped in
         the last `recent` batches (a request that runs: SGLang sends a request that is not
         streamed at least every 50 ids). Beyond the capacity with every state in use, none is
         dropped: the capacity bounds the states of requests that stopped coming."""
-        states = self._streams
-        recent: set[Any] = set().union(*self._recent)
-        for rid in [rid for rid in states if rid not in recent][: len(states) - self.capacity]:
+        states = self._states
+        since = self._batches - self.recent  # stepped in a batch after this one: recent
+        for rid in [rid for rid, request in states.items() if request.seen <= since][: len(states) - self.capacity]:
             self._forget(rid)
             self._dropped[rid] = None
         while len(self._dropped) > self.capacity:

@@ -472,6 +472,28 @@ def test_out_of_range_buffer_ids_are_named(case):
                 call(bad)
 
 
+@pytest.mark.parametrize("case", ONE_PER_KIND, ids=[c.name for c in ONE_PER_KIND])
+def test_short_int_arrays_read_as_their_lists(case):
+    """A short array.array('i') (a step's ids as SGLang's scheduler sends them) is read straight
+    from its memory: the same ids, deltas and errors as its list, up to and past the short
+    length (16), with an id out of range at either end."""
+    tok, ids = _ids(case)
+    for n in (1, 4, 15, 16, 17):
+        row = (ids * n)[:n]
+        assert tok.decode(array.array("i", row)) == tok.decode(row)
+        stream, other = tok.new_stream(), tok.new_stream()
+        deltas = tok.decode_incremental_batch([array.array("i", row), array.array("i", row[:1])], [stream, other])
+        assert deltas == tok.decode_incremental_batch([row, row[:1]], [tok.new_stream(), tok.new_stream()])
+        for bad in (-1, tok.vocab_size):
+            wrong = [*row[:-1], bad]
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"token id {bad} at position {n - 1}"):
+                tok.decode(array.array("i", wrong))
+            before = stream.fork()
+            with pytest.raises(oasr_tok.InvalidIdError, match=f"stream 0: token id {bad} at position {n - 1}"):
+                tok.decode_incremental_batch([array.array("i", wrong)], [stream])
+            assert stream == before  # a refused batch moved nothing
+
+
 def test_memoryview_of_bytes_is_read_as_uint8_ids_but_bytes_are_refused():
     tok = ONE_PER_KIND[0].tokenizer()
     assert tok.decode(memoryview(b"\x05\x06")) == tok.decode([5, 6])

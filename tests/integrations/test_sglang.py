@@ -368,8 +368,10 @@ def test_sglang_0523_prints_token_zero_for_ids_past_its_tokenizer():
 
 def _snapshot(manager) -> dict:
     streams = manager._oasr_tok_streams
-    rules = streams._rules
-    return {rid: (stream.fork(), rules.get(rid), rid in streams._specials) for rid, stream in streams._streams.items()}
+    return {
+        rid: (request.stream.fork(), request.rule, request.keeps_specials, request.seen)
+        for rid, request in streams._states.items()
+    }
 
 
 def _same(before: dict, after: dict) -> bool:
@@ -538,7 +540,7 @@ def test_requests_that_run_are_never_dropped_even_beyond_the_capacity():
 
 def test_a_finished_or_aborted_request_frees_its_state(running):
     m = running
-    assert {"a", "b", "c"} <= set(m.ours._oasr_tok_streams._streams)
+    assert {"a", "b", "c"} <= set(m.ours._oasr_tok_streams._states)
     m.ours.handle_batch_token_id_out(reference.batch(["b"], [[]], [0], [_finish(abort=True)]))
     assert "b" not in m.ours._oasr_tok_streams
     m.ours.handle_batch_token_id_out(reference.batch(["b"], [_ids("qwen3", "again")], [0], [None]))

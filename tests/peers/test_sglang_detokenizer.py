@@ -104,27 +104,20 @@ def stream(manager, prompt: list[int], chunks: list[list[int]], finish: dict | N
 
 
 def spied(manager, monkeypatch) -> list[tuple[int, int]]:
-    """Each held step's (sent before it, printable's length): what upstream's record_clamp sees."""
+    """Each held step's (sent before it, printable's length): what upstream's record_clamp sees
+    (a stream of one request: the one live request's send rule says what went out before)."""
     streams = manager._oasr_tok_streams
     seen: list[tuple[int, int]] = []
     real = streams._printable
-    live = streams._rule_step
 
-    def rule_step(rid, stream, delta):
-        before = streams._rules.get(rid, ("", 0, 0))[2]  # (buf, skip, pending)
+    def printable(text):
+        live = [request.rule for request in streams._states.values()]  # (none on its first batch)
+        before = live[0][2] if live and live[0] is not None else 0  # (buf, skip, pending)
+        result = real(text)
+        seen.append((before, len(result)))
+        return result
 
-        def printable(text):
-            result = real(text)
-            seen.append((before, len(result)))
-            return result
-
-        monkeypatch.setattr(streams, "_printable", printable)
-        try:
-            return live(rid, stream, delta)
-        finally:
-            monkeypatch.setattr(streams, "_printable", real)
-
-    monkeypatch.setattr(streams, "_rule_step", rule_step)
+    monkeypatch.setattr(streams, "_printable", printable)
     return seen
 
 
@@ -226,7 +219,8 @@ def test_replacement_char_stream_keeps_offsets_moving(qwen, mistral, ids_of):
             batch = reference.batch([rid], [ids_of(manager, bytes([STRAY_BYTE]) * 4)], [5], [None])
             out.append(manager.handle_batch_token_id_out(batch).output_strs[0])
             streams = manager._oasr_tok_streams
-            buf = streams._rules.get(rid, ("", 0, 0))[0]
+            rule = streams.request(rid).rule
+            buf = rule[0] if rule is not None else ""
             widest = max(widest, len(buf) + len(streams.stream(rid).held))
         manager.handle_batch_token_id_out(reference.batch([rid], [[]], [5], [{}]))
         assert "".join(out), "no text ever reached the client"
