@@ -10,8 +10,13 @@ call and a few list and string operations per request are what vLLM's own loop c
 character), and `step_served` walks the step's outputs in C (vLLM's EngineCoreOutput and
 RequestState, read by attribute: `request_id`, `new_token_ids`, `finish_reason`, `error`;
 `detokenizer`, `queue`), steps their streams in one decode_incremental_batch per tokenizer and
-per id position (one call for a step of one id per request; k for k ids), and leaves each
-request the text each of its ids settled, which its update then takes.
+per id position (one call for a step of one id per request; k for k ids), and then does, request
+after request, update's work with the text each id settled and makes the delta the request's
+get_next_output_text(False, True) will hand out (while what the batch made is still in the
+cache: done in vLLM's loop, after every other request's objects were read, the same work cost
+twice as much). update then only appends the ids and returns the stop string found;
+get_next_output_text hands out that delta when it is still the text's next one (any other call,
+a finished request, a delta nobody took, computes its answer from the text as before).
 
 What `update` and `get_next_output_text` do is vLLM 0.33's detokenizer for a fast tokenizer
 (vllm/v1/engine/detokenizer.py: BaseIncrementalDetokenizer with FastIncrementalDetokenizer's
@@ -475,7 +480,8 @@ def step_served(list outputs, dict request_states, object stop_reason):
     request states in `request_states`): one decode_incremental_batch per tokenizer and per id
     position, the text each id settled left for the request's update. `stop_reason` is vLLM's
     FinishReason.STOP: a step that ends with it ends on the engine's own stop id, which is not
-    rendered unless the output includes the stop string. The outputs vLLM's loop detokenizes are
+    rendered unless the output includes the stop string; update must be called with
+    stop_terminated saying the same. The outputs vLLM's loop detokenizes are
     those of a known request whose output is no error for a request with a queue (a ServedText
     serves a sampling request: it has no pooling output); the others are left alone.
 
