@@ -10,8 +10,13 @@ call and a few list and string operations per request are what vLLM's own loop c
 character), and `step_served` walks the step's outputs in C (vLLM's EngineCoreOutput and
 RequestState, read by attribute: `request_id`, `new_token_ids`, `finish_reason`, `error`;
 `detokenizer`, `queue`), steps their streams in one decode_incremental_batch per tokenizer and
-per id position (one call for a step of one id per request; k for k ids), and leaves each
-request the text each of its ids settled, which its update then takes.
+per id position (one call for a step of one id per request; k for k ids), and then does, request
+after request, update's work with the text each id settled and makes the delta the request's
+get_next_output_text(False, True) will hand out (while what the batch made is still in the
+cache: done in vLLM's loop, after every other request's objects were read, the same work cost
+twice as much). update then only appends the ids and returns the stop string found;
+get_next_output_text hands out that delta when it is still the text's next one (any other call,
+a finished request, a delta nobody took, computes its answer from the text as before).
 
 What `update` and `get_next_output_text` do is vLLM 0.33's detokenizer for a fast tokenizer
 (vllm/v1/engine/detokenizer.py: BaseIncrementalDetokenizer with FastIncrementalDetokenizer's
@@ -87,6 +92,15 @@ cdef class ServedText:
     cdef str pending_one          # its text, for a step of one fed id ...
     cdef bint pending_hold        # ... and whether the stream held bytes after it
     cdef list pending_many        # several fed ids: [text, hold, text, hold, ...]
+    # What step_served already did of update and get_next_output_text with the text it stepped
+    # (while the request's data is hot, not in vLLM's loop after every other request's):
+    cdef bint ready               # update's work is done: it appends the ids and returns ready_found
+    cdef bint ready_stop          # ... for this stop_terminated (the output's finish reason)
+    cdef object ready_found       # the stop string matched, or None
+    cdef Py_ssize_t ready_keep    # how many of the new ids stay (the ones after a stop string's end go)
+    cdef str ready_text           # get_next_output_text(False, True)'s answer, made in the step ...
+    cdef Py_ssize_t ready_end     # ... and where it ends (what is sent once it is taken)
+    cdef bint delta_mode          # the last get_next_output_text asked for deltas (DELTA outputs)
 
     def __init__(self, stream, view, request_id, stops=(), Py_ssize_t min_tokens=0, bint include_stop=False,
                  Py_ssize_t stop_buffer_length=0, added=None):
@@ -125,6 +139,10 @@ cdef class ServedText:
         self.pending_ids = None
         self.pending_one = None
         self.pending_many = None
+        self.ready = False
+        self.ready_found = None
+        self.ready_text = None
+        self.delta_mode = False
 
     def __dealloc__(self):
         PyMem_Free(self.last_chars)
@@ -186,27 +204,64 @@ cdef class ServedText:
 
     def update(self, list new_token_ids, bint stop_terminated):
         """vLLM's update: the new ids' text appended; the stop string matched, or None."""
-        cdef Py_ssize_t n_new, n_fed, k, num_prev, first_new, check_at, hi, lo, mid, stop_end
-        cdef Py_ssize_t small[_SMALL]     # the text's offsets for a step of a few ids
-        cdef Py_ssize_t* offsets = NULL
-        cdef list parts = None
-        cdef str piece, one = None
-        cdef bint one_hold = False
+        cdef Py_ssize_t keep = 0, n_new, n_fed
         if not new_token_ids:
             return None
-        n_new = len(new_token_ids)
-        n_fed = n_new - 1 if stop_terminated and not self.include_stop else n_new
         if self.pending_ids is new_token_ids:
-            one, one_hold, parts = self.pending_one, self.pending_hold, self.pending_many
-            self.pending_ids = self.pending_one = self.pending_many = None
+            if self.ready_stop != stop_terminated:
+                raise StreamStateError(
+                    f"request {self.request_id!r}: the output step stepped its ids for stop_terminated="
+                    f"{bool(self.ready_stop)} (its finish reason), update was called with {bool(stop_terminated)}")
+            if not self.ready:
+                self._take_pending()
+            found, keep = self.ready_found, self.ready_keep
+            self.pending_ids = self.ready_found = None
+            self.ready = False
         else:
             if self.pending_ids is not None:
                 raise StreamStateError(
                     f"request {self.request_id!r}: the output step did not take the text its batch stepped "
                     "(update was called with other ids)")
-            parts = self._feed_each(new_token_ids[:n_fed])
+            self.ready_text = None  # (the text moves: a delta the step made is not the next one)
+            n_new = len(new_token_ids)
+            n_fed = n_new - 1 if stop_terminated and not self.include_stop else n_new
+            found = self._advance(new_token_ids, n_fed, None, False, self._feed_each(new_token_ids[:n_fed]), &keep)
+        if keep == PyList_GET_SIZE(new_token_ids):
+            self.token_ids.extend(new_token_ids)
+        else:
+            self.token_ids.extend(new_token_ids[:keep])
+        return found
+
+    cdef int _take_pending(self) except -1:
+        """update's work on the text step_served stepped (pending_*), done in the step: ready_*
+        say what update then does; the answer of get_next_output_text(False, True) made too when
+        the request takes deltas and the step does not finish it."""
+        cdef Py_ssize_t keep = 0, n_new = PyList_GET_SIZE(self.pending_ids), n_fed, length
+        n_fed = n_new - 1 if self.ready_stop and not self.include_stop else n_new
+        found = self._advance(self.pending_ids, n_fed, self.pending_one, self.pending_hold, self.pending_many, &keep)
+        self.pending_one = self.pending_many = None
+        self.ready_found, self.ready_keep = found, keep
+        self.ready = True
+        if self.ready_text is not None:  # the last one was not taken (a stream_interval): none now
+            self.ready_text = None
+        elif self.delta_mode and found is None and not self.finishing:
+            length = self.text.t.n - self.stop_buffer_length
+            self.ready_text = self._between(self.sent, length)
+            self.ready_end = length if length > self.sent else self.sent
+        return 0
+
+    cdef object _advance(self, list new_token_ids, Py_ssize_t n_fed, str one, bint one_hold, list parts,
+                         Py_ssize_t* keep):
+        """update's work but for the ids themselves: the text of the first n_fed of new_token_ids
+        (`one`/`one_hold` for one fed id, else parts [text, hold, ...]) shown and appended, vLLM's
+        stop strings checked; the stop string matched, or None, and *keep the new ids that stay
+        (all of them but those after the one whose text reached a stop string's end)."""
+        cdef Py_ssize_t n_new = PyList_GET_SIZE(new_token_ids), k, num_prev, check_at, hi, lo, mid, stop_end
+        cdef Py_ssize_t small[_SMALL]     # the text's offsets for a step of a few ids
+        cdef Py_ssize_t* offsets = NULL
+        cdef str piece
+        keep[0] = n_new
         num_prev = len(self.token_ids)
-        first_new = num_prev
         if self.stops:
             if n_new < _SMALL:
                 offsets = small
@@ -218,8 +273,7 @@ cdef class ServedText:
             if offsets != NULL:
                 offsets[0] = self.text.t.n
             for k in range(n_fed):
-                token_id = new_token_ids[k]
-                self.token_ids.append(token_id)
+                token_id = <object>PyList_GET_ITEM(new_token_ids, k)
                 if parts is None:
                     piece = self._shown(token_id, one, one_hold)
                 else:
@@ -237,11 +291,10 @@ cdef class ServedText:
                         piece = self._shown(None, <str>parts[0], parts[1]) if parts else ""
                     if piece:
                         self.text.append(piece)
-                self.token_ids.append(new_token_ids[n_new - 1])
                 if offsets != NULL:
                     offsets[n_new] = self.text.t.n
             # -- vLLM's stop strings: in the text the step added, from the min_tokens-th id on
-            if offsets == NULL or len(self.token_ids) <= self.min_tokens:
+            if offsets == NULL or num_prev + n_new <= self.min_tokens:
                 return None
             check_at = offsets[self.min_tokens - num_prev if self.min_tokens > num_prev else 0]
             found, truncate_to = self._check_stops(self.text.t.n - check_at)
@@ -257,7 +310,7 @@ cdef class ServedText:
                     lo = mid + 1
                 else:
                     hi = mid
-            del self.token_ids[first_new + lo:]
+            keep[0] = lo
             if truncate_to != -1:
                 self.text.truncate(truncate_to)
             return found
@@ -312,6 +365,13 @@ cdef class ServedText:
         """vLLM's get_next_output_text: all the text when finished, else less the stop buffer;
         with `delta` only what was not given out before."""
         cdef Py_ssize_t buffer = 0 if finished else self.stop_buffer_length, length, last
+        cdef str ready = self.ready_text
+        self.delta_mode = delta
+        if ready is not None:
+            self.ready_text = None
+            if delta and not finished:  # the usual call: made by the step
+                self.sent = self.ready_end
+                return ready
         if finished and not self.stream.closed:
             # Finished outside step_served (an abort, a caller driving it itself): the flush,
             # shown by DecodeStream's rule.
@@ -420,7 +480,8 @@ def step_served(list outputs, dict request_states, object stop_reason):
     request states in `request_states`): one decode_incremental_batch per tokenizer and per id
     position, the text each id settled left for the request's update. `stop_reason` is vLLM's
     FinishReason.STOP: a step that ends with it ends on the engine's own stop id, which is not
-    rendered unless the output includes the stop string. The outputs vLLM's loop detokenizes are
+    rendered unless the output includes the stop string; update must be called with
+    stop_terminated saying the same. The outputs vLLM's loop detokenizes are
     those of a known request whose output is no error for a request with a queue (a ServedText
     serves a sampling request: it has no pooling output); the others are left alone.
 
@@ -458,7 +519,8 @@ def step_served(list outputs, dict request_states, object stop_reason):
                 raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
                                        "previous batch stepped for it")
             reason = _field(out, 2)
-            if reason is not None and reason == stop_reason and not det.include_stop:
+            stop_terminated = reason is not None and reason == stop_reason
+            if stop_terminated and not det.include_stop:
                 row = ids[:len(ids) - 1]
             else:
                 row = ids
@@ -473,6 +535,8 @@ def step_served(list outputs, dict request_states, object stop_reason):
                     batches.append(batch)
             batch.add(row, det)
             det.pending_ids = ids
+            det.ready = False
+            det.ready_stop = stop_terminated
             det.pending_one = ""
             det.pending_hold = det.held_open
             det.pending_many = None
@@ -510,6 +574,11 @@ def step_served(list outputs, dict request_states, object stop_reason):
         else:
             det.pending_one = det.pending_one + flushed
             det.pending_hold = False
+    # update's and get_next_output_text's work, request after request, while what each step made
+    # is still in the cache (vLLM's loop then only takes it)
+    for g in range(len(batches)):
+        for det_object in (<_Batch>batches[g]).served:
+            (<ServedText>det_object)._take_pending()
     return with_logprobs
 
 

@@ -391,3 +391,56 @@ def test_a_refused_step_leaves_every_request_as_it_was():
     second.update(pending, False)  # the second takes its step; the first never moved
     assert step([first, second], [ids[:1], ids[1:]]) == [None, None]
     assert first.output_text == tok.decode(ids[:1]) and second.output_text == tok.decode(ids)
+
+
+# -- what step_served does of update and get_next_output_text ahead of vLLM's loop ----------------
+
+
+def _reference_text(ids: list[int]) -> str:
+    """tokenizers' own decode of Qwen3's ids (its Tokenizer loaded once)."""
+    reference = _reference_text.__dict__.get("tokenizer")
+    if reference is None:
+        from tokenizers import Tokenizer
+
+        reference = _reference_text.tokenizer = Tokenizer.from_file(str(shared("huggingface/qwen3/tokenizer.json")))
+    return reference.decode(ids)
+
+
+def test_an_update_with_another_stop_terminated_than_the_step_is_refused():
+    """The step did update's work for the output's own finish reason; an update that says
+    otherwise is refused, naming the request (it would take another text)."""
+    tok = _tok()
+    det = served(tok, request_id="req-s")
+    row = tok.encode("hello there")[:1]
+    step_served([SlotOutput("r", row)], {"r": SimpleNamespace(detokenizer=det, queue=None)}, STOP)
+    with pytest.raises(StreamStateError, match="'req-s'.*stop_terminated"):
+        det.update(row, True)
+    assert det.update(row, False) is None
+    assert det.output_text == _reference_text(row)
+
+
+@pytest.mark.parametrize("taken", ["every step", "every other step", "cumulative between", "update outside a step"])
+def test_deltas_made_in_the_step_are_the_texts_own(taken):
+    """A delta step_served makes for get_next_output_text(False, True) is handed out only when it
+    is still the text's next one: a step whose delta nobody took (vLLM's stream_interval), a
+    cumulative call between, an update outside a step: each delta is the text's next one (the
+    text is tokenizers' decode), and the deltas' concatenation the text itself."""
+    tok = _tok()
+    ids = tok.encode("hello there, wonderful world of streams and deltas")
+    det = served(tok, stops=["never!"], stop_buffer_length=5)
+    shown = []
+    for k, token_id in enumerate(ids):
+        if taken == "update outside a step" and k % 3 == 2:
+            assert det.update([token_id], False) is None
+        else:
+            step([det], [[token_id]])
+        if (taken == "every other step" and k % 2) or (taken == "update outside a step" and k % 3 == 1):
+            continue
+        if taken == "cumulative between" and k % 4 == 1:
+            assert det.get_next_output_text(False, False) == _reference_text(ids[: k + 1])[:-5]
+        shown.append(det.get_next_output_text(False, True))
+        # each delta is what the text has beyond what was handed out, less the stop buffer
+        assert "".join(shown) == _reference_text(ids[: k + 1])[:-5]
+    step([det], [[]], finish="length")
+    shown.append(det.get_next_output_text(True, True))
+    assert "".join(shown) == _reference_text(ids) == det.output_text
