@@ -12,9 +12,10 @@
    and nothing has moved: every Stream equals a fork taken before and pickles the same.
 3. **Stepped.** The Streams are marked busy (any other use of one until the call returns is a
    StreamStateError); the usual steps that append text and make no Python object are taken
-   without the GIL (take_text); then every place's step and delta in order, with it. A dict state
-   is read again right before its step when code the batch does not control may have run since
-   it was checked (another place's step in Python, or another thread while the GIL was let go).
+   (take_text), without the GIL when there are NOGIL_AT_LEAST of them or more; then every
+   place's step and delta in order, with it. A dict state is read again right before its step
+   when code the batch does not control may have run since it was checked (another place's step
+   in Python, or another thread while the GIL was let go).
 4. **Atomic.** A step that fails there (a registered envelope parser raising) rolls every place
    back: a Stream from what its plan kept in C, or from a copy saved before a step of the
    general rules; dict states from copies taken when the batch holds such a parser (oasr_tok's
@@ -47,6 +48,19 @@ from oasr_tok._engine.serving import check_stream
 cdef enum:  # a place that is a dict state (Step.plan beyond the Stream's PLAN_*)
     DICT_TABLE = 100  # a dict state stepped by the tokenizer's PieceTable
     DICT_KIND = 101   # a dict state stepped by the kind's own decode_incremental
+
+
+cdef enum:
+    # The fewest free usual steps a batch takes without the GIL. Letting it go wakes a thread
+    # waiting for it, and on a GIL build two threads stepping batches of 1,024 Streams then hand
+    # it back and forth on every call (~1 context switch a call, twice the CPU a token, 0.71-0.74x
+    # one thread's throughput with a core free; held through: 0.93-0.95x, benchmarks/test_server.py
+    # § Two threads). The text of 16,384 steps is long enough for the other thread's Python work to
+    # run beside it (1.2-1.4x one thread's); 4,096 about breaks even.
+    NOGIL_AT_LEAST = 8_192
+
+
+NOGIL_STEPS = NOGIL_AT_LEAST  # (read by the tests that step a batch on either side of it)
 
 
 cdef struct Rows:
@@ -220,12 +234,12 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
             if steps[k].plan < DICT_TABLE:
                 (<Stream>PyList_GET_ITEM(states, k)).busy = True
             marked = k + 1
-        # -- the usual steps that make no Python object, without the GIL ---------------------------
-        if free_steps:
+        # -- the usual steps that make no Python object (without the GIL in a batch that large) ----
+        if free_steps >= NOGIL_AT_LEAST:
             with nogil:
-                for k in range(n):
-                    if steps[k].free:
-                        take_text(table, &steps[k])
+                _take_free(table, steps, n)
+        elif free_steps:
+            _take_free(table, steps, n)
         # A dict state is read again before its step when anything but another dict state's step
         # ran since it was checked (a Stream's, a kind's Python step, the GIL let go).
         read_again = others
@@ -280,6 +294,14 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
         PyMem_Free(prepared)
         _free_rows(&r)
     return out
+
+
+cdef void _take_free(PieceTable table, Step* steps, Py_ssize_t n) noexcept nogil:
+    """The text of every free usual step (take_text), in order."""
+    cdef Py_ssize_t k
+    for k in range(n):
+        if steps[k].free:
+            take_text(table, &steps[k])
 
 
 cdef int _check_reach(const Py_ssize_t* ids, Py_ssize_t n, Py_ssize_t size) except -1:

@@ -219,8 +219,8 @@ class Streaming(TokenizerContract):
         """Advance N streams at once: N deltas, each exactly what decode_incremental(new_ids[i],
         states[i], final) gives. Every id and every stream is checked before any stream moves:
         a bad one raises a typed error naming the stream, and every stream is left as it was.
-        A batch of Streams steps their usual steps without the GIL (docs/decoding.md § The
-        server loop).
+        A batch of Streams steps their usual steps in one compiled pass, without the GIL from
+        8,192 of them up (docs/decoding.md § The server loop).
 
         Args:
             new_ids: a list of id lists, a 1-D integer array (one id per stream: a decode
