@@ -56,10 +56,10 @@ cdef enum:  # a place that is a dict state (Step.plan beyond the Stream's PLAN_*
 cdef enum:
     # The fewest free usual steps a batch takes without the GIL. Letting it go wakes a thread
     # waiting for it, and on a GIL build two threads stepping batches of 1,024 Streams then hand
-    # it back and forth on every call (~1 context switch a call, twice the CPU a token, 0.71-0.74x
-    # one thread's throughput with a core free; held through: 0.93-0.95x, benchmarks/test_server.py
-    # § Two threads). The text of 16,384 steps is long enough for the other thread's Python work to
-    # run beside it (1.2-1.4x one thread's); 4,096 about breaks even.
+    # it back and forth on every call, a context switch each, and lose a quarter of one thread's
+    # throughput; held through, they lose next to nothing. The text of 16,384 steps is long enough
+    # for the other thread's Python work to run beside it; 4,096 about breaks even (the figures:
+    # benchmarks/measurements.md, the row of benchmarks/test_server.py § Two threads).
     NOGIL_AT_LEAST = 8_192
 
 
