@@ -246,7 +246,7 @@ class Streaming(TokenizerContract):
             >>> streams[1].stop
             StopMatch(text='op', token_index=3, char_offset=9)
         """
-        if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
+        if type(states) is not list and (isinstance(states, (dict, Stream)) or not isinstance(states, Sequence)):
             raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
         # (feed_batch steps its own copy of `states`: the caller's may change while it runs.)
         one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1
