@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=True, wraparound=False, cdivision=True
 """The one batch engine: tok.decode_incremental_batch over Streams and dict states, in one call.
 
-1. **Read once.** Every row of ids is read once (_engine/ids.pyx's read_ids), into one C array,
-   against the widest reach of the batch (an "audio" envelope's ids reach past the vocabulary).
+1. **Read once.** Every row of ids is read once (_engine/ids.pyx's read_ids), into one C array
+   (one id a place: the array read_ids made), against the widest reach of the batch (an "audio"
+   envelope's ids reach past the vocabulary).
 2. **Checked before any moves.** Each place is checked against its own reach, then:
    a Stream — its maker, that no other call holds it, its ids (an envelope's), that it is open,
    and how it takes its step (Stream._plan, the one predicate of the usual step); a dict state of
@@ -11,10 +12,12 @@
    anything else is refused. The first bad place raises its typed error, prefixed "stream k: ",
    and nothing has moved: every Stream equals a fork taken before and pickles the same.
 3. **Stepped.** The Streams are marked busy (any other use of one until the call returns is a
-   StreamStateError); the usual steps that append text and make no Python object are taken
-   without the GIL (take_text); then every place's step and delta in order, with it. A dict state
-   is read again right before its step when code the batch does not control may have run since
-   it was checked (another place's step in Python, or another thread while the GIL was let go).
+   StreamStateError), each as it is planned; when NOGIL_AT_LEAST usual steps or more append text
+   and make no Python object, their text is taken first, without the GIL (take_text); then every
+   place's step and delta in order, with it (a smaller batch's text steps taken there, each right
+   before its delta). A dict state is read again right before its step when code the batch does
+   not control may have run since it was checked (another place's step in Python, or another
+   thread while the GIL was let go).
 4. **Atomic.** A step that fails there (a registered envelope parser raising) rolls every place
    back: a Stream from what its plan kept in C, or from a copy saved before a step of the
    general rules; dict states from copies taken when the batch holds such a parser (oasr_tok's
@@ -24,6 +27,7 @@ Nothing a call writes lives at module level: its arrays are its own, freed when 
 """
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from libc.string cimport memcpy
 
@@ -49,6 +53,19 @@ cdef enum:  # a place that is a dict state (Step.plan beyond the Stream's PLAN_*
     DICT_KIND = 101   # a dict state stepped by the kind's own decode_incremental
 
 
+cdef enum:
+    # The fewest free usual steps a batch takes without the GIL. Letting it go wakes a thread
+    # waiting for it, and on a GIL build two threads stepping batches of 1,024 Streams then hand
+    # it back and forth on every call, a context switch each, and lose a quarter of one thread's
+    # throughput; held through, they lose next to nothing. The text of 16,384 steps is long enough
+    # for the other thread's Python work to run beside it; 4,096 about breaks even (the figures:
+    # benchmarks/measurements.md, the row of benchmarks/test_server.py § Two threads).
+    NOGIL_AT_LEAST = 8_192
+
+
+NOGIL_STEPS = NOGIL_AT_LEAST  # (read by the tests that step a batch on either side of it)
+
+
 cdef struct Rows:
     # Every row's ids, one after another, in one array (a row's place: Step.ids once all are read)
     Py_ssize_t* ids
@@ -57,9 +74,9 @@ cdef struct Rows:
     Py_ssize_t* counts
 
 
-cdef int _read_rows(Rows* r, object rows, Py_ssize_t n, Py_ssize_t reach, bint one_per_stream) except -1:
+cdef int _read_rows(Rows* r, object rows, Py_ssize_t n, Py_ssize_t reach) except -1:
     """Every row of ids read once into r (checked against `reach`): a bad one raises, naming
-    its row. One id per stream: `rows` is one integer sequence or buffer of n ids."""
+    its row."""
     cdef IdBuffer buf
     cdef Py_ssize_t k, grown
     cdef Py_ssize_t* more
@@ -68,26 +85,6 @@ cdef int _read_rows(Rows* r, object rows, Py_ssize_t n, Py_ssize_t reach, bint o
     if r.starts == NULL:
         raise MemoryError()
     r.counts = r.starts + n
-    if one_per_stream:
-        try:
-            read_ids(&buf, rows, reach)
-        except TokenizerError as exc:
-            raise type(exc)(f"one id per stream: {exc}") from None
-        try:
-            if buf.n != n:
-                raise StreamStateError(f"{buf.n} ids for {n} streams; give one per stream")
-            r.ids = <Py_ssize_t*>PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
-            if r.ids == NULL:
-                raise MemoryError()
-            if n:
-                memcpy(r.ids, buf.ids, n * sizeof(Py_ssize_t))
-        finally:
-            release_ids(&buf)
-        r.n = r.capacity = n
-        for k in range(n):
-            r.starts[k] = k
-            r.counts[k] = 1
-        return 0
     r.capacity = max(n, 16)
     r.ids = <Py_ssize_t*>PyMem_Malloc(r.capacity * sizeof(Py_ssize_t))
     if r.ids == NULL:
@@ -134,12 +131,12 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
     cdef Step* steps = NULL
     cdef Step* p
     cdef Prepared* prepared = NULL
-    cdef IdBuffer one
+    cdef IdBuffer one, column
     cdef list out, saved = None
     cdef Stream s
     cdef PieceTable table = table_of(tok)
     cdef Py_ssize_t dict_reach = table.vocab_size if table is not None else -1
-    cdef bint whole = False, others = False, read_again
+    cdef bint whole = False, others = False, read_again, dicts = False
     if not one_per_stream and len(rows) != n:
         raise StreamStateError(f"{len(rows)} rows of ids for {n} streams; give one per stream")
     out = PyList_New(n)
@@ -155,6 +152,7 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
         if type(item) is Stream:
             own = (<Stream>item).vocab_size
         else:
+            dicts = True
             if dict_reach < 0:
                 dict_reach = tok.vocab_size
             own = dict_reach
@@ -162,26 +160,47 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
             reach = own
     r.ids = r.starts = NULL
     r.n = 0
+    column.heap = NULL
+    column.in_place = NULL
+    column.column = NULL
     steps = <Step*>PyMem_Malloc(n * sizeof(Step))
     if steps == NULL:
         raise MemoryError()
     try:
-        _read_rows(&r, rows, n, reach, one_per_stream)
-        if some_address_twice(states, n):
+        if one_per_stream:  # (one id a place: place k's is column.ids[k])
+            try:
+                read_ids(&column, rows, reach)
+            except TokenizerError as exc:
+                raise type(exc)(f"one id per stream: {exc}") from None
+            if column.n != n:
+                raise StreamStateError(f"{column.n} ids for {n} streams; give one per stream")
+        else:
+            _read_rows(&r, rows, n, reach)
+        # One state given for two places: a dict by its address, up front; a Stream found busy
+        # in the loop below as one of the places before it (the loop marks each one busy).
+        if dicts and some_address_twice(states, n):
             raise StreamStateError("one state is given for two streams of the batch; each stream has its own")
         # -- every place checked, and its step planned; nothing moves -----------------------------
+        # Each Stream is marked busy once planned: no other call (another thread, Python code a
+        # step below runs, a dict kind's check here) may use it until this one returns.
         try:  # (one handler for the loop: a place's error names it)
             for k in range(n):
                 item = <object>PyList_GET_ITEM(states, k)
                 p = &steps[k]
-                p.ids = r.ids + r.starts[k]
-                p.n = r.counts[k]
+                if one_per_stream:
+                    p.ids = column.ids + k
+                    p.n = 1
+                else:
+                    p.ids = r.ids + r.starts[k]
+                    p.n = r.counts[k]
                 p.old_pending = NULL
                 p.free = p.taken = False
                 planned = k + 1
                 if type(item) is Stream:
                     s = <Stream>item
                     if s.busy or (tok is not s.tokenizer and not same_maker(tok, s)):
+                        if s.busy:
+                            _check_given_once(states, k)
                         s._check_free()
                         check_maker(tok, s)
                     if s.vocab_size < reach or s.special_flags is not None:
@@ -195,6 +214,7 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
                             p.free = False  # (a maker's copy: its own table takes it, with the GIL)
                     if s.record.envelope is not None and not whole:
                         whole = s._foreign_parser()
+                    s.busy = True
                 elif type(item) is not dict:
                     raise StreamStateError(f"a stream state is a Stream (tok.new_stream()) or a dict ({{}} to start), "
                                            f"got {type(item).__name__}")
@@ -212,20 +232,15 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
                         check_stream(tok, item, p.n != 0)
                         p.plan = DICT_KIND
                         others = True
+                marked = k + 1
         except TokenizerError as exc:
             raise type(exc)(f"stream {k}: {exc}") from None
-        # Busy from here on: no other call (another thread, Python code a step below runs) may
-        # use these streams until this one returns.
-        for k in range(n):
-            if steps[k].plan < DICT_TABLE:
-                (<Stream>PyList_GET_ITEM(states, k)).busy = True
-            marked = k + 1
-        # -- the usual steps that make no Python object, without the GIL ---------------------------
-        if free_steps:
+        # -- the usual steps that make no Python object, without the GIL in a batch that large -----
+        # (A smaller batch's take their text in the pass below, each right before its delta: one
+        # pass over the places instead of two.)
+        if free_steps >= NOGIL_AT_LEAST:
             with nogil:
-                for k in range(n):
-                    if steps[k].free:
-                        take_text(table, &steps[k])
+                _take_free(table, steps, n)
         # A dict state is read again before its step when anything but another dict state's step
         # ran since it was checked (a Stream's, a kind's Python step, the GIL let go).
         read_again = others
@@ -271,15 +286,35 @@ def feed_batch(tok, rows, object given, bint final, bint one_per_stream):
                 raise type(exc)(f"stream {k}: {exc}") from exc
             raise
     finally:
-        for k in range(marked):
-            if steps[k].plan < DICT_TABLE:
-                (<Stream>PyList_GET_ITEM(states, k)).busy = False
         for k in range(planned):
-            release_step(&steps[k])
+            if k < marked and steps[k].plan < DICT_TABLE:
+                (<Stream>PyList_GET_ITEM(states, k)).busy = False
+            if steps[k].old_pending != NULL:
+                release_step(&steps[k])
         PyMem_Free(steps)
         PyMem_Free(prepared)
         _free_rows(&r)
+        release_ids(&column)
     return out
+
+
+cdef void _take_free(PieceTable table, Step* steps, Py_ssize_t n) noexcept nogil:
+    """The text of every free usual step (take_text), in order."""
+    cdef Py_ssize_t k
+    for k in range(n):
+        if steps[k].free:
+            take_text(table, &steps[k])
+
+
+cdef int _check_given_once(list states, Py_ssize_t k) except -1:
+    """A busy Stream at place k: one of the places before it (this batch marked it), or
+    another call's (the caller then says so)."""
+    cdef Py_ssize_t i
+    cdef PyObject* item = PyList_GET_ITEM(states, k)
+    for i in range(k):
+        if PyList_GET_ITEM(states, i) == item:
+            raise StreamStateError("one state is given for two streams of the batch; each stream has its own")
+    return 0
 
 
 cdef int _check_reach(const Py_ssize_t* ids, Py_ssize_t n, Py_ssize_t size) except -1:

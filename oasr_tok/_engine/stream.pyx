@@ -14,11 +14,12 @@ code it does not control ran. A Stream keeps them in C:
 A step is planned, then taken. Stream._plan is the one predicate of the usual step: it reads the
 stream's C fields and says how the step of its checked ids is taken (a Step: PLAN_ONE, PLAN_PLAIN,
 PLAN_TABLE, PLAN_AUDIO, PLAN_GENERAL) and keeps what undoes a usual step. take_text takes the text
-of a usual step that makes no Python object (without the GIL, in a batch); Stream._finish makes
-the delta and takes every other step, with it. A feed is one plan and one finish; the batch
-(_engine/batch.pyx) plans every stream before any moves and rolls them all back if a later step
-fails. A step is atomic: ids are read and checked first, and a step that fails later (an envelope
-parser's error) is undone. serving.py states the rules.
+of a usual step that makes no Python object (without the GIL, in a batch of 8,192 such steps or
+more; else in Stream._finish); Stream._finish makes the delta and takes every other step, with
+it. A feed is one plan and one finish; the batch (_engine/batch.pyx) plans every stream before
+any moves and rolls them all back if a later step fails. A step is atomic: ids are read and
+checked first, and a step that fails later (an envelope parser's error) is undone. serving.py
+states the rules.
 """
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
@@ -415,8 +416,8 @@ cdef class Stream:
             return ""
         if p.plan == PLAN_GENERAL:
             return self._general(p.ids, p.n, final)
-        if not p.taken and not p.free and p.plan != PLAN_TABLE:
-            take_text(self.table, p)  # (an envelope's usual step: its text taken here)
+        if not p.taken and p.plan != PLAN_TABLE:
+            take_text(self.table, p)  # (a step not taken before: a batch's with the GIL, an envelope's)
         if p.taken:
             if p.text.n != p.old_n:
                 self.settled.cached = None

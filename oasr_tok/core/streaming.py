@@ -219,8 +219,8 @@ class Streaming(TokenizerContract):
         """Advance N streams at once: N deltas, each exactly what decode_incremental(new_ids[i],
         states[i], final) gives. Every id and every stream is checked before any stream moves:
         a bad one raises a typed error naming the stream, and every stream is left as it was.
-        A batch of Streams steps their usual steps without the GIL (docs/decoding.md § The
-        server loop).
+        A batch of Streams steps their usual steps in one compiled pass, without the GIL from
+        8,192 of them up (docs/decoding.md § The server loop).
 
         Args:
             new_ids: a list of id lists, a 1-D integer array (one id per stream: a decode
@@ -246,7 +246,7 @@ class Streaming(TokenizerContract):
             >>> streams[1].stop
             StopMatch(text='op', token_index=3, char_offset=9)
         """
-        if isinstance(states, (dict, Stream)) or not isinstance(states, Sequence):
+        if type(states) is not list and (isinstance(states, (dict, Stream)) or not isinstance(states, Sequence)):
             raise StreamStateError(f"states must be a list of streams, got {type(states).__name__}")
         # (feed_batch steps its own copy of `states`: the caller's may change while it runs.)
         one_per_stream = lengths is None and not isinstance(new_ids, (list, tuple)) and getattr(new_ids, "ndim", 0) == 1

@@ -203,6 +203,33 @@ def test_one_state_for_two_streams_of_a_batch_is_refused():
     assert tok.decode_incremental_batch([good[:1]] * 3000, distinct) == [tok.decode(good[:1])] * 3000
 
 
+def test_one_stream_for_two_places_of_a_batch_is_refused_and_nothing_moves():
+    """A batch of Streams finds a Stream given twice as it plans (it marks each planned Stream
+    busy, so the second place finds it busy and one of the places before it): refused naming the
+    second place, every Stream left as a fork taken before shows and free to step again; with
+    dicts in the batch the up-front check of addresses finds it."""
+    tok = CASES[0].tokenizer()
+    good = [i for i in range(tok.vocab_size) if tok.decode([i])][:2]
+    rng = random.Random(7)
+    for size in (2, 3, 300, 3000):
+        streams = [tok.new_stream(stop=["zz"]) for _ in range(size)]
+        for stream in streams:
+            stream.feed(good[:1])
+        a, b = sorted(rng.sample(range(size), 2))
+        places: list = list(streams)
+        places[b] = streams[a]
+        forks = [stream.fork() for stream in streams]
+        with pytest.raises(StreamStateError, match=f"stream {b}: one state is given for two streams"):
+            tok.decode_incremental_batch(np.array([good[1]] * size), places)
+        assert [stream.text for stream in streams] == [fork.text for fork in forks]
+        # (none left busy, each where its fork is)
+        assert [stream.feed(good[1:]) for stream in streams] == [fork.feed(good[1:]) for fork in forks]
+        mixed: list = [{}] + places
+        with pytest.raises(StreamStateError, match="one state is given for two streams"):
+            tok.decode_incremental_batch([good[1:]] * (size + 1), mixed)
+        assert mixed[0] == {}
+
+
 @pytest.mark.parametrize("how", ["fork", "copy", "deepcopy"])
 def test_a_fork_of_a_stream_is_independent(how):
     """stream.fork() (and copy.copy, copy.deepcopy) copies a stream: both go on with the same

@@ -10,10 +10,13 @@ import threading
 import numpy as np
 import pytest
 
+from oasr_tok._engine.batch import NOGIL_STEPS
+
 from cases import KindCase, all_cases
 
 THREADS = 8
 CASES = all_cases()
+BY_NAME = {case.name: case for case in CASES}
 
 
 def _workload(case: KindCase, seed: int) -> list[list[int]]:
@@ -125,3 +128,24 @@ def test_threads_that_first_encode_build_one_runtime_and_load_in_parallel(monkey
     assert built == [1]
     runtime = original(open(path, encoding="utf-8").read())
     assert got == [runtime.encode(t, add_special_tokens=False).ids for t in texts]
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["GIL held", "GIL let go"])
+def test_threads_stepping_batches_of_streams_at_once_get_each_streams_own_feed(big: bool) -> None:
+    """A batch takes its streams' usual steps without the GIL only from NOGIL_STEPS of them up
+    (_engine/batch.pyx: below that, letting it go made two threads hand it over on every call).
+    Two threads each stepping a batch of their own Qwen3 streams, on either side of that size,
+    give every stream what its own feed gives, id by id."""
+    tok = BY_NAME["huggingface/qwen3"].tokenizer()
+    n = NOGIL_STEPS + 3 if big else 300
+    _, _, realistic = BY_NAME["huggingface/qwen3"].inputs()
+    ids = [i for text_ids in realistic for i in text_ids]
+    steps = [np.array([ids[(k * 7 + t) % len(ids)] for k in range(n)], dtype=np.int64) for t in range(6)]
+
+    def run(k: int) -> list[list[str]]:
+        streams = [tok.new_stream(stop=["\n\nUser:"]) for _ in range(n)]
+        return [tok.decode_incremental_batch(step, streams) for step in steps]
+
+    streams = [tok.new_stream(stop=["\n\nUser:"]) for _ in range(n)]
+    fed = [[stream.feed([int(i)]) for i, stream in zip(step, streams)] for step in steps]
+    assert _at_once(2, run) == [fed, fed]
