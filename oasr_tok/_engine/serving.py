@@ -19,8 +19,8 @@ a prompt is read). The public face is streaming.py (docs/decoding.md § The serv
   is held back); with it nothing is held back, since nothing shown can be taken back.
 * The usual step of a server's loop (ids that only append plain pieces; one id with nothing held
   back when stop strings or an envelope are watched; an envelope's non-special id) is one
-  predicate, _engine/stream.pyx's Stream._plan, taken in compiled code; a batch of such steps runs without
-  the GIL (_engine/batch.pyx). Every other step follows these rules in _engine/stream.pyx's general step.
+  predicate, _engine/stream.pyx's Stream._plan, taken in compiled code; a batch of such steps runs in
+  one compiled pass (_engine/batch.pyx; without the GIL from NOGIL_AT_LEAST of them up). Every other step follows these rules in _engine/stream.pyx's general step.
 """
 
 from __future__ import annotations
