@@ -18,6 +18,7 @@ with vLLM's mode "hf" on the same Qwen3 tokenizer.json, side by side. Skipped wi
 
 from __future__ import annotations
 
+import gc
 import logging
 
 import numpy as np
@@ -30,6 +31,7 @@ vllm = pytest.importorskip("vllm", reason="vLLM is not installed (pip install 'o
 from vllm.sampling_params import RequestOutputKind, SamplingParams  # noqa: E402
 from vllm.tokenizers import get_tokenizer  # noqa: E402
 from vllm.tokenizers.detokenizer_utils import convert_ids_list_to_tokens  # noqa: E402
+from vllm.utils.gc_utils import freeze_gc_heap  # noqa: E402
 from vllm.v1.engine import EngineCoreOutput, EngineCoreRequest  # noqa: E402
 from vllm.v1.engine.logprobs import LogprobsProcessor  # noqa: E402
 from vllm.v1.engine.output_processor import OutputProcessor  # noqa: E402
@@ -117,16 +119,25 @@ def test_output_step(benchmark, n: int, per_step: int, impl: str) -> None:
     tok = None if impl == "no tokenizer" else toks[impl]
     make = lambda: _processor(tok, prompts, generated, per_step)
     paired = impl != "no tokenizer"
-    timed(
-        benchmark,
-        _run,
-        make,
-        per=n * TOKENS,
-        info={"suite": "vllm", "case": LABEL, "op": f"output step, {per_step} id(s) a step", "impl": impl, "n": n},
-        reference=_run if paired else None,
-        make_reference=(lambda: _processor(None, prompts, generated, per_step)) if paired else None,
-        min_rounds=15,  # the paired ratios are medians of the rounds': more rounds, steadier on a busy machine
-    )
+    # vLLM's API server freezes its startup heap before it serves (server_utils.py: vLLM's own
+    # freeze_gc_heap), so its output step's collections walk the requests' objects only. Here
+    # the same: without it, a collection of the oldest generation walked everything the
+    # benchmark session had loaded before this row (~200 ms a time, in some rounds and not
+    # others, whichever mode's allocations happened to trigger it).
+    freeze_gc_heap()
+    try:
+        timed(
+            benchmark,
+            _run,
+            make,
+            per=n * TOKENS,
+            info={"suite": "vllm", "case": LABEL, "op": f"output step, {per_step} id(s) a step", "impl": impl, "n": n},
+            reference=_run if paired else None,
+            make_reference=(lambda: _processor(None, prompts, generated, per_step)) if paired else None,
+            min_rounds=15,  # the paired ratios are medians of the rounds': more rounds, steadier on a busy machine
+        )
+    finally:
+        gc.unfreeze()
 
 
 # -- logprob strings ------------------------------------------------------------------------------
