@@ -122,8 +122,8 @@ def test_output_step(benchmark, n: int, per_step: int, impl: str) -> None:
     # vLLM's API server freezes its startup heap before it serves (server_utils.py: vLLM's own
     # freeze_gc_heap), so its output step's collections walk the requests' objects only. Here
     # the same: without it, a collection of the oldest generation walked everything the
-    # benchmark session had loaded before this row (~200 ms a time, in some rounds and not
-    # others, whichever mode's allocations happened to trigger it).
+    # benchmark session had loaded before this row, in some rounds and not others, whichever
+    # mode's allocations happened to trigger it (the figures: benchmarks/measurements.md).
     freeze_gc_heap()
     try:
         timed(
