@@ -27,7 +27,7 @@ from oasr_tok.files import assets, readers
 from oasr_tok.files.readers import PromisedPaths
 
 import elsewhere
-from paths import shared
+from paths import shared, subprocess_env
 
 # kind label -> (kind, {role: fixture path}, options)
 SPECS = {
@@ -352,6 +352,8 @@ stream = pickle.loads(stream_blob)
 assert stream.tokenizer is tok and "_oasr_fingerprint" in tok.__dict__
 print(repr(stream.feed({ids[5:]!r})))
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=subprocess_env()
+    )
     assert done.returncode == 0, done.stderr
     assert first and done.stdout.strip() == repr(rest)
