@@ -115,20 +115,22 @@ cdef class TokenTable:
             release_ids(&buf)
         return out
 
-    def ends_in_fffd(self, ids):
-        """1 per id (of ids already looked up) whose string ends in U+FFFD, else 0: bytes."""
+    def fffd_positions(self, ids):
+        """The positions in `ids` (ids already looked up) whose string ends in U+FFFD, in order:
+        the few a logprobs row re-decodes with context (most rows have none or one)."""
         cdef IdBuffer buf
         cdef Py_ssize_t k
+        cdef list out = []
         read_ids(&buf, ids, self.size)
         try:
-            marks = bytearray(buf.n)
             for k in range(buf.n):
                 if self.texts[buf.ids[k]] == NULL:
                     raise ValueError(f"id {buf.ids[k]} has no string yet (look it up with strings first)")
-                marks[k] = self.ends_fffd[buf.ids[k]]
+                if self.ends_fffd[buf.ids[k]]:
+                    out.append(k)
         finally:
             release_ids(&buf)
-        return bytes(marks)
+        return out
 
     def rows(self, list arrays):
         """For each 2-D integer array (rows x k; a NumPy array of any 4- or 8-byte integer type,

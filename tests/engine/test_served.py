@@ -289,7 +289,7 @@ def test_a_token_table_makes_each_string_once():
         ([["<4>", "<3>\ufffd"], ["<4>", "<4>"]], b"\x01\x00"),
         ([["<1>\ufffd"], ["<2>", "<3>\ufffd"]], b"\x01\x01"),
     ]
-    assert table.ends_in_fffd([1, 2]) == b"\x01\x00"
+    assert table.fffd_positions([1, 2, 4, 3]) == [0, 3]
     assert table.rows([np.array([[7, 8]], dtype=np.uint8)]) == [([["<7>\ufffd", "<8>"]], b"\x01")]
 
 

@@ -68,11 +68,9 @@ class OasrLogprobsProcessor(LogprobsProcessor):
         (the table says which, in C) decoded again with the context by vLLM's own
         _correct_decoded_token; the others as they are."""
         table: TokenStrings = self.tokenizer.token_strings
-        marks = table.table.ends_in_fffd(tokens)
         out = list(strings)
-        for idx in range(len(out)):
-            if marks[idx]:
-                out[idx] = self._correct_decoded_token(tokens[idx], context)
+        for idx in table.table.fffd_positions(tokens):
+            out[idx] = self._correct_decoded_token(tokens[idx], context)
         return out
 
     def _update_sample_logprobs(self, logprobs_lists: LogprobsLists) -> None:
