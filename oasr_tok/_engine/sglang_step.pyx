@@ -7,7 +7,7 @@ purpose; docs/engines.md § SGLang).
 `step_requests` reads a BatchTokenIDOutput once, in C: each request id's `Request` (its Stream
 and SGLang's send rule) looked up once, the new requests started, the finishing ones' stop token
 trimmed, the ids of every request put in one batch call of the batch engine (_engine/batch.pyx
-feed_batch: every id checked before any stream moves), then SGLang's rule for what each request
+feed_owned: every id checked before any stream moves), then SGLang's rule for what each request
 sends applied: a request that has no rule pending and whose stream holds nothing sends its delta
 as it is (nearly every request of a step, and nothing else is done for it); the others go
 through the rule, calling SGLang's own find_printable_text only on a held step's text; a
@@ -42,18 +42,25 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_S
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 
+from oasr_tok._engine.batch cimport feed_owned
 from oasr_tok._engine.stream cimport Stream
 
-from oasr_tok._engine.batch import feed_batch
 from oasr_tok.errors import StreamStateError, TokenizerError
+
+from libc.string cimport memcmp, memcpy
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object, object) except? NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object)
+    void* PyUnicode_DATA(object)
     long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     Py_UCS4 PyUnicode_READ_CHAR(object, Py_ssize_t)
 
 cdef Py_UCS4 _FFFD = 0xFFFD
+
+cdef enum:
+    RID_INLINE = 48  # the longest ASCII rid a Request holds the characters of (a uuid4's hex is 32)
 
 
 cdef class Request:
@@ -62,7 +69,13 @@ cdef class Request:
     stream settled since the rule last committed, `skip` how many of its first characters that
     commit already took (a byte run SGLang committed while the stream still held it), `pending`
     how many characters after the commit point went out already (a held step's printable prefix).
-    `seen` is the number of the last batch that stepped it."""
+    `seen` is the number of the last batch that stepped it.
+
+    A Request is its own key in the states: it hashes as its `rid` and equals it. A dict keyed by
+    the rids themselves reads the stored rid's string object on every lookup (CPython keeps no
+    hash beside a str key), and in a batch of 1,024 requests those strings are out of the cache
+    each time; the Request is read right after anyway, and holds an ASCII rid's characters
+    (SGLang's are uuid4 hex) within itself (benchmarks/measurements.md, SGLang's step)."""
 
     cdef readonly Stream stream
     cdef readonly bint keeps_specials
@@ -70,14 +83,41 @@ cdef class Request:
     cdef str buf
     cdef Py_ssize_t skip, pending
     cdef public Py_ssize_t seen
+    cdef readonly object rid    # SGLang's request id
+    cdef Py_hash_t rid_hash
+    cdef Py_ssize_t rid_size  # the rid's length when it is an ASCII str of at most RID_INLINE, else -1
+    cdef char rid_chars[RID_INLINE]
 
-    def __init__(self, Stream stream not None, bint keeps_specials, Py_ssize_t seen=0):
+    def __init__(self, Stream stream not None, bint keeps_specials, Py_ssize_t seen=0, object rid=None):
+        cdef Py_ssize_t size
+        self.rid = rid
+        self.rid_hash = hash(rid)  # (a rid that is not hashable is refused here, as a dict would)
+        self.rid_size = -1
+        if type(rid) is str and PyUnicode_IS_COMPACT_ASCII(rid):
+            size = PyUnicode_GET_LENGTH(rid)
+            if size <= RID_INLINE:
+                memcpy(self.rid_chars, PyUnicode_DATA(rid), size)
+                self.rid_size = size
         self.stream = stream
         self.keeps_specials = keeps_specials
         self.ruled = False
         self.buf = ""
         self.skip = self.pending = 0
         self.seen = seen
+
+    def __hash__(self):
+        return self.rid_hash
+
+    def __eq__(self, other):
+        cdef Py_ssize_t size
+        if other is self:
+            return True
+        if type(other) is Request:
+            return self.rid == (<Request>other).rid
+        if self.rid_size >= 0 and type(other) is str and PyUnicode_IS_COMPACT_ASCII(other):
+            size = PyUnicode_GET_LENGTH(other)
+            return size == self.rid_size and memcmp(PyUnicode_DATA(other), self.rid_chars, size) == 0
+        return self.rid == other
 
     @property
     def rule(self):
@@ -217,7 +257,7 @@ cdef inline object _item(object seq, Py_ssize_t k):
 
 def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_no, object tok):
     """The output_strs of one BatchTokenIDOutput `recv_obj` (rids, decode_ids, finished_reasons,
-    skip_special_tokens, read_offsets, no_stop_trim), over `states` ({rid: Request}) and `tok`
+    skip_special_tokens, read_offsets, no_stop_trim), over `states` ({Request: Request}: each its own key, equal to its rid) and `tok`
     (the tokenizer of the requests that skip special tokens); `batch_no` is this batch's number
     (each stepped Request's `seen`). The module docstring says what `owner` answers. Raises the
     error of the first request refused, naming it; then nothing moved."""
@@ -270,8 +310,8 @@ def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_n
             if started is None:
                 started = owner._start(rid, _item(rows_in, k), _item(read_offsets, k), _item(skips, k))
             stream, row = started
-            r = Request(stream, not skip, batch_no)
-            fresh[rid] = r
+            r = Request(stream, not skip, batch_no, rid)
+            fresh[r] = r
             rows[k] = row
         if r.keeps_specials:
             mixed = True
@@ -293,19 +333,19 @@ def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_n
         (<list>reqs)[k] = r
         (<list>streams)[k] = r.stream
     if rows is None:
-        rows = rows_in if type(rows_in) is list else list(rows_in)
+        rows = list(rows_in)  # (the batch engine steps this call's own lists)
     # -- one batch call (one per tokenizer when some keep special tokens) ------------------------
     if not mixed:
         deltas = None
         column = _one_each(rows, n)
         if column is not None:
             try:
-                deltas = feed_batch(tok, column, streams, False, True)
+                deltas = feed_owned(tok, column, streams, False, True)
             except TokenizerError:
                 deltas = None  # nothing moved: the rows again, for the error that names the request
         if deltas is None:
             try:
-                deltas = feed_batch(tok, rows, streams, False, False)
+                deltas = feed_owned(tok, rows, streams, False, False)
             except TokenizerError as exc:
                 raise owner._named(exc, rids, rows) from exc
     else:

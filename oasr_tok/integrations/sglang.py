@@ -209,7 +209,9 @@ class RequestStreams:
         self._printable = lru_cache(maxsize=4096)(find_printable_text)
         self.capacity = capacity
         self.recent = recent
-        self._states: dict[Any, Request] = {}  # every live request, oldest first
+        # every live request, oldest first; keyed by itself (a Request hashes as its rid and
+        # equals it: states[rid] finds it; _engine/sglang_step.pyx says why)
+        self._states: dict[Request, Request] = {}
         self._dropped: dict[Any, None] = {}  # request ids whose state was dropped (as many as `capacity`)
         self._batches = 0  # batches stepped so far (a Request's `seen` is one of them)
 
@@ -321,9 +323,9 @@ class RequestStreams:
         dropped: the capacity bounds the states of requests that stopped coming."""
         states = self._states
         since = self._batches - self.recent  # stepped in a batch after this one: recent
-        for rid in [rid for rid, request in states.items() if request.seen <= since][: len(states) - self.capacity]:
-            self._forget(rid)
-            self._dropped[rid] = None
+        for request in [request for request in states if request.seen <= since][: len(states) - self.capacity]:
+            self._forget(request.rid)
+            self._dropped[request.rid] = None
         while len(self._dropped) > self.capacity:
             del self._dropped[next(iter(self._dropped))]
 

@@ -363,6 +363,70 @@ def test_sglang_0523_prints_token_zero_for_ids_past_its_tokenizer():
     assert ours == theirs
 
 
+class _Rid(str):
+    """A str subclass as a request id (SGLang types rids as str; a subclass is still one)."""
+
+
+def _fresh(rid):
+    """An equal request id that is another object, as each batch SGLang's scheduler sends over
+    its socket brings (ours finds a request by equality, never by identity)."""
+    if type(rid) is str:
+        return "".join(list(rid))
+    if type(rid) is _Rid:
+        return _Rid("".join(list(rid)))
+    return type(rid)(rid) if not isinstance(rid, tuple) else tuple(list(rid))
+
+
+RID_SHAPES = [
+    "3f0b9c2a7d4e4f1a9b6c5d8e7f6a5b4c",  # a uuid4's hex, as SGLang makes them
+    "3f0b9c2a7d4e4f1a9b6c5d8e7f6a5b4d",  # ... one that differs from it in its last character
+    "x" * 48,  # as long as a Request keeps the characters of
+    "x" * 49,  # one longer: compared as a str
+    "réq-ü",  # not ASCII
+    "",  # empty
+    _Rid("sub"),
+    12345678901234567890,  # not a str at all
+    ("batch", 3),
+]
+
+
+def test_each_request_is_found_by_its_id_whatever_the_id():
+    """Requests are looked up by an equal id that is another object each batch, across every
+    shape of id (Request is its own key: _engine/sglang_step.pyx); SGLang's own outputs."""
+    words = ["one", " two", " three", " four", " five", " six", " seven", " eight", " nine"]
+    rids = [f"{n}/{rid}" if type(rid) is str else rid for n, rid in enumerate(RID_SHAPES)]
+    rids[-1], rids[-2] = ("batch", next(_RUN)), 10**20 + next(_RUN)  # (fresh per run, like the str ones)
+    steps = [([_fresh(r) for r in rids], [_ids("qwen3", w) for w in words], [0] * 9, [None] * 9)]
+    steps += [([_fresh(r) for r in rids], [_ids("qwen3", " and")] * 9, [0] * 9, [None] * 9) for _ in range(2)]
+    steps.append(([_fresh(r) for r in rids], [[]] * 9, [0] * 9, [_finish(length=4)] * 9))
+    ours, theirs = _run("qwen3", steps)
+    assert ours == theirs
+    assert ["".join(o[k] for o in ours) for k in range(9)] == [w + " and and" for w in words]
+    streams = managers("qwen3").ours._oasr_tok_streams
+    assert not [rid for rid in rids if rid in streams]
+
+
+def test_a_request_equals_its_id_and_hashes_as_it():
+    streams = _streams(capacity=100)
+    rids = [f"{n}/{rid}" if type(rid) is str else rid for n, rid in enumerate(RID_SHAPES)]
+    _step(streams, rids, [[11]] * len(rids))
+    for rid in rids:
+        request = streams.request(_fresh(rid))
+        assert request.rid == rid and request == rid and hash(request) == hash(rid)
+        assert request != _fresh(rid) + "!" if isinstance(rid, str) else request != ("other",)
+    assert streams.request(rids[0]) != streams.request(rids[1])
+    with pytest.raises(KeyError):
+        streams.request("0/3f0b9c2a7d4e4f1a9b6c5d8e7f6a5b4")  # a prefix of one
+
+
+def test_a_dropped_request_keeps_its_id_not_its_state():
+    streams = _streams(capacity=2, recent=1)
+    for k in range(4):
+        _step(streams, [f"gone{k}"], [[11, 12]])
+    _step(streams, ["live"], [[13]])
+    assert streams._dropped and all(type(rid) is str for rid in streams._dropped)
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 
