@@ -257,10 +257,11 @@ cdef inline object _item(object seq, Py_ssize_t k):
 
 def step_requests(object owner, dict states, object recv_obj, Py_ssize_t batch_no, object tok):
     """The output_strs of one BatchTokenIDOutput `recv_obj` (rids, decode_ids, finished_reasons,
-    skip_special_tokens, read_offsets, no_stop_trim), over `states` ({Request: Request}: each its own key, equal to its rid) and `tok`
-    (the tokenizer of the requests that skip special tokens); `batch_no` is this batch's number
-    (each stepped Request's `seen`). The module docstring says what `owner` answers. Raises the
-    error of the first request refused, naming it; then nothing moved."""
+    skip_special_tokens, read_offsets, no_stop_trim), over `states` ({Request: Request}: each its
+    own key, equal to its rid) and `tok` (the tokenizer of the requests that skip special tokens);
+    `batch_no` is this batch's number (each stepped Request's `seen`). The module docstring says
+    what `owner` answers. Raises the error of the first request refused, naming it; then nothing
+    moved."""
     cdef object rids = recv_obj.rids
     cdef Py_ssize_t k, n = len(rids)
     if n == 0:
