@@ -22,6 +22,11 @@ cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 cdef Py_ssize_t _MAX_CHARS = (<Py_ssize_t>1 << 62) // 4
+# The room a text gets when it first grows. A streamed request's or utterance's text is some
+# hundreds of characters: from 64, doubling moved (realloc'd and copied) a 200-character text
+# three times, in its first few dozen steps, where a server's batch pays it on every request
+# (benchmarks/measurements.md).
+cdef Py_ssize_t _FIRST_ROOM = 256
 
 
 cdef int text_reserve(TextData* t, int kind, Py_ssize_t extra) except -1:
@@ -42,7 +47,7 @@ cdef int text_reserve_nogil(TextData* t, int kind, Py_ssize_t extra) noexcept no
     need = t.n + extra
     if need <= t.capacity and wide == t.kind:
         return 0
-    size = t.capacity if t.capacity >= 64 else 64
+    size = t.capacity if t.capacity >= _FIRST_ROOM else _FIRST_ROOM
     while size < need:
         size *= 2
     if wide == t.kind:
