@@ -411,16 +411,76 @@ cdef object _request_named(object exc, list served):
 
 
 # -- reading vLLM's EngineCoreOutput ---------------------------------------------------------------
-# The step reads five fields of every output, by getattr. (Reading EngineCoreOutput's msgspec
-# members at their slot offsets, learnt from the class, was tried: its effect on the step was
-# within the noise of benchmarks/test_vllm.py, and it kept the learnt class in module globals a
-# step writes, which a free-threaded build must not have.)
+# The step reads five fields of every output. EngineCoreOutput is a msgspec Struct: its fields are
+# slots, each read through a member descriptor, so where the output's class reads attributes the
+# generic way and the field's descriptor is a plain object slot, the step reads the slot itself
+# (what getattr returns, without the lookups on the way: a fifth of the step's own time in
+# `perf`; benchmarks/measurements.md). What it learns of the class lives in the call (an
+# _OutputSlots on its C stack), never in module state a step writes. Any other object (tests
+# drive the step with SimpleNamespaces) is read by getattr.
 
 cdef tuple _OUTPUT_FIELDS = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
 
+cdef extern from *:
+    """
+    #include "structmember.h"
+    /* Whether instances of t read attributes the generic way (descriptors, then the dict). */
+    static int oasr_reads_generically(PyTypeObject* t) { return t->tp_getattro == PyObject_GenericGetAttr; }
+    /* The slot a member descriptor reads: its offset in an instance, or -1 where the descriptor
+       is not a plain object slot that getattr reads as it is (not a member descriptor, not an
+       object member raising AttributeError when unset, or an audited one). */
+    static Py_ssize_t oasr_object_slot(PyObject* descr) {
+        PyMemberDef* m;
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject*)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & PY_AUDIT_READ) || m->offset < (Py_ssize_t)sizeof(PyObject)) return -1;
+        return m->offset;
+    }
+    """
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_basicsize
+    PyTypeObject* Py_TYPE(object)
+    bint oasr_reads_generically(PyTypeObject*)
+    Py_ssize_t oasr_object_slot(PyObject*)
 
-cdef inline object _field(object out, Py_ssize_t k):
-    """Field k of _OUTPUT_FIELDS of `out`."""
+
+cdef struct _OutputSlots:
+    PyTypeObject* cls            # the class learnt (NULL: none yet)
+    Py_ssize_t at[5]             # each field's slot in its instances, or -1: read by getattr
+
+
+cdef int _learn(_OutputSlots* slots, object out) except -1:
+    """What the step needs to know of `out`'s class to read its fields' slots: each field's
+    descriptor found as getattr finds it (the first class of the MRO whose dict has the name)."""
+    cdef PyTypeObject* cls = Py_TYPE(out)
+    cdef Py_ssize_t k, at
+    cdef object descr
+    slots.cls = cls
+    for k in range(5):
+        at = -1
+        if oasr_reads_generically(cls):
+            descr = None
+            for base in type(out).__mro__:
+                descr = base.__dict__.get(_OUTPUT_FIELDS[k])
+                if descr is not None:
+                    break
+            at = oasr_object_slot(<PyObject*>descr)
+            if at + <Py_ssize_t>sizeof(PyObject*) > cls.tp_basicsize:
+                at = -1
+        slots.at[k] = at
+    return 0
+
+
+cdef inline object _field(_OutputSlots* slots, object out, Py_ssize_t k):
+    """Field k of _OUTPUT_FIELDS of `out`: its slot, read as getattr reads it, where its class is
+    the one learnt and the field a plain slot; else getattr (an unset slot: its AttributeError)."""
+    cdef PyObject* value
+    if Py_TYPE(out) != slots.cls:
+        _learn(slots, out)
+    if slots.at[k] >= 0:
+        value = (<PyObject**>(<char*><PyObject*>out + slots.at[k]))[0]
+        if value != NULL:
+            return <object>value
     return getattr(out, <str>_OUTPUT_FIELDS[k])
 
 
@@ -493,9 +553,11 @@ def step_served(list outputs, dict request_states, object stop_reason):
     cdef Py_ssize_t g, n_fed, n_outputs = PyList_GET_SIZE(outputs)
     cdef PyObject* found
     cdef object view
+    cdef _OutputSlots slots
+    slots.cls = NULL
     try:
         for out in outputs:
-            found = PyDict_GetItemWithError(request_states, _field(out, 0))
+            found = PyDict_GetItemWithError(request_states, _field(&slots, out, 0))
             if found == NULL:
                 continue
             state = <object>found
@@ -503,13 +565,13 @@ def step_served(list outputs, dict request_states, object stop_reason):
             if not isinstance(det_object, ServedText):
                 continue
             det = <ServedText>det_object
-            if _field(out, 3) is not None and state.queue is not None:
+            if _field(&slots, out, 3) is not None and state.queue is not None:
                 continue
-            if _field(out, 4) is not None:
+            if _field(&slots, out, 4) is not None:
                 if with_logprobs is None:
                     with_logprobs = []
                 with_logprobs.append((state, out))
-            ids = _field(out, 1)
+            ids = _field(&slots, out, 1)
             if not ids:
                 continue
             if type(ids) is not list:
@@ -518,7 +580,7 @@ def step_served(list outputs, dict request_states, object stop_reason):
             if det.pending_ids is not None:
                 raise StreamStateError(f"request {det.request_id!r}: the output step did not take the text the "
                                        "previous batch stepped for it")
-            reason = _field(out, 2)
+            reason = _field(&slots, out, 2)
             stop_terminated = reason is not None and reason == stop_reason
             if stop_terminated and not det.include_stop:
                 row = ids[:len(ids) - 1]
