@@ -23,9 +23,8 @@ cdef extern from "Python.h":
 
 cdef Py_ssize_t _MAX_CHARS = (<Py_ssize_t>1 << 62) // 4
 # The room a text gets when it first grows. A streamed request's or utterance's text is some
-# hundreds of characters: from 64, doubling moved (realloc'd and copied) a 200-character text
-# three times, in its first few dozen steps, where a server's batch pays it on every request
-# (benchmarks/measurements.md).
+# hundreds of characters: from a smaller room, doubling moved it (realloc and copy) several times
+# in its first steps, which a server's batch pays on every request (benchmarks/measurements.md).
 cdef Py_ssize_t _FIRST_ROOM = 256
 
 

@@ -8,9 +8,10 @@ vLLM's output step (OutputProcessor.process_outputs) calls, for each request, it
 call and a few list and string operations per request are what vLLM's own loop costs there, so
 `ServedText` has both as C methods and its text in a GrowText (amortised O(1) per appended
 character), and `step_served` walks the step's outputs in C (vLLM's EngineCoreOutput and
-RequestState, read by attribute: `request_id`, `new_token_ids`, `finish_reason`, `error`;
-`detokenizer`, `queue`), steps their streams in one decode_incremental_batch per tokenizer and
-per id position (one call for a step of one id per request; k for k ids), and then does, request
+RequestState: `request_id`, `new_token_ids`, `finish_reason`, `error`, `new_logprobs`, read
+from their slots where they are plain ones; `detokenizer`, `queue`, by attribute), steps their
+streams in one decode_incremental_batch per tokenizer and per id position (one call for a step
+of one id per request; k for k ids), and then does, request
 after request, update's work with the text each id settled and makes the delta the request's
 get_next_output_text(False, True) will hand out (while what the batch made is still in the
 cache: done in vLLM's loop, after every other request's objects were read, the same work cost
@@ -414,8 +415,8 @@ cdef object _request_named(object exc, list served):
 # The step reads five fields of every output. EngineCoreOutput is a msgspec Struct: its fields are
 # slots, each read through a member descriptor, so where the output's class reads attributes the
 # generic way and the field's descriptor is a plain object slot, the step reads the slot itself
-# (what getattr returns, without the lookups on the way: a fifth of the step's own time in
-# `perf`; benchmarks/measurements.md). What it learns of the class lives in the call (an
+# (what getattr returns, without the lookups on the way, which were a large part of the step's
+# own time: benchmarks/measurements.md). What it learns of the class lives in the call (an
 # _OutputSlots on its C stack), never in module state a step writes. Any other object (tests
 # drive the step with SimpleNamespaces) is read by getattr.
 
