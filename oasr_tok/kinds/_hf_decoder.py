@@ -54,6 +54,7 @@ from ._bytelevel import tokens_bytes
 from .api import (
     FLAG_BYTE,
     FLAG_SKIP,
+    MalformedAssetError,
     PieceTable,
     UnsupportedDecoderError,
 )
@@ -163,10 +164,35 @@ def _flatten(decoder: Any, where: str) -> list[dict]:
         raise UnsupportedDecoderError(f"{where}: the decoder step {decoder!r} has no type", path=where)
     if decoder["type"] == "Sequence":
         out: list[dict] = []
-        for inner in decoder.get("decoders") or []:
+        for inner in _typed(decoder, "decoders", list, [], where) or []:
             out.extend(_flatten(inner, where))
         return out
     return [decoder]
+
+
+_TYPE_NAMES = {
+    str: "a string",
+    bool: "true or false",
+    int: "a count (an integer >= 0)",
+    list: "a list",
+    dict: "an object",
+}
+
+
+def _typed(step: dict, key: str, kind: type, default: Any, where: str) -> Any:
+    """step[key] (`default` when absent, or null where the default is None) of the JSON type
+    tokenizers' own deserializer requires of it (which refuses the file otherwise): else a
+    MalformedAssetError naming the file, the step and the key."""
+    value = step.get(key, default)
+    if value is None and default is None:
+        return None
+    if type(value) is not kind or (isinstance(value, int) and value < 0):
+        raise MalformedAssetError(
+            f"{where}: the decoder step {json.dumps(step, ensure_ascii=False)[:200]}: {key!r} must be "
+            f"{_TYPE_NAMES[kind]}, got {json.dumps(value, ensure_ascii=False)[:80]}",
+            path=where,
+        )
+    return value
 
 
 def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> DecoderPlan:
@@ -194,7 +220,7 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
         if kind == "CTC":
             if position != 0:
                 raise refuse(step, "CTC is supported only as the first step (its repeat collapse sees the raw tokens)")
-            plan.ctc = _ctc_step(step)
+            plan.ctc = _ctc_step(step, where)
             continue
         if fused:
             # After fusing there is one string: only a one-space leading strip is a known rule.
@@ -217,10 +243,10 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             # would see those, not our ids.
             raise refuse(step, "only Fuse may follow ByteFallback")
         if kind == "Replace":
-            pattern = step.get("pattern") or {}
+            pattern = _typed(step, "pattern", dict, {}, where)
             if "String" not in pattern:
                 raise refuse(step, "only plain-string Replace patterns are supported (not regexes)")
-            old, new = pattern["String"], step.get("content", "")
+            old, new = _typed(pattern, "String", str, "", where), _typed(step, "content", str, "", where)
             if old == "":
                 raise refuse(step, "an empty Replace pattern")
 
@@ -231,7 +257,8 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             if plan.replacements is not None:
                 plan.replacements.append((old, new))
         elif kind == "Strip":
-            content, start, stop = step.get("content", " "), int(step.get("start", 0)), int(step.get("stop", 0))
+            content = _typed(step, "content", str, " ", where)
+            start, stop = _typed(step, "start", int, 0, where), _typed(step, "stop", int, 0, where)
             if stop:
                 # strip.rs indexes from the end without a bound check: an empty token (or one
                 # made only of `content`, shorter than start + stop) makes the runtime panic.
@@ -243,10 +270,10 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             plan.steps.append(strip)
             plan.replacements = None
         elif kind == "Metaspace":
-            replacement = step.get("replacement", "\u2581")
-            scheme = step.get("prepend_scheme")
+            replacement = _typed(step, "replacement", str, "\u2581", where)
+            scheme = _typed(step, "prepend_scheme", str, None, where)
             if scheme is None:  # older files: add_prefix_space
-                scheme = "always" if step.get("add_prefix_space", True) else "never"
+                scheme = "never" if _typed(step, "add_prefix_space", bool, None, where) is False else "always"
             drop_first = scheme != "never"
 
             def metaspace(t: str, first: bool, r: str = replacement, d: bool = drop_first) -> str:
@@ -256,7 +283,7 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             plan.replacements = None
             plan.first_dependent = plan.first_dependent or drop_first
         elif kind == "WordPiece":
-            prefix, cleanup = step.get("prefix", "##"), bool(step.get("cleanup", True))
+            prefix, cleanup = _typed(step, "prefix", str, "##", where), _typed(step, "cleanup", bool, True, where)
 
             def wordpiece(t: str, first: bool, p: str = prefix, c: bool = cleanup) -> str:
                 if not first:
@@ -270,7 +297,7 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
             # decoders/bpe.rs: the suffix becomes " " in every token but the last, "" there.
             if len(chain) != 1:
                 raise refuse(step, "BPEDecoder is supported only on its own")
-            suffix = step.get("suffix", "</w>")
+            suffix = _typed(step, "suffix", str, "</w>", where)
 
             def suffix_to_space(t: str, first: bool, x: str = suffix) -> str:
                 return t.replace(x, " ")
@@ -297,12 +324,12 @@ def compile_decoder(decoder: dict | None, where: str = "tokenizer.json") -> Deco
     return plan
 
 
-def _ctc_step(step: dict) -> TokenStep:
+def _ctc_step(step: dict, where: str) -> TokenStep:
     # decoders/ctc.rs, after the dedup: the pad token is removed wherever it occurs in the
     # token, then (only with cleanup on) WordPiece's clean-up and the delimiter -> space.
-    pad = step.get("pad_token", "<pad>")
-    delimiter = step.get("word_delimiter_token", "|")
-    cleanup = bool(step.get("cleanup", True))
+    pad = _typed(step, "pad_token", str, "<pad>", where)
+    delimiter = _typed(step, "word_delimiter_token", str, "|", where)
+    cleanup = _typed(step, "cleanup", bool, True, where)
 
     def ctc(token: str, first: bool) -> str:
         token = token.replace(pad, "") if pad else token

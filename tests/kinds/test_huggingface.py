@@ -570,6 +570,41 @@ def test_decoders_that_cannot_be_streamed_exactly_are_refused(tmp_path, decoder)
     assert info.value.path == path and isinstance(info.value, MalformedAssetError)
 
 
+# Decoder steps whose fields have a type tokenizers' own deserializer refuses (found by the long
+# fuzz profile: the first two raised an untyped TypeError while the plan was made).
+MISTYPED = [
+    {"type": "Sequence", "decoders": 1},
+    {"type": "Metaspace", "replacement": 2_147_483_648, "prepend_scheme": "always", "split": True},
+    {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": 0, "split": True},
+    {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": "yes"},
+    {"type": "Replace", "pattern": "\u2581", "content": " "},
+    {"type": "Replace", "pattern": {"String": 3}, "content": " "},
+    {"type": "Replace", "pattern": {"String": "\u2581"}, "content": None},
+    {"type": "Strip", "content": " ", "start": "1", "stop": 0},
+    {"type": "Strip", "content": " ", "start": -1, "stop": 0},
+    {"type": "Strip", "content": 32, "start": 1, "stop": 0},
+    {"type": "WordPiece", "prefix": 1, "cleanup": True},
+    {"type": "WordPiece", "prefix": "##", "cleanup": "no"},
+    {"type": "BPEDecoder", "suffix": ["</w>"]},
+    {"type": "CTC", "pad_token": 0, "word_delimiter_token": "|", "cleanup": True},
+    {"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": 1},
+]
+
+
+@pytest.mark.parametrize("decoder", MISTYPED, ids=lambda d: json.dumps(d)[:60])
+def test_a_decoder_field_of_the_wrong_type_is_refused_naming_it(tmp_path, decoder):
+    """The runtime refuses such a file; so do we, with a typed error naming the file and the key
+    (never a TypeError from inside the plan)."""
+    data = json.load(open(own("huggingface/metaspace-bytefallback/tokenizer.json"), encoding="utf-8"))
+    data["decoder"] = decoder  # (read from the JSON: the runtime is not loaded to build this tokenizer)
+    path = _write(tmp_path, "tokenizer.json", data)
+    with pytest.raises(Exception):  # (tokenizers raises a bare Exception)
+        Runtime.from_file(path)
+    with pytest.raises(MalformedAssetError, match=r"must be|not supported") as info:
+        build_tokenizer(TokenizerSpec("huggingface", {"tokenizer": path}))
+    assert info.value.path == path
+
+
 @pytest.mark.parametrize(
     "token", ["<0x41>", "<0xe4>", "<0x+F>", "<0x4>", "<0x4G>", "<0xé>", "<0x-1>", "<0x 1>", "<0x100>", "<0X41>"]
 )
