@@ -446,17 +446,7 @@ def test_deltas_made_in_the_step_are_the_texts_own(taken):
     assert "".join(shown) == _reference_text(ids) == det.output_text
 
 
-class _SlotOutput:
-    """An output as vLLM's msgspec EngineCoreOutput keeps its fields: in slots."""
-
-    __slots__ = ("request_id", "new_token_ids", "finish_reason", "error", "new_logprobs")
-
-    def __init__(self, request_id, new_token_ids, finish_reason=None, error=None, new_logprobs=None):
-        self.request_id, self.new_token_ids, self.finish_reason = request_id, new_token_ids, finish_reason
-        self.error, self.new_logprobs = error, new_logprobs
-
-
-class _ShadowedOutput(_SlotOutput):
+class _ShadowedOutput(SlotOutput):
     """A slot's name taken over by a property: getattr reads the property, so must the step."""
 
     __slots__ = ()
@@ -468,7 +458,7 @@ class _ShadowedOutput(_SlotOutput):
         return self.good
 
 
-class _GuardedOutput(_SlotOutput):
+class _GuardedOutput(SlotOutput):
     """A class that reads its attributes its own way: the step must ask it."""
 
     __slots__ = ()
@@ -489,11 +479,11 @@ def test_outputs_are_read_as_getattr_reads_them_whatever_their_class():
     plain = [served(tok) for _ in range(4)]
     for at in range(len(ids)):
         outputs = [
-            _SlotOutput("0", ids[at : at + 1]),
+            SlotOutput("0", ids[at : at + 1]),
             SimpleNamespace(
                 request_id="1", new_token_ids=ids[at : at + 1], finish_reason=None, error=None, new_logprobs=None
             ),
-            _SlotOutput("2", ids[at : at + 1]),
+            SlotOutput("2", ids[at : at + 1]),
             _GuardedOutput("unread", ids[at : at + 1]),  # its request_id is "0"'s: a second output for it
         ]
         states = {str(k): SimpleNamespace(detokenizer=d, queue=None) for k, d in enumerate(dets[:3])}
@@ -509,14 +499,14 @@ def test_outputs_are_read_as_getattr_reads_them_whatever_their_class():
     shadowed = _ShadowedOutput.__new__(_ShadowedOutput)
     for name, value in [("request_id", "0"), ("finish_reason", None), ("error", None), ("new_logprobs", None)]:
         setattr(shadowed, name, value)
-    _SlotOutput.new_token_ids.__set__(shadowed, [999_999_999])  # its slot: a bad id; the property: a good one
+    SlotOutput.new_token_ids.__set__(shadowed, [999_999_999])  # its slot: a bad id; the property: a good one
     det = served(tok)
     step_served([shadowed], {"0": SimpleNamespace(detokenizer=det, queue=None)}, STOP)
     assert det.update(shadowed.good, False) is None and det.output_text == tok.decode([0])
 
 
 def test_an_unset_slot_is_the_attribute_error_getattr_gives():
-    out = _SlotOutput("0", [])
+    out = SlotOutput("0", [])
     del out.new_token_ids
     with pytest.raises(AttributeError, match="new_token_ids"):
         step_served([out], {"0": SimpleNamespace(detokenizer=served(_tok()), queue=None)}, STOP)
